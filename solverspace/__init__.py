@@ -1,0 +1,14 @@
+"""solverspace: describe an autotuning search space in Python; count, sample and list it.
+
+    >>> from solverspace import Space
+    >>> Space.load("gemm", {"device": "k40c"}).parameters[:3]
+    ('dim_m', 'dim_n', 'blk_m')
+"""
+from .errors import (BackendUnavailableError, SettingError, SolverspaceError, SpaceDefinitionError,
+                     SpaceEvaluationError, UndefinedOperationError)
+from .loader import load, load_source
+from .space import Space
+
+__all__ = ["Space", "load", "load_source", "SolverspaceError", "SpaceDefinitionError", "SettingError",
+           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError"]
+__version__ = "0.1.0"

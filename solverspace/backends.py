@@ -1,0 +1,50 @@
+"""The registry of backends behind one small protocol.
+
+A backend counts and lists the valid configurations of a plan. The CLI and the API pick one by
+name from `BACKENDS`; the C and CP-SAT translators register here when they are installed.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator, Protocol
+
+from .errors import BackendUnavailableError
+from .plan import Plan
+from .reference import ReferenceEnumerator, Stats
+
+
+class Backend(Protocol):
+    name: str
+
+    def count(self, plan: Plan, *, strict: bool = False, progress: Callable | None = None) -> Stats: ...
+
+    def rows(self, plan: Plan, *, strict: bool = False, with_derived: tuple[str, ...] = (),
+             progress: Callable | None = None) -> Iterator[tuple]: ...
+
+
+class ReferenceBackend:
+    """Pure Python over the literal plan: exact, slow, the ground truth."""
+
+    name = "reference"
+
+    def count(self, plan, *, strict=False, progress=None) -> Stats:
+        enumerator = ReferenceEnumerator(plan, strict=strict, progress=progress)
+        enumerator.count()
+        return enumerator.stats
+
+    def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        return ReferenceEnumerator(plan, strict=strict, progress=progress).rows(with_derived)
+
+
+BACKENDS: dict[str, Backend] = {"reference": ReferenceBackend()}
+PLANNED = {"c": "the compiled C/OpenMP enumerator", "cpsat": "the OR-Tools CP-SAT backend"}
+
+
+def get_backend(name: str) -> Backend:
+    backend = BACKENDS.get(name)
+    if backend is not None:
+        return backend
+    if name in PLANNED:
+        raise BackendUnavailableError(
+            f"backend {name!r} ({PLANNED[name]}) is not available in this version of solverspace",
+            hint=f"available backends: {', '.join(BACKENDS)}")
+    raise BackendUnavailableError(f"unknown backend {name!r}", hint=f"available backends: {', '.join(BACKENDS)}")

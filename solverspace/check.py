@@ -1,0 +1,94 @@
+"""`check`: is one configuration valid, and if not, which rules reject it and with what values.
+
+With every parameter given, each parameter's domain membership, each derived value and every
+constraint is evaluated (not stopping at the first rejection), so the report lists all reasons.
+With some parameters given, the reference enumerator looks for a valid completion.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import SpaceDefinitionError, did_you_mean
+from .evaluate import Undefined, compile_domain, compile_expr
+from .plan import Plan
+from .printing import to_source
+from .reference import ReferenceEnumerator
+
+
+@dataclass
+class Rejection:
+    rule: str          # a constraint name, or "domain of <param>"
+    reason: str        # the rule's text
+    values: dict       # the values involved
+    undefined: bool = False
+
+
+@dataclass
+class CheckResult:
+    assignment: dict
+    complete: bool
+    valid: bool
+    rejections: list[Rejection] = field(default_factory=list)
+    derived: dict = field(default_factory=dict)
+    completion: dict | None = None  # for partial assignments: one valid completion, if any
+
+
+def parse_value(text: str):
+    """Command-line value: an integer if it reads as one, else a categorical string."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text
+
+
+def check(plan: Plan, assignment: dict) -> CheckResult:
+    model = plan.model
+    for name in assignment:
+        if name not in model.parameter:
+            raise SpaceDefinitionError(f"{name!r} is not a parameter of this space",
+                                       hint=did_you_mean(name, model.parameter) or
+                                       f"parameters: {', '.join(model.parameter_names)}")
+    if set(assignment) != set(model.parameter):
+        return _complete(plan, assignment)
+    env = dict(assignment)
+    rejections: list[Rejection] = []
+    closure_globals = dict(model.closure_globals)
+    for level in plan.levels:
+        p = level.parameter
+        try:
+            values = compile_domain(p.domain, p.name, closure_globals=closure_globals,
+                                    max_closure_values=model.max_closure_values)(env)
+            if env[p.name] not in values:
+                inputs = {n: env[n] for n in sorted(p.depends_on)}
+                rejections.append(Rejection(f"domain of {p.name}", f"{p.name} in {to_source(p.domain)}",
+                                            {p.name: env[p.name], **inputs}))
+        except Undefined as exc:
+            rejections.append(Rejection(f"domain of {p.name}", f"undefined: {to_source(exc.expr)}",
+                                        {n: env[n] for n in sorted(p.depends_on)}, undefined=True))
+    derived = {}
+    for level_derived in [plan.prelude_derived, *(level.derived for level in plan.levels)]:
+        for d in level_derived:
+            try:
+                env[d.name] = derived[d.name] = compile_expr(d.expr)(env)
+            except Undefined as exc:
+                rejections.append(Rejection(d.name, f"undefined: {to_source(exc.expr)}",
+                                            {n: env.get(n) for n in sorted(d.depends_on)}, undefined=True))
+                env[d.name] = derived[d.name] = None
+    for c in model.constraints:
+        involved = {n: env.get(n) for n in sorted(c.depends_on)}
+        if any(v is None for v in involved.values()):
+            continue  # an input is undefined and already reported
+        try:
+            if bool(compile_expr(c.expr)(env)) == c.rejects:
+                rejections.append(Rejection(c.name, str(c), involved))
+        except Undefined as exc:
+            rejections.append(Rejection(c.name, f"undefined: {to_source(exc.expr)}", involved, undefined=True))
+    return CheckResult(dict(assignment), True, not rejections, rejections, derived)
+
+
+def _complete(plan: Plan, assignment: dict) -> CheckResult:
+    enumerator = ReferenceEnumerator(plan, fixed=assignment)
+    completion = next(enumerator.rows(), None)
+    names = plan.model.parameter_names
+    found = dict(zip(names, completion)) if completion is not None else None
+    return CheckResult(dict(assignment), False, found is not None, completion=found)

@@ -1,0 +1,272 @@
+"""The Python meaning of the IR: DESIGN.md's fixed semantics, in one place.
+
+`compile_expr` and `compile_domain` turn IR into closures over an environment (a dict from
+parameter/derived names to values). The reference enumerator, `check`, constant folding and the
+tests' property checks all evaluate through here, so Python has exactly one meaning.
+
+- `//` and `%` are Python's floor operations; `/` is exact (`Fraction`, normalised to `int` when
+  whole); division or modulo by zero raises `Undefined`, which callers count or turn into an error.
+- `and`/`or`/`if-else` evaluate only what Python would.
+"""
+from __future__ import annotations
+
+import builtins
+import types
+from fractions import Fraction
+from typing import Callable
+
+from . import ir
+from .errors import SpaceEvaluationError
+from .printing import to_source
+
+Env = dict
+Value = int | Fraction | str | bool
+
+
+class Undefined(Exception):
+    """An undefined operation (division or modulo by zero) in `expr`."""
+
+    def __init__(self, expr: ir.Node):
+        self.expr = expr
+        super().__init__(f"division or modulo by zero in `{to_source(expr)}`")
+
+
+def normalise(value):
+    """Whole fractions become ints so that every backend sees the same value."""
+    if type(value) is Fraction and value.denominator == 1:
+        return int(value.numerator)
+    return value
+
+
+def _numeric(value, node):
+    if isinstance(value, str):
+        raise SpaceEvaluationError(
+            f"categorical value {value!r} used in arithmetic or ordering in `{to_source(node)}`",
+            hint="categorical values can only be compared with == and !=")
+    return value
+
+
+def _floordiv(a, b):
+    return normalise(a // b)
+
+
+def _mod(a, b):
+    return normalise(a % b)
+
+
+def _truediv(a, b):
+    return normalise(Fraction(a) / Fraction(b))
+
+
+_ARITH = {
+    "+": lambda a, b: normalise(a + b),
+    "-": lambda a, b: normalise(a - b),
+    "*": lambda a, b: normalise(a * b),
+    "//": _floordiv,
+    "%": _mod,
+    "/": _truediv,
+    "**": lambda a, b: normalise(a ** b),
+}
+_DIVIDING = ("//", "%", "/")
+
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+class _ExprCompiler(ir.Visitor):
+    backend_name = "the Python evaluator"
+
+    def _visit_Const(self, n):
+        value = n.value
+        return lambda env: value
+
+    def _visit_Ref(self, n):
+        name = n.name
+        return lambda env: env[name]
+
+    def _visit_BinOp(self, n):
+        left, right, fn = self.visit(n.left), self.visit(n.right), _ARITH[n.op]
+        if n.op in _DIVIDING:
+            def divide(env):
+                a = _numeric(left(env), n)
+                b = _numeric(right(env), n)
+                if b == 0:
+                    raise Undefined(n)
+                return fn(a, b)
+            return divide
+
+        def arith(env):
+            return fn(_numeric(left(env), n), _numeric(right(env), n))
+        return arith
+
+    def _visit_Neg(self, n):
+        operand = self.visit(n.operand)
+        return lambda env: -_numeric(operand(env), n)
+
+    def _visit_Not(self, n):
+        operand = self.visit(n.operand)
+        return lambda env: not operand(env)
+
+    def _visit_Compare(self, n):
+        left, right, fn = self.visit(n.left), self.visit(n.right), _COMPARE[n.op]
+        if n.op in ("==", "!="):
+            return lambda env: fn(left(env), right(env))
+
+        def ordered(env):
+            return fn(_numeric(left(env), n), _numeric(right(env), n))
+        return ordered
+
+    def _visit_And(self, n):
+        parts = [self.visit(o) for o in n.operands]
+
+        def conj(env):
+            return all(p(env) for p in parts)  # all() short-circuits left to right
+        return conj
+
+    def _visit_Or(self, n):
+        parts = [self.visit(o) for o in n.operands]
+
+        def disj(env):
+            return any(p(env) for p in parts)
+        return disj
+
+    def _visit_IfExp(self, n):
+        cond, then, orelse = self.visit(n.cond), self.visit(n.then), self.visit(n.orelse)
+        return lambda env: then(env) if cond(env) else orelse(env)
+
+    def _visit_Min(self, n):
+        parts = [self.visit(o) for o in n.operands]
+        return lambda env: min(_numeric(p(env), n) for p in parts)
+
+    def _visit_Max(self, n):
+        parts = [self.visit(o) for o in n.operands]
+        return lambda env: max(_numeric(p(env), n) for p in parts)
+
+    def _visit_Abs(self, n):
+        operand = self.visit(n.operand)
+        return lambda env: abs(_numeric(operand(env), n))
+
+
+def compile_expr(expr: ir.Expr) -> Callable[[Env], Value]:
+    """A function env -> value for an expression (may raise `Undefined`)."""
+    return _ExprCompiler().visit(expr)
+
+
+def evaluate(expr: ir.Expr, env: Env | None = None) -> Value:
+    return compile_expr(expr)(env or {})
+
+
+def _dedupe(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def _domain_value(value, owner: str, node):
+    if type(value) is bool:
+        return int(value)
+    if type(value) is int or type(value) is str:
+        return value
+    raise SpaceEvaluationError(
+        f"parameter {owner!r}: value {value} of `{to_source(node)}` is not an integer or a string",
+        hint="use // for integer division; parameter values are integers or categorical strings")
+
+
+class _DomainCompiler(ir.Visitor):
+    backend_name = "the Python evaluator"
+
+    def __init__(self, owner: str, closure_globals: dict, max_closure_values: int):
+        self.owner = owner
+        self.closure_globals = closure_globals
+        self.max_closure_values = max_closure_values
+
+    def _visit_Range(self, n):
+        start, stop, step = (compile_expr(e) for e in (n.start, n.stop, n.step))
+        owner = self.owner
+
+        def values(env):
+            bounds = [_domain_value(f(env), owner, n) for f in (start, stop, step)]
+            if any(isinstance(b, str) for b in bounds):
+                raise SpaceEvaluationError(f"parameter {owner!r}: range bounds must be integers in `{to_source(n)}`")
+            if bounds[2] == 0:
+                raise SpaceEvaluationError(
+                    f"parameter {owner!r}: range step is 0 in `{to_source(n)}`",
+                    hint="a range step must be a non-zero integer")
+            return range(*bounds)
+        return values
+
+    def _visit_Values(self, n):
+        items = [compile_expr(i) for i in n.items]
+        owner = self.owner
+        return lambda env: _dedupe(_domain_value(f(env), owner, n) for f in items)
+
+    def _visit_SetOp(self, n):
+        left, right = self.visit(n.left), self.visit(n.right)
+        if n.op == "union":
+            def union(env):
+                return _dedupe([*left(env), *right(env)])
+            return union
+        keep = n.op == "intersection"
+
+        def filtered(env):
+            other = set(right(env))
+            return _dedupe(v for v in left(env) if (v in other) == keep)
+        return filtered
+
+    def _visit_IfDomain(self, n):
+        cond, then, orelse = compile_expr(n.cond), self.visit(n.then), self.visit(n.orelse)
+        return lambda env: then(env) if cond(env) else orelse(env)
+
+    def _visit_Closure(self, n):
+        return ClosureTable(n, self.closure_globals, self.max_closure_values)
+
+
+class ClosureTable:
+    """A generator iterator evaluated in Python, memoised per combination of its dependencies."""
+
+    def __init__(self, node: ir.Closure, closure_globals: dict, max_values: int):
+        self.node = node
+        self.max_values = max_values
+        self.cache: dict[tuple, list] = {}
+        self.globals = {"__builtins__": builtins, **closure_globals}
+        self.argnames = node.func.__code__.co_varnames[: node.func.__code__.co_argcount]
+
+    def __call__(self, env):
+        key = tuple(env[d] for d in self.node.deps)
+        values = self.cache.get(key)
+        if values is None:
+            values = self.cache[key] = self._run(env)
+        return values
+
+    def _run(self, env) -> list:
+        func = self.node.func
+        scope = dict(self.globals)
+        scope.update((d, env[d]) for d in self.node.deps)
+        fresh = types.FunctionType(func.__code__, scope, func.__name__, None, func.__closure__)
+        values = []
+        try:
+            args = [env[a] if a in self.node.deps else scope[a] for a in self.argnames]
+            for value in fresh(*args):
+                if len(values) >= self.max_values:
+                    raise SpaceEvaluationError(
+                        f"closure iterator {self.node.name!r} yielded more than {self.max_values} values"
+                        + (f" for {dict(zip(self.node.deps, (env[d] for d in self.node.deps)))}" if self.node.deps else ""),
+                        hint="check that the generator terminates, or raise the limit "
+                             "(--max-closure-values / max_closure_values=)")
+                values.append(_domain_value(value, self.node.name, self.node))
+        except SpaceEvaluationError:
+            raise
+        except Exception as exc:  # the user's generator raised: report it with the inputs
+            raise SpaceEvaluationError(
+                f"closure iterator {self.node.name!r} raised {type(exc).__name__}: {exc}") from exc
+        return _dedupe(values)
+
+
+def compile_domain(domain: ir.Domain, owner: str, *, closure_globals: dict | None = None,
+                   max_closure_values: int = 100_000) -> Callable[[Env], list]:
+    """A function env -> ordered, duplicate-free list (or range) of a parameter's values."""
+    return _DomainCompiler(owner, closure_globals or {}, max_closure_values).visit(domain)

@@ -1,0 +1,274 @@
+"""The expression IR: small immutable nodes that every stage and backend shares.
+
+A space file is lowered once into these nodes (by `dsl` for module-level expressions and by
+`lowering` for function bodies). Analysis, SymPy conversion, printing and the backends all walk
+the same nodes; each walker is a `Visitor` whose `_visit_<Node>` methods are chosen by node type
+(no isinstance ladders), so a backend that lacks a method refuses the node by name.
+
+Expressions denote values (int, exact Fraction, bool, or categorical str); domains denote the
+ordered, duplicate-free value sequences of parameters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+ARITH_OPS = ("+", "-", "*", "//", "%", "/", "**")
+COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+class Node:
+    """Base of all IR nodes."""
+
+    __slots__ = ()
+
+    def children(self) -> tuple["Node", ...]:
+        return ()
+
+
+class Expr(Node):
+    """A value-denoting node."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: int | str | bool
+
+    def __post_init__(self):
+        if type(self.value) not in (int, str, bool):
+            raise TypeError(f"Const value must be int, str or bool, got {self.value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref(Expr):
+    """A reference to a parameter or derived value, by name."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        if self.op not in ARITH_OPS:
+            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class Neg(Expr):
+    operand: Expr
+
+    def children(self):
+        return (self.operand,)
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    operand: Expr
+
+    def children(self):
+        return (self.operand,)
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        if self.op not in COMPARE_OPS:
+            raise ValueError(f"unknown comparison {self.op!r}")
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class And(Expr):
+    """Short-circuit conjunction, left to right; the value is a bool."""
+
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Expr):
+    """Short-circuit disjunction, left to right; the value is a bool."""
+
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class IfExp(Expr):
+    """`then if cond else orelse`: only the chosen branch is evaluated."""
+
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+    def children(self):
+        return (self.cond, self.then, self.orelse)
+
+
+@dataclass(frozen=True, slots=True)
+class Min(Expr):
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class Max(Expr):
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class Abs(Expr):
+    operand: Expr
+
+    def children(self):
+        return (self.operand,)
+
+
+class Domain(Node):
+    """A node denoting a parameter's ordered, duplicate-free sequence of values."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Range(Domain):
+    """Python's `range(start, stop, step)`."""
+
+    start: Expr
+    stop: Expr
+    step: Expr
+
+    def children(self):
+        return (self.start, self.stop, self.step)
+
+
+@dataclass(frozen=True, slots=True)
+class Values(Domain):
+    """An explicit value list; duplicates are dropped keeping the first."""
+
+    items: tuple[Expr, ...]
+
+    def children(self):
+        return self.items
+
+
+@dataclass(frozen=True, slots=True)
+class SetOp(Domain):
+    """Iterator algebra: `union` keeps left order then new right values; `intersection` and
+    `difference` keep left order."""
+
+    op: str
+    left: Domain
+    right: Domain
+
+    def __post_init__(self):
+        if self.op not in ("union", "intersection", "difference"):
+            raise ValueError(f"unknown iterator operation {self.op!r}")
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class IfDomain(Domain):
+    cond: Expr
+    then: Domain
+    orelse: Domain
+
+    def children(self):
+        return (self.cond, self.then, self.orelse)
+
+
+@dataclass(frozen=True, slots=True)
+class Closure(Domain):
+    """A generator-function iterator, evaluated in Python for each combination of its
+    dependencies' values (`deps`, names of parameters or derived values)."""
+
+    name: str
+    func: Callable
+    deps: tuple[str, ...]
+    line: int | None = None
+
+    def children(self):
+        return tuple(Ref(d) for d in self.deps)
+
+
+class Visitor:
+    """Dispatch on node type: `visit(node)` calls `self._visit_<ClassName>(node)`."""
+
+    backend_name = "this backend"
+
+    def visit(self, node: Node, *args):
+        method = getattr(self, "_visit_" + type(node).__name__, None)
+        if method is None:
+            return self.unsupported(node)
+        return method(node, *args)
+
+    def unsupported(self, node: Node):
+        raise NotImplementedError(f"{self.backend_name} does not support {type(node).__name__} nodes")
+
+
+def walk(node: Node):
+    """Every node of a tree, pre-order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children()))
+
+
+def refs(node: Node) -> frozenset[str]:
+    """Names of the parameters and derived values a tree refers to."""
+    return frozenset(n.name for n in walk(node) if isinstance(n, Ref))
+
+
+def substitute(node: Node, mapping: dict[str, Node]) -> Node:
+    """Replace `Ref(name)` by `mapping[name]` throughout a tree."""
+    if isinstance(node, Ref):
+        return mapping.get(node.name, node)
+    if isinstance(node, (Const, Closure)):
+        return node
+    fields = []
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            value = substitute(value, mapping)
+        elif isinstance(value, tuple) and value and isinstance(value[0], Node):
+            value = tuple(substitute(v, mapping) for v in value)
+        fields.append(value)
+    return type(node)(*fields)
+
+
+def is_boolean(expr: Expr) -> bool:
+    """Whether an expression's value is a bool by construction."""
+    if isinstance(expr, (Compare, And, Or, Not)):
+        return True
+    if isinstance(expr, Const):
+        return type(expr.value) is bool
+    if isinstance(expr, IfExp):
+        return is_boolean(expr.then) and is_boolean(expr.orelse)
+    return False

@@ -1,0 +1,386 @@
+"""Load a space file into a `Model`.
+
+The file is executed as Python with the language's names in scope. Module-level assignments are
+intercepted (the locals mapping given to `exec`), and what is assigned decides what the name is:
+
+- an iterator (`range(...)`, `iterator([...])`, iterator algebra)   -> a parameter
+- an `@iterator` function (a generator function: a closure iterator) -> a parameter
+- an expression over parameters                                    -> a derived value
+- `require(...)`, `reject_if(...)`, `@require`, `@reject_if`         -> a constraint
+- `setting(...)` or a plain int/str/bool constant                   -> a setting (overridable)
+- anything else (lists, helper functions, modules)                 -> a plain module constant
+
+Function bodies are lowered after the whole file has run, so deferred definitions may come in
+any order. Settings overrides are applied at the assignment, so module-level `if` on a setting
+sees the overridden value, and an explicit override wins over values computed from other settings.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from collections.abc import MutableMapping
+from pathlib import Path
+
+from . import ir
+from .dag import check_acyclic
+from .dsl import (ConstraintDecl, Deferred, DomainObj, LANGUAGE_NAMES, SettingDecl, Sym,
+                  make_namespace_functions)
+from .errors import Location, SettingError, SolverspaceError, SpaceDefinitionError, did_you_mean
+from .lowering import FunctionLowerer, as_domain, fold
+from .model import Constraint, Derived, Model, Parameter, Setting
+
+BUILTIN_SPACES = {"gemm": ("gemm", "space.py")}
+
+
+def resolve_space_path(space: str | Path) -> Path:
+    """A built-in space name (`gemm`) or a path to a space file."""
+    if isinstance(space, str) and space in BUILTIN_SPACES:
+        import importlib.resources
+        package, filename = BUILTIN_SPACES[space]
+        return Path(str(importlib.resources.files(package) / filename))
+    path = Path(space)
+    if not path.is_file():
+        raise SpaceDefinitionError(
+            f"space file {str(space)!r} does not exist" if not path.exists() else f"{str(space)!r} is not a file",
+            hint=f"give a path to a space file or a built-in space name ({', '.join(BUILTIN_SPACES)})")
+    return path
+
+
+def load(space: str | Path, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
+    """Load a space file (or a built-in space by name) with optional setting overrides."""
+    path = resolve_space_path(space)
+    try:
+        source = path.read_text()
+    except OSError as exc:
+        raise SpaceDefinitionError(f"cannot read space file {str(path)!r}: {exc.strerror}") from exc
+    return load_source(source, str(path), settings, max_closure_values=max_closure_values)
+
+
+def load_source(source: str, filename: str = "<space>", settings: dict | None = None, *,
+                max_closure_values: int = 100_000) -> Model:
+    """Load a space from its source text (the tests' and the API's entry point)."""
+    return _Loader(source, filename, settings or {}, max_closure_values).run()
+
+
+class _Locals(MutableMapping):
+    """The module-level namespace: every store goes through `_Loader.bind`."""
+
+    def __init__(self, loader):
+        self.loader = loader
+        self.store: dict = {}
+
+    def __getitem__(self, name):
+        return self.store[name]
+
+    def __setitem__(self, name, value):
+        self.loader.bind(name, value)
+
+    def __delitem__(self, name):
+        raise SpaceDefinitionError(f"`del {name}` is not supported in a space file",
+                                   where=Location(self.loader.filename, self.loader.current_line()))
+
+    def __iter__(self):
+        return iter(self.store)
+
+    def __len__(self):
+        return len(self.store)
+
+
+class _Loader:
+    def __init__(self, source, filename, overrides, max_closure_values):
+        self.source = source
+        self.filename = filename
+        self.overrides = dict(overrides)
+        self.max_closure_values = max_closure_values
+        self.params: dict[str, tuple] = {}      # name -> (kind, node or Deferred, line)
+        self.derived: dict[str, tuple] = {}     # name -> (expr, line)
+        self.constraints: list = []             # ConstraintDecl or Deferred, in definition order
+        self.settings: dict[str, Setting] = {}
+        self.constants: dict[str, object] = {}  # plain module values
+        self.hidden_count = 0
+        self.locals = _Locals(self)
+        self.globals: dict = {"__builtins__": builtins, "__name__": "__space__", "__file__": filename}
+        self.globals.update(make_namespace_functions(self.current_line, self.constraints))
+
+    # ---------------------------------------------------------------------------------- helpers
+    def current_line(self) -> int | None:
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    def where(self, line=None):
+        return Location(self.filename, line if line is not None else self.current_line())
+
+    def kind_of(self, name):
+        if name in self.params:
+            return "a parameter"
+        if name in self.derived:
+            return "a derived value"
+        if any(getattr(c, "name", None) == name for c in self.constraints):
+            return "a constraint"
+        return None
+
+    def store(self, name, value):
+        self.locals.store[name] = value
+        self.globals[name] = value
+
+    # ------------------------------------------------------------------------------ binding
+    def bind(self, name, value):
+        line = self.current_line()
+        if name.startswith("__") and name.endswith("__"):
+            self.store(name, value)
+            return
+        previous = self.kind_of(name)
+        if previous and not (previous == "a derived value" and isinstance(value, Sym)):
+            raise SpaceDefinitionError(f"{name!r} is already {previous}; it cannot be redefined",
+                                       where=self.where(line), hint="choose another name")
+        if isinstance(value, Deferred):
+            if value.kind in ("iterator", "closure"):
+                self.params[name] = (value.kind, value, line)
+                self.store(name, Sym(ir.Ref(name)))
+            else:
+                value.name = name
+                self.constraints.append(value)
+                self.store(name, value)
+        elif isinstance(value, DomainObj):
+            self.params[name] = ("expression", value.node, line)
+            self.store(name, Sym(ir.Ref(name)))
+        elif isinstance(value, Sym):
+            self.bind_derived(name, value.node, line)
+        elif isinstance(value, ConstraintDecl):
+            value.name = name
+            self.store(name, value)
+        elif isinstance(value, SettingDecl):
+            self.bind_setting(name, value.default, value.choices, value.doc, line)
+        elif type(value) in (int, str, bool) and not name.startswith("_"):
+            self.bind_setting(name, value, None, None, line)
+        else:
+            self.constants[name] = value
+            self.store(name, value)
+
+    def bind_setting(self, name, default, choices, doc, line):
+        existing = self.settings.get(name)
+        if existing is not None:
+            if name in self.overrides:  # an explicit value wins over later assignments
+                return
+            value = default
+        elif name in self.overrides:
+            value = _coerce_setting(name, self.overrides[name], default, choices, self.where(line))
+        else:
+            value = default
+        if choices is not None and value not in choices:
+            raise SettingError(f"setting {name}={value!r} is not one of {list(choices)}", where=self.where(line))
+        self.settings[name] = Setting(name, value, default, choices, doc, line)
+        self.store(name, value)
+
+    def bind_derived(self, name, node, line):
+        if isinstance(node, ir.Ref) and node.name == name:
+            return  # `x = x`
+        if name in self.derived:
+            old_expr, old_line = self.derived.pop(name)
+            if self.is_used(name):
+                self.hidden_count += 1
+                hidden = f"{name}__v{self.hidden_count}"
+                self.derived[hidden] = (old_expr, old_line)
+                self.rename_everywhere(name, hidden)
+                node = ir.substitute(node, {name: ir.Ref(hidden)})
+            else:
+                node = ir.substitute(node, {name: old_expr})
+        self.derived[name] = (node, line)
+        self.store(name, Sym(ir.Ref(name)))
+
+    def is_used(self, name) -> bool:
+        nodes = [e for e, _ in self.derived.values()]
+        nodes += [n for kind, n, _ in self.params.values() if kind == "expression"]
+        nodes += [c.node for c in self.constraints if isinstance(c, ConstraintDecl)]
+        return any(name in ir.refs(n) for n in nodes)
+
+    def rename_everywhere(self, name, hidden):
+        mapping = {name: ir.Ref(hidden)}
+        self.derived = {k: (ir.substitute(e, mapping), l) for k, (e, l) in self.derived.items()}
+        self.params = {k: (kind, ir.substitute(n, mapping) if kind == "expression" else n, l)
+                       for k, (kind, n, l) in self.params.items()}
+        for c in self.constraints:
+            if isinstance(c, ConstraintDecl):
+                c.node = ir.substitute(c.node, mapping)
+
+    # ------------------------------------------------------------------------------ running
+    def run(self) -> Model:
+        try:
+            tree = ast.parse(self.source, filename=self.filename)
+        except SyntaxError as exc:
+            raise SpaceDefinitionError(f"syntax error: {exc.msg}", where=Location(self.filename, exc.lineno)) from None
+        self.function_defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        code = compile(tree, self.filename, "exec")
+        try:
+            exec(code, self.globals, self.locals)  # the space file is a program in our language
+        except SolverspaceError as exc:
+            if exc.where is None:
+                exc.where = Location(self.filename, _traceback_line(exc, self.filename))
+                exc.args = (exc.render(),)
+            raise
+        except NameError as exc:
+            known = [*self.locals.store, *LANGUAGE_NAMES]
+            hint = did_you_mean(exc.name, known) if getattr(exc, "name", None) else None
+            raise SpaceDefinitionError(
+                f"unknown name: {exc}", where=Location(self.filename, _traceback_line(exc, self.filename)),
+                hint=hint or "module-level code runs top to bottom: define a name before using it, "
+                             "or use an @iterator / @require function, which may come in any order") from None
+        except Exception as exc:
+            raise SpaceDefinitionError(f"{type(exc).__name__}: {exc}",
+                                       where=Location(self.filename, _traceback_line(exc, self.filename))) from None
+        unknown = sorted(set(self.overrides) - set(self.settings))
+        if unknown:
+            name = unknown[0]
+            raise SettingError(f"unknown setting {name!r} for space {self.filename}",
+                               hint=did_you_mean(name, self.settings) or
+                               f"settings of this space: {', '.join(self.settings) or '(none)'}")
+        return self.build()
+
+    def build(self) -> Model:
+        parameters = [self.build_parameter(name, *spec) for name, spec in self.params.items()]
+        derived = [Derived(name, fold_tree(expr), line) for name, (expr, line) in self.derived.items()]
+        constraints, seen = [], set()
+        for c in self.constraints:
+            constraint = self.build_constraint(c)
+            if constraint.name in seen:
+                raise SpaceDefinitionError(f"constraint {constraint.name!r} is defined twice",
+                                           where=Location(self.filename, constraint.line))
+            seen.add(constraint.name)
+            constraints.append(constraint)
+        closure_globals = {**self.constants, **{s.name: s.value for s in self.settings.values()}}
+        model = Model(self.filename, tuple(parameters), tuple(derived), tuple(constraints),
+                      tuple(self.settings.values()), tuple(closure_globals.items()), self.max_closure_values)
+        if not model.parameters:
+            raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
+                                       hint="define at least one iterator, e.g. `x = range(1, 9)`")
+        check_acyclic(model)
+        return model
+
+    def build_parameter(self, name, kind, spec, line) -> Parameter:
+        if kind == "expression":
+            return Parameter(name, fold_tree(spec), kind, line)
+        func_def = self.find_def(spec)
+        if kind == "closure":
+            deps = self.closure_dependencies(func_def)
+            return Parameter(name, ir.Closure(name, spec.func, deps, line), "closure", line)
+        lowered = FunctionLowerer(func_def, self.filename, self.resolve).lower()
+        return Parameter(name, fold_tree(as_domain(lowered)), "deferred", line)
+
+    def build_constraint(self, c) -> Constraint:
+        if isinstance(c, ConstraintDecl):
+            name = c.name or f"{'reject_if' if c.rejects else 'require'}_line{c.line}"
+            return Constraint(name, fold_tree(c.node), c.rejects, "expression", c.line)
+        func_def = self.find_def(c)
+        lowered = FunctionLowerer(func_def, self.filename, self.resolve).lower()
+        if isinstance(lowered, ir.Domain):
+            raise SpaceDefinitionError(f"@{c.kind} function {c.name!r} returns an iterator, not a condition",
+                                       where=Location(self.filename, c.line))
+        return Constraint(c.name, fold_tree(lowered), c.kind == "reject_if", "function", c.line)
+
+    def find_def(self, deferred: Deferred) -> ast.FunctionDef:
+        candidates = [d for d in self.function_defs if d.name == deferred.func.__name__]
+        for d in candidates:
+            if deferred.line in (d.lineno, *(dec.lineno for dec in d.decorator_list)):
+                return d
+        if len(candidates) == 1:
+            return candidates[0]
+        raise SpaceDefinitionError(f"cannot find the source of function {deferred.func.__name__!r}",
+                                   where=Location(self.filename, deferred.line))
+
+    def resolve(self, name: str, line: int) -> ir.Node:
+        """What a free name in a function body means."""
+        if name in self.params or name in self.derived:
+            return ir.Ref(name)
+        if name in self.settings:
+            return ir.Const(self.settings[name].value)
+        value = self.constants.get(name)
+        if type(value) in (int, str, bool):
+            return ir.Const(value)
+        if any(getattr(c, "name", None) == name for c in self.constraints):
+            raise SpaceDefinitionError(f"constraint {name!r} is used as a value", where=Location(self.filename, line),
+                                       hint="constraints are not values; use a derived value for shared logic")
+        known = [*self.params, *self.derived, *self.settings]
+        raise SpaceDefinitionError(
+            f"unknown name {name!r}", where=Location(self.filename, line),
+            hint=did_you_mean(name, known) or "names in function bodies must be parameters, derived values, "
+                                              "settings or integer/string constants of the space")
+
+    def closure_dependencies(self, func_def: ast.FunctionDef) -> tuple[str, ...]:
+        """Parameters and derived values a generator reads: its arguments and free names."""
+        local = {a.arg for a in func_def.args.args}
+        stored = {n.id for n in ast.walk(func_def) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        deps = []
+        for arg in func_def.args.args:
+            if arg.arg in self.params or arg.arg in self.derived:
+                deps.append(arg.arg)
+            elif arg.arg not in self.settings and arg.arg not in self.constants:
+                self.resolve(arg.arg, func_def.lineno)  # raises a did-you-mean error
+        for n in ast.walk(func_def):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local | stored \
+                    and (n.id in self.params or n.id in self.derived) and n.id not in deps:
+                deps.append(n.id)
+        return tuple(deps)
+
+
+def fold_tree(node: ir.Node) -> ir.Node:
+    """Constant-fold bottom-up (settings are constants by now)."""
+    from .lowering import make_boolop, make_if
+    if isinstance(node, (ir.Const, ir.Ref, ir.Closure)):
+        return node
+    folded = ir.substitute(node, {})  # rebuild; children folded below
+    kwargs = {}
+    for field in node.__dataclass_fields__:
+        value = getattr(folded, field)
+        if isinstance(value, ir.Node):
+            value = fold_tree(value)
+        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
+            value = tuple(fold_tree(v) for v in value)
+        kwargs[field] = value
+    if isinstance(node, (ir.IfExp, ir.IfDomain)):
+        return make_if(kwargs["cond"], kwargs["then"], kwargs["orelse"])
+    if isinstance(node, (ir.And, ir.Or)):
+        return make_boolop(type(node), kwargs["operands"])
+    rebuilt = type(node)(**kwargs)
+    return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
+
+
+def _coerce_setting(name, raw, default, choices, where):
+    """Turn an override (often a command-line string) into the setting's type."""
+    value = raw
+    if isinstance(raw, str) and type(default) in (int, bool):
+        text = raw.strip().lower()
+        if type(default) is bool and text in ("true", "false"):
+            value = text == "true"
+        else:
+            try:
+                value = int(text, 0)
+            except ValueError:
+                raise SettingError(f"setting {name}={raw!r}: expected an integer (the default is {default!r})",
+                                   where=where) from None
+            if type(default) is bool:
+                value = bool(value)
+    elif type(raw) is not type(default) and not (type(default) is int and type(raw) is bool):
+        if type(default) is str:
+            value = str(raw)
+        else:
+            raise SettingError(f"setting {name}={raw!r}: expected {type(default).__name__} like the default {default!r}",
+                               where=where)
+    if choices is not None and value not in choices:
+        raise SettingError(f"setting {name}={raw!r} is not one of the allowed values {list(choices)}",
+                           where=where, hint=did_you_mean(str(raw), [str(c) for c in choices]))
+    return value
+
+
+def _traceback_line(exc: BaseException, filename: str) -> int | None:
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

@@ -1,0 +1,128 @@
+"""The immutable model of a space: parameters, derived values, constraints and settings.
+
+A `Model` is what `loader.load` produces and what every later stage reads. Settings are already
+applied: they appear in expressions as constants, and `settings` records their values for display
+and for reproducing a run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from . import ir
+from .printing import to_source
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A tuning parameter (an iterator): its values are `domain` evaluated for its dependencies."""
+
+    name: str
+    domain: ir.Domain
+    kind: str  # "expression", "deferred" or "closure"
+    line: int | None = None
+
+    @property
+    def depends_on(self) -> frozenset[str]:
+        return ir.refs(self.domain)
+
+    def __str__(self):
+        return f"{self.name} = {to_source(self.domain)}"
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived value: an expression of parameters (and other derived values)."""
+
+    name: str
+    expr: ir.Expr
+    line: int | None = None
+
+    @property
+    def depends_on(self) -> frozenset[str]:
+        return ir.refs(self.expr)
+
+    def __str__(self):
+        return f"{self.name} = {to_source(self.expr)}"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A pruning rule. `rejects=True`: the configuration is rejected when `expr` is true (the
+    paper's conditions, `@reject_if`); `rejects=False`: it is kept only when `expr` is true
+    (`@require`)."""
+
+    name: str
+    expr: ir.Expr
+    rejects: bool
+    kind: str  # "expression" or "function"
+    line: int | None = None
+
+    @property
+    def depends_on(self) -> frozenset[str]:
+        return ir.refs(self.expr)
+
+    @property
+    def accept_expr(self) -> ir.Expr:
+        """The expression that is true exactly for accepted configurations."""
+        return ir.Not(self.expr) if self.rejects else self.expr
+
+    @property
+    def polarity(self) -> str:
+        return "reject_if" if self.rejects else "require"
+
+    def __str__(self):
+        return f"{self.polarity} {self.name}: {to_source(self.expr)}"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A named constant of the space that users may override."""
+
+    name: str
+    value: int | str | bool
+    default: int | str | bool
+    choices: tuple | None = None
+    doc: str | None = None
+    line: int | None = None
+
+    @property
+    def overridden(self) -> bool:
+        return self.value != self.default or type(self.value) is not type(self.default)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A loaded space. Parameters keep definition order (the output column order)."""
+
+    source: str
+    parameters: tuple[Parameter, ...]
+    derived: tuple[Derived, ...]
+    constraints: tuple[Constraint, ...]
+    settings: tuple[Setting, ...]
+    closure_globals: tuple[tuple[str, object], ...] = ()
+    max_closure_values: int = 100_000
+
+    @cached_property
+    def parameter(self) -> dict[str, Parameter]:
+        return {p.name: p for p in self.parameters}
+
+    @cached_property
+    def derived_value(self) -> dict[str, Derived]:
+        return {d.name: d for d in self.derived}
+
+    @cached_property
+    def constraint(self) -> dict[str, Constraint]:
+        return {c.name: c for c in self.constraints}
+
+    @cached_property
+    def setting(self) -> dict[str, Setting]:
+        return {s.name: s for s in self.settings}
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+    def definition(self, name: str):
+        """The parameter or derived value called `name`."""
+        return self.parameter.get(name) or self.derived_value[name]

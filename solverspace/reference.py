@@ -1,0 +1,149 @@
+"""The reference enumerator: plain Python loops over the literal plan, the ground truth.
+
+No optimization beyond the plan's placement (each derived value computed, and each constraint
+tested, right after the loop of its last input). Every backend is checked against this.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from .errors import SpaceEvaluationError, UndefinedOperationError
+from .evaluate import Undefined, compile_domain, compile_expr
+from .plan import Plan
+from .printing import to_source
+
+
+@dataclass
+class Stats:
+    """What an enumeration saw: valid configurations and candidates lost to undefined operations
+    (counted where the failing expression is evaluated, so the number depends on the plan)."""
+
+    count: int = 0
+    undefined: int = 0
+    first_undefined: tuple[str, dict] | None = None
+    undefined_by: dict[str, int] = field(default_factory=dict)
+
+
+class _CompiledLevel:
+    __slots__ = ("name", "domain", "derived", "constraints")
+
+    def __init__(self, name, domain, derived, constraints):
+        self.name, self.domain, self.derived, self.constraints = name, domain, derived, constraints
+
+
+class ReferenceEnumerator:
+    """Enumerate a plan in Python. `fixed` pins parameters to one value each (used by `check`)."""
+
+    def __init__(self, plan: Plan, *, strict: bool = False, fixed: dict | None = None,
+                 progress: Callable[[int, int], None] | None = None):
+        self.plan = plan
+        self.strict = strict
+        self.fixed = fixed or {}
+        self.progress = progress
+        self.stats = Stats()
+        model = plan.model
+        closure_globals = dict(model.closure_globals)
+
+        def derived(ds):
+            return [(d.name, compile_expr(d.expr), d.expr) for d in ds]
+
+        def constraints(cs):
+            return [(c.name, compile_expr(c.expr), c.rejects) for c in cs]
+
+        self.prelude = _CompiledLevel(None, None, derived(plan.prelude_derived), constraints(plan.prelude_constraints))
+        self.levels = [
+            _CompiledLevel(level.parameter.name,
+                           compile_domain(level.parameter.domain, level.parameter.name,
+                                          closure_globals=closure_globals,
+                                          max_closure_values=model.max_closure_values),
+                           derived(level.derived), constraints(level.constraints))
+            for level in plan.levels]
+        position = {name: i for i, name in enumerate(plan.order)}
+        self.column_positions = [position[p] for p in model.parameter_names]
+
+    # ------------------------------------------------------------------------------ results
+    def rows(self, with_derived: tuple[str, ...] = ()) -> Iterator[tuple]:
+        """Valid configurations in plan order, as tuples of parameter values in definition
+        order (followed by the requested derived values)."""
+        names = self.plan.model.parameter_names + tuple(with_derived)
+        for env in self._leaves():
+            yield tuple(env[n] for n in names)
+
+    def count(self) -> int:
+        total = 0
+        for _ in self._leaves():
+            total += 1
+        return total
+
+    # ------------------------------------------------------------------------------ walking
+    def _leaves(self) -> Iterator[dict]:
+        self.stats = Stats()
+        env: dict = {}
+        if not self._admit(self.prelude, env):
+            return
+        yield from self._descend(0, env)
+
+    def _descend(self, index: int, env: dict) -> Iterator[dict]:
+        if index == len(self.levels):
+            self.stats.count += 1
+            yield env
+            return
+        level = self.levels[index]
+        try:
+            values = level.domain(env)
+        except Undefined as exc:
+            self._undefined(exc, env, level.name)
+            return
+        except SpaceEvaluationError as exc:
+            raise _with_configuration(exc, env) from None
+        if level.name in self.fixed:
+            wanted = self.fixed[level.name]
+            values = [wanted] if wanted in values else []
+        report = self.progress if index == 0 and self.progress else None
+        total = len(values) if report else 0
+        for done, value in enumerate(values, 1):
+            env[level.name] = value
+            if self._admit(level, env):
+                yield from self._descend(index + 1, env)
+            if report:
+                report(done, total)
+        env.pop(level.name, None)
+
+    def _admit(self, level: _CompiledLevel, env: dict) -> bool:
+        try:
+            for name, fn, _ in level.derived:
+                env[name] = fn(env)
+            for name, fn, rejects in level.constraints:
+                if bool(fn(env)) == rejects:
+                    return False
+        except Undefined as exc:
+            self._undefined(exc, env, name)
+            return False
+        except SpaceEvaluationError as exc:
+            raise _with_configuration(exc, env) from None
+        return True
+
+    def _undefined(self, exc: Undefined, env: dict, where: str) -> None:
+        bound = {p: env[p] for p in self.plan.order if p in env}
+        if self.strict:
+            raise UndefinedOperationError(
+                f"undefined operation in {where!r}: division or modulo by zero in `{to_source(exc.expr)}` "
+                f"at {_format(bound)}",
+                hint="guard the expression (e.g. `b == 0 or a // b < 2`) or run without strict mode, "
+                     "where such configurations are invalid and counted as undefined")
+        self.stats.undefined += 1
+        self.stats.undefined_by[where] = self.stats.undefined_by.get(where, 0) + 1
+        if self.stats.first_undefined is None:
+            self.stats.first_undefined = (f"{where}: {to_source(exc.expr)}", bound)
+
+
+def _format(values: dict) -> str:
+    return " ".join(f"{k}={v!r}" for k, v in values.items()) or "(no parameters bound)"
+
+
+def _with_configuration(exc: SpaceEvaluationError, env: dict) -> SpaceEvaluationError:
+    bound = {k: v for k, v in env.items()}
+    exc.message = f"{exc.message} (at {_format(bound)})"
+    exc.args = (exc.render(),)
+    return exc
