@@ -80,7 +80,7 @@ def check(plan: Plan, assignment: dict) -> CheckResult:
             continue  # an input is undefined and already reported
         try:
             if bool(compile_expr(c.expr)(env)) == c.rejects:
-                rejections.append(Rejection(c.name, str(c), involved))
+                rejections.append(Rejection(c.name, f"{c.polarity} {to_source(c.expr)}", involved))
         except Undefined as exc:
             rejections.append(Rejection(c.name, f"undefined: {to_source(exc.expr)}", involved, undefined=True))
     return CheckResult(dict(assignment), True, not rejections, rejections, derived)

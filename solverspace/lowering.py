@@ -51,6 +51,8 @@ class FunctionLowerer:
             if isinstance(stmt, ast.If):
                 rest = stmts[index + 1:]
                 cond = self.expr(stmt.test, env)
+                if isinstance(cond, ir.Const):  # decided by settings: only the taken branch counts
+                    return self.block((stmt.body if cond.value else stmt.orelse) + rest, env)
                 then = self.block(stmt.body + rest, env)
                 orelse = self.block(stmt.orelse + rest, env)
                 if then is None or orelse is None:

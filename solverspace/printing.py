@@ -77,7 +77,8 @@ class PythonPrinter(ir.Visitor):
         return self._call("abs", (n.operand,))
 
     def _visit_Range(self, n):
-        return self._call("range", (n.start, n.stop, n.step))
+        plain_step = isinstance(n.step, ir.Const) and n.step.value == 1
+        return self._call("range", (n.start, n.stop) if plain_step else (n.start, n.stop, n.step))
 
     def _visit_Values(self, n):
         return "[" + ", ".join(self.doprint(i) for i in n.items) + "]", _PRECEDENCE["atom"]

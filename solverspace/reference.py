@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from .errors import SpaceEvaluationError, UndefinedOperationError
+from .errors import Location, SpaceEvaluationError, UndefinedOperationError
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -96,7 +96,7 @@ class ReferenceEnumerator:
             self._undefined(exc, env, level.name)
             return
         except SpaceEvaluationError as exc:
-            raise _with_configuration(exc, env) from None
+            raise _with_configuration(exc, env, self._where(level.name)) from None
         if level.name in self.fixed:
             wanted = self.fixed[level.name]
             values = [wanted] if wanted in values else []
@@ -121,15 +121,21 @@ class ReferenceEnumerator:
             self._undefined(exc, env, name)
             return False
         except SpaceEvaluationError as exc:
-            raise _with_configuration(exc, env) from None
+            raise _with_configuration(exc, env, self._where(name)) from None
         return True
+
+    def _where(self, name: str) -> Location:
+        """The definition site of a parameter, derived value or constraint, for messages."""
+        model = self.plan.model
+        item = model.parameter.get(name) or model.derived_value.get(name) or model.constraint.get(name)
+        return Location(model.source, getattr(item, "line", None))
 
     def _undefined(self, exc: Undefined, env: dict, where: str) -> None:
         bound = {p: env[p] for p in self.plan.order if p in env}
         if self.strict:
             raise UndefinedOperationError(
                 f"undefined operation in {where!r}: division or modulo by zero in `{to_source(exc.expr)}` "
-                f"at {_format(bound)}",
+                f"at {_format(bound)}", where=self._where(where),
                 hint="guard the expression (e.g. `b == 0 or a // b < 2`) or run without strict mode, "
                      "where such configurations are invalid and counted as undefined")
         self.stats.undefined += 1
@@ -142,8 +148,10 @@ def _format(values: dict) -> str:
     return " ".join(f"{k}={v!r}" for k, v in values.items()) or "(no parameters bound)"
 
 
-def _with_configuration(exc: SpaceEvaluationError, env: dict) -> SpaceEvaluationError:
-    bound = {k: v for k, v in env.items()}
-    exc.message = f"{exc.message} (at {_format(bound)})"
+def _with_configuration(exc: SpaceEvaluationError, env: dict, where: Location) -> SpaceEvaluationError:
+    if env:
+        exc.message = f"{exc.message} (at {_format(env)})"
+    if exc.where is None:
+        exc.where = where
     exc.args = (exc.render(),)
     return exc

@@ -1,0 +1,258 @@
+"""Integer bounds of every parameter, derived value and expression, from the domains.
+
+Interval arithmetic on the IR with exact ints and Fractions (infinite ends are floats ±inf):
+the C translator uses it to prove that 64-bit arithmetic cannot overflow and to pick column
+dtypes; CP-SAT uses it for variable domains. Each derived value's interval is intersected with
+the interval of its SymPy-simplified form (`symbolic.simplify`), which is tighter when
+simplification cancels terms (`x - x`). Bounds are sound, not always tight: every value an
+expression takes on a candidate configuration lies inside them (where it is defined).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from . import ir
+from .evaluate import Undefined, compile_domain
+from .symbolic import rational_names, simplify
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Interval:
+    lo: int | Fraction | float
+    hi: int | Fraction | float
+
+    @property
+    def empty(self) -> bool:
+        return self.lo > self.hi
+
+    @property
+    def finite(self) -> bool:
+        return not self.empty and self.lo != -INF and self.hi != INF
+
+    def __contains__(self, value) -> bool:
+        return self.lo <= value <= self.hi
+
+    def hull(self, other: "Interval") -> "Interval":
+        if self.empty:
+            return other
+        if other.empty:
+            return self
+        return Interval(min(self.lo, other.lo), max(self.hi, other.hi))
+
+    def meet(self, other: "Interval") -> "Interval":
+        return Interval(max(self.lo, other.lo), min(self.hi, other.hi))
+
+    def fits_int64(self) -> bool:
+        return self.empty or (-(2 ** 63) <= self.lo and self.hi <= 2 ** 63 - 1)
+
+    def __str__(self):
+        return "empty" if self.empty else f"[{self.lo}, {self.hi}]"
+
+
+EMPTY = Interval(1, 0)
+BOOL = Interval(0, 1)
+EVERYTHING = Interval(-INF, INF)
+
+
+def point(v) -> Interval:
+    return Interval(v, v)
+
+
+def _mul(a, b):
+    if a == 0 or b == 0:
+        return 0
+    return a * b
+
+
+def _corners(fn, a: Interval, b: Interval) -> Interval:
+    values = [fn(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+    return Interval(min(values), max(values))
+
+
+def _nonzero_parts(b: Interval) -> list[Interval]:
+    """Split a divisor interval around 0 (division by zero is undefined, not a value)."""
+    parts = []
+    if b.lo <= -1:
+        parts.append(Interval(b.lo, min(b.hi, -1)))
+    if b.hi >= 1:
+        parts.append(Interval(max(b.lo, 1), b.hi))
+    if b.lo < 0 < b.hi or (0 < b.hi < 1) or (-1 < b.lo < 0):  # fractional divisors near 0
+        return [EVERYTHING]
+    return parts
+
+
+def _div(x, y):
+    if x in (INF, -INF) or y in (INF, -INF):
+        if y in (INF, -INF) and x not in (INF, -INF):
+            return 0
+        return INF if (x > 0) == (y > 0) else -INF
+    return Fraction(x) / Fraction(y)
+
+
+def _floor(v):
+    return v if v in (INF, -INF) else math.floor(v)
+
+
+class IntervalAnalysis(ir.Visitor):
+    backend_name = "interval analysis"
+
+    def __init__(self, lookup):
+        self.lookup = lookup  # name -> Interval
+
+    def _visit_Const(self, n):
+        v = n.value
+        return BOOL if type(v) is str else point(int(v))  # strings: codes are not ordered; any small int
+
+    def _visit_Ref(self, n):
+        return self.lookup(n.name)
+
+    def _visit_BinOp(self, n):
+        a, b = self.visit(n.left), self.visit(n.right)
+        if a.empty or b.empty:
+            return EMPTY
+        if n.op == "+":
+            return Interval(a.lo + b.lo, a.hi + b.hi)
+        if n.op == "-":
+            return Interval(a.lo - b.hi, a.hi - b.lo)
+        if n.op == "*":
+            return _corners(_mul, a, b)
+        if n.op == "**":
+            k = n.right.value
+            values = [x ** k if x not in (INF, -INF) else (INF if k % 2 == 0 or x > 0 else -INF) for x in (a.lo, a.hi)]
+            lo, hi = min(values), max(values)
+            if k % 2 == 0 and a.lo <= 0 <= a.hi:
+                lo = 0
+            return Interval(1, 1) if k == 0 else Interval(lo, hi)
+        result = EMPTY
+        for part in _nonzero_parts(b):
+            if part is EVERYTHING:
+                return EVERYTHING
+            if n.op == "/":
+                piece = _corners(_div, a, part)
+            elif n.op == "//":
+                piece = _corners(lambda x, y: _floor(_div(x, y)), a, part)
+            else:  # % : the sign follows the divisor
+                if part.lo > 0:
+                    top = part.hi - 1 if part.hi != INF else INF
+                    piece = Interval(a.lo, a.hi) if a.lo >= 0 and a.hi < part.lo else Interval(0, min(top, a.hi) if a.lo >= 0 else top)
+                else:
+                    bottom = part.lo + 1 if part.lo != -INF else -INF
+                    piece = Interval(a.lo, a.hi) if a.hi <= 0 and a.lo > part.hi else Interval(max(bottom, a.lo) if a.hi <= 0 else bottom, 0)
+            result = result.hull(piece)
+        return result
+
+    def _visit_Neg(self, n):
+        a = self.visit(n.operand)
+        return EMPTY if a.empty else Interval(-a.hi, -a.lo)
+
+    def _visit_Abs(self, n):
+        a = self.visit(n.operand)
+        if a.empty:
+            return EMPTY
+        if a.lo >= 0:
+            return a
+        if a.hi <= 0:
+            return Interval(-a.hi, -a.lo)
+        return Interval(0, max(-a.lo, a.hi))
+
+    def _visit_Min(self, n):
+        parts = [self.visit(o) for o in n.operands]
+        return Interval(min(p.lo for p in parts), min(p.hi for p in parts))
+
+    def _visit_Max(self, n):
+        parts = [self.visit(o) for o in n.operands]
+        return Interval(max(p.lo for p in parts), max(p.hi for p in parts))
+
+    def _boolean(self, n):
+        return BOOL
+
+    _visit_Compare = _visit_And = _visit_Or = _visit_Not = _boolean
+
+    def _visit_IfExp(self, n):
+        return self.visit(n.then).hull(self.visit(n.orelse))
+
+
+class Bounds:
+    """Bounds of every named value of a model, computed on demand and memoised."""
+
+    def __init__(self, model, *, max_closure_combinations: int = 100_000):
+        self.model = model
+        self.max_closure_combinations = max_closure_combinations
+        self.rational = rational_names(model)
+        self.memo: dict[str, Interval] = {}
+        self.analysis = IntervalAnalysis(self.of)
+
+    def of(self, name: str) -> Interval:
+        if name not in self.memo:
+            if name in self.model.parameter:
+                self.memo[name] = self.domain(self.model.parameter[name])
+            else:
+                expr = self.model.derived_value[name].expr
+                plain = self.expr(expr)
+                simpler = simplify(expr, self.rational)
+                self.memo[name] = plain if simpler is expr else plain.meet(self.expr(simpler))
+        return self.memo[name]
+
+    def expr(self, expr: ir.Expr) -> Interval:
+        return self.analysis.visit(expr)
+
+    def domain(self, parameter) -> Interval:
+        return self._domain(parameter.domain, parameter)
+
+    def _domain(self, node, parameter) -> Interval:
+        if isinstance(node, ir.Range):
+            start, stop, step = (self.expr(e) for e in (node.start, node.stop, node.step))
+            result = EMPTY
+            if step.hi >= 1:
+                result = result.hull(Interval(start.lo, stop.hi - 1).meet(Interval(start.lo, INF)))
+            if step.lo <= -1:
+                result = result.hull(Interval(stop.lo + 1, start.hi))
+            return result
+        if isinstance(node, ir.Values):
+            result = EMPTY
+            for item in node.items:
+                if isinstance(item, ir.Const) and type(item.value) is str:
+                    continue  # categorical codes are bounded by the domain size below
+                result = result.hull(self.expr(item))
+            strings = sum(1 for i in node.items if isinstance(i, ir.Const) and type(i.value) is str)
+            return result.hull(Interval(0, strings - 1)) if strings else result
+        if isinstance(node, ir.SetOp):
+            left, right = self._domain(node.left, parameter), self._domain(node.right, parameter)
+            if node.op == "union":
+                return left.hull(right)
+            return left.meet(right) if node.op == "intersection" else left
+        if isinstance(node, ir.IfDomain):
+            return self._domain(node.then, parameter).hull(self._domain(node.orelse, parameter))
+        if isinstance(node, ir.Closure):
+            return self._closure(node, parameter)
+        raise TypeError(f"unknown domain node {type(node).__name__}")
+
+    def _closure(self, node: ir.Closure, parameter) -> Interval:
+        """Run the generator for every combination of its inputs' bounded values."""
+        ranges = []
+        size = 1
+        for dep in node.deps:
+            b = self.of(dep)
+            if not b.finite:
+                raise ValueError(f"closure iterator {node.name!r}: input {dep!r} is unbounded")
+            ranges.append(range(math.floor(b.lo), math.floor(b.hi) + 1))
+            size *= len(ranges[-1])
+        if size > self.max_closure_combinations:
+            raise ValueError(f"closure iterator {node.name!r}: {size} input combinations to tabulate "
+                             f"(limit {self.max_closure_combinations})")
+        table = compile_domain(node, parameter.name, closure_globals=dict(self.model.closure_globals),
+                               max_closure_values=self.model.max_closure_values)
+        result = EMPTY
+        for combo in itertools.product(*ranges):
+            try:
+                values = [v for v in table(dict(zip(node.deps, combo))) if type(v) is int]
+            except Undefined:
+                continue
+            if values:
+                result = result.hull(Interval(min(values), max(values)))
+        return result

@@ -1,0 +1,191 @@
+"""The `solverspace` command: a thin layer over the Python API (`Space`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from .check import parse_value
+from .errors import SolverspaceError
+from .space import Space
+
+
+def _settings(pairs: list[str]) -> dict:
+    result = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise SolverspaceError(f"--set {pair!r}: expected NAME=VALUE", hint="e.g. --set precision=single")
+        result[name.strip()] = value
+    return result
+
+
+def _load(args) -> Space:
+    return Space.load(args.space, _settings(args.set), max_closure_values=args.max_closure_values)
+
+
+class _Progress:
+    """A tqdm bar on stderr, only for a terminal and without --quiet; fed by the backend."""
+
+    def __init__(self, enabled: bool, desc: str):
+        self.bar = None
+        self.enabled = enabled and sys.stderr.isatty()
+        self.desc = desc
+
+    def __call__(self, done: int, total: int):
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=self.desc, unit="outer", file=sys.stderr, mininterval=0.5)
+        self.bar.n = done
+        self.bar.refresh() if done == total else self.bar.update(0)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def cmd_count(args) -> int:
+    space = _load(args)
+    progress = _Progress(not args.quiet, "counting")
+    start = time.perf_counter()
+    try:
+        stats = space.stats(args.backend, strict=args.strict, progress=progress)
+    finally:
+        progress.close()
+    seconds = time.perf_counter() - start
+    if args.json:
+        print(json.dumps({"count": stats.count, "undefined": stats.undefined, "backend": args.backend,
+                          "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings}))
+    else:
+        print(f"{stats.count} valid configurations ({args.backend} backend, {seconds:.2f} s)")
+        _print_undefined(stats)
+    return 0
+
+
+def _print_undefined(stats):
+    if stats.undefined:
+        where, config = stats.first_undefined
+        print(f"{stats.undefined} candidates were invalid because of an undefined operation "
+              f"(division or modulo by zero); first: {where} at "
+              + " ".join(f"{k}={v}" for k, v in config.items()))
+
+
+def cmd_enumerate(args) -> int:
+    space = _load(args)
+    derived = tuple(n for n in (args.derived or "").split(",") if n)
+    progress = _Progress(not args.quiet, "enumerating")
+    start = time.perf_counter()
+    try:
+        written = space.write_csv(args.output, args.backend, strict=args.strict, with_derived=derived,
+                                  progress=progress)
+    finally:
+        progress.close()
+    print(f"wrote {written} configurations to {args.output} ({args.backend} backend, "
+          f"{time.perf_counter() - start:.2f} s)")
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from .explain import explain
+    print(explain(_load(args).plan))
+    return 0
+
+
+def cmd_settings(args) -> int:
+    space = _load(args)
+    for s in space.model.settings:
+        allowed = ", ".join(repr(c) for c in s.choices) if s.choices else f"any {type(s.default).__name__}"
+        print(f"{s.name} = {s.value!r}    (allowed: {allowed}; default {s.default!r})"
+              + (f"  # {s.doc}" if s.doc else ""))
+    return 0
+
+
+def cmd_check(args) -> int:
+    space = _load(args)
+    assignment = {}
+    for pair in args.assignment:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SolverspaceError(f"{pair!r}: expected NAME=VALUE", hint="e.g. solverspace check gemm dim_m=16 dim_n=16")
+        assignment[name] = parse_value(value)
+    result = space.check(assignment)
+    if not result.complete:
+        if result.completion is None:
+            print("no valid configuration has " + " ".join(f"{k}={v}" for k, v in assignment.items()))
+            return 1
+        print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
+        return 0
+    if result.valid:
+        print("valid")
+        return 0
+    print(f"invalid: rejected by {len(result.rejections)} rule(s)")
+    for r in result.rejections:
+        values = ", ".join(f"{k}={v}" for k, v in r.values.items())
+        print(f"  {r.rule}: {r.reason}\n      with {values}")
+    return 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="solverspace", description="Count, list and explain autotuning search spaces.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p):
+        p.add_argument("space", help="a space file, or a built-in space name (gemm)")
+        p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting (repeatable)")
+        p.add_argument("--max-closure-values", type=int, default=100_000, metavar="N",
+                       help="stop a closure (generator) iterator that yields more than N values (default 100000)")
+
+    def running(p):
+        p.add_argument("--backend", default="reference", help="reference (default), c or cpsat")
+        p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("count", help="number of valid configurations")
+    common(p), running(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.set_defaults(func=cmd_count)
+
+    p = sub.add_parser("enumerate", help="write every valid configuration to a CSV file")
+    common(p), running(p)
+    p.add_argument("-o", "--output", required=True, help="output file (.csv)")
+    p.add_argument("--derived", help="comma-separated derived values to add as columns")
+    p.set_defaults(func=cmd_enumerate)
+
+    p = sub.add_parser("explain", help="settings, parameters, DAG level sets and the loop plan")
+    common(p)
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("settings", help="list the settings with their allowed values")
+    common(p)
+    p.set_defaults(func=cmd_settings)
+
+    p = sub.add_parser("check", help="is a configuration valid? which rules reject it?")
+    common(p)
+    p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")
+    p.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option
+    if args.command == "check" and all("=" in e and not e.startswith("-") for e in extra):
+        args.assignment += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return args.func(args)
+    except SolverspaceError as exc:
+        print(f"solverspace: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("solverspace: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

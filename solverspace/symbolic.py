@@ -1,0 +1,221 @@
+"""The SymPy bridge: IR to SymPy and back, and simplification that keeps our semantics.
+
+SymPy's `floor(a/b)` and `Mod(a, b)` follow Python's floor division and modulo, and its rational
+arithmetic is exact, so `//`, `%` and `/` map one to one. Parameters are integer symbols;
+derived values are integer symbols unless their definition involves exact `/`.
+
+Simplification can remove a division (`(a*b)//b` becomes `a`), which would make an undefined
+configuration look defined; `divisors(expr)` lists what must be non-zero for the original to be
+defined, and callers that replace an expression by its simplification keep those guards.
+"""
+from __future__ import annotations
+
+import sympy
+from sympy.logic.boolalg import BooleanFalse, BooleanTrue
+
+from . import ir
+
+_STR_PREFIX = "str:"
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "==": sympy.Eq, "!=": sympy.Ne}
+
+
+class ToSympy(ir.Visitor):
+    backend_name = "the SymPy bridge"
+
+    def __init__(self, rational_names: frozenset[str] = frozenset()):
+        self.rational_names = rational_names
+
+    def _visit_Const(self, n):
+        if type(n.value) is bool:
+            return sympy.true if n.value else sympy.false
+        if type(n.value) is str:
+            return sympy.Symbol(_STR_PREFIX + n.value)
+        return sympy.Integer(n.value)
+
+    def _visit_Ref(self, n):
+        if n.name in self.rational_names:
+            return sympy.Symbol(n.name, rational=True)
+        return sympy.Symbol(n.name, integer=True)
+
+    def _visit_BinOp(self, n):
+        a, b = self.visit(n.left), self.visit(n.right)
+        if n.op == "+":
+            return a + b
+        if n.op == "-":
+            return a - b
+        if n.op == "*":
+            return a * b
+        if n.op == "//":
+            return sympy.floor(a / b)
+        if n.op == "%":
+            return sympy.Mod(a, b)
+        if n.op == "/":
+            return a / b
+        return a ** b
+
+    def _visit_Neg(self, n):
+        return -self.visit(n.operand)
+
+    def _visit_Abs(self, n):
+        return sympy.Abs(self.visit(n.operand))
+
+    def _visit_Min(self, n):
+        return sympy.Min(*(self.visit(o) for o in n.operands))
+
+    def _visit_Max(self, n):
+        return sympy.Max(*(self.visit(o) for o in n.operands))
+
+    def _visit_Compare(self, n):
+        return _RELATIONS[n.op](self.visit(n.left), self.visit(n.right))
+
+    def _visit_And(self, n):
+        return sympy.And(*(self._truth(o) for o in n.operands))
+
+    def _visit_Or(self, n):
+        return sympy.Or(*(self._truth(o) for o in n.operands))
+
+    def _visit_Not(self, n):
+        return sympy.Not(self._truth(n.operand))
+
+    def _truth(self, node):
+        value = self.visit(node)
+        if isinstance(value, sympy.logic.boolalg.Boolean):
+            return value
+        return sympy.Ne(value, 0)
+
+    def _visit_IfExp(self, n):
+        return sympy.Piecewise((self.visit(n.then), self._truth(n.cond)), (self.visit(n.orelse), True))
+
+
+def to_sympy(expr: ir.Expr, rational_names: frozenset[str] = frozenset()):
+    """SymPy expression for an IR expression (names in `rational_names` are rational, others integer)."""
+    return ToSympy(rational_names).visit(expr)
+
+
+def from_sympy(expr) -> ir.Expr:
+    """IR for a SymPy expression built from `to_sympy` output (and its simplifications)."""
+    if isinstance(expr, BooleanTrue):
+        return ir.Const(True)
+    if isinstance(expr, BooleanFalse):
+        return ir.Const(False)
+    if isinstance(expr, sympy.Integer):
+        return ir.Const(int(expr))
+    if isinstance(expr, sympy.Rational):
+        return ir.BinOp("/", ir.Const(int(expr.p)), ir.Const(int(expr.q)))
+    if isinstance(expr, sympy.Symbol):
+        if expr.name.startswith(_STR_PREFIX):
+            return ir.Const(expr.name[len(_STR_PREFIX):])
+        return ir.Ref(expr.name)
+    if isinstance(expr, sympy.Add):
+        return _sum(expr.as_ordered_terms())
+    if isinstance(expr, sympy.Mul):
+        return _product(expr)
+    if isinstance(expr, sympy.Pow):
+        base, exponent = expr.as_base_exp()
+        if exponent.is_Integer and exponent > 0:
+            return ir.BinOp("**", from_sympy(base), ir.Const(int(exponent)))
+        if exponent.is_Integer and exponent < 0:
+            return ir.BinOp("/", ir.Const(1), from_sympy(base ** -exponent))
+        raise ValueError(f"cannot express {expr} in the language (non-integer exponent)")
+    if isinstance(expr, sympy.floor):
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        if denominator == 1:
+            return from_sympy(numerator)
+        return ir.BinOp("//", from_sympy(numerator), from_sympy(denominator))
+    if isinstance(expr, sympy.ceiling):
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
+        return ir.Neg(ir.BinOp("//", from_sympy(-numerator), from_sympy(denominator)))
+    if isinstance(expr, sympy.Mod):
+        return ir.BinOp("%", from_sympy(expr.args[0]), from_sympy(expr.args[1]))
+    if isinstance(expr, sympy.Abs):
+        return ir.Abs(from_sympy(expr.args[0]))
+    if isinstance(expr, sympy.Min):
+        return ir.Min(tuple(from_sympy(a) for a in expr.args))
+    if isinstance(expr, sympy.Max):
+        return ir.Max(tuple(from_sympy(a) for a in expr.args))
+    if isinstance(expr, sympy.core.relational.Relational):
+        op = {sympy.StrictLessThan: "<", sympy.LessThan: "<=", sympy.StrictGreaterThan: ">",
+              sympy.GreaterThan: ">=", sympy.Equality: "==", sympy.Unequality: "!="}[type(expr)]
+        return ir.Compare(op, from_sympy(expr.lhs), from_sympy(expr.rhs))
+    if isinstance(expr, sympy.And):
+        return ir.And(tuple(from_sympy(a) for a in expr.args))
+    if isinstance(expr, sympy.Or):
+        return ir.Or(tuple(from_sympy(a) for a in expr.args))
+    if isinstance(expr, sympy.Not):
+        return ir.Not(from_sympy(expr.args[0]))
+    if isinstance(expr, sympy.Piecewise):
+        (value, cond), *rest = expr.args
+        if cond == sympy.true or not rest:
+            return from_sympy(value)
+        return ir.IfExp(from_sympy(cond), from_sympy(value), from_sympy(sympy.Piecewise(*rest)))
+    raise ValueError(f"cannot express SymPy {type(expr).__name__} `{expr}` in the language")
+
+
+def _sum(terms) -> ir.Expr:
+    result = None
+    for term in terms:
+        coefficient, rest = term.as_coeff_Mul()
+        negative = coefficient.is_negative
+        node = from_sympy(-term if negative else term)
+        if result is None:
+            result = ir.Neg(node) if negative else node
+        else:
+            result = ir.BinOp("-" if negative else "+", result, node)
+    return result
+
+
+def _product(expr) -> ir.Expr:
+    coefficient, rest = expr.as_coeff_Mul()
+    if coefficient.is_negative:
+        return ir.Neg(from_sympy(-expr))
+    numerator, denominator = sympy.fraction(expr)
+    if denominator != 1:
+        return ir.BinOp("/", from_sympy(numerator), from_sympy(denominator))
+    factors = [from_sympy(f) for f in sympy.Mul.make_args(expr)]
+    result = factors[0]
+    for f in factors[1:]:
+        result = ir.BinOp("*", result, f)
+    return result
+
+
+def rational_names(model) -> frozenset[str]:
+    """Derived values whose definition (transitively) uses exact `/`: their values may be fractions."""
+    rational: set[str] = set()
+    for d in model.derived:  # definition order: inputs come first
+        nodes = list(ir.walk(d.expr))
+        if any(isinstance(n, ir.BinOp) and n.op == "/" for n in nodes) or \
+                any(isinstance(n, ir.Ref) and n.name in rational for n in nodes):
+            if not _is_integral(d.expr):
+                rational.add(d.name)
+    return frozenset(rational)
+
+
+def _is_integral(expr) -> bool:
+    return isinstance(expr, (ir.Compare, ir.And, ir.Or, ir.Not)) or (
+        isinstance(expr, ir.BinOp) and expr.op in ("//", "%"))
+
+
+def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:
+    """An expression equal to `expr` wherever `expr` is defined, simplified by SymPy; the
+    original is kept when SymPy's form is not shorter or cannot be expressed in the language."""
+    if isinstance(expr, (ir.Const, ir.Ref)):
+        return expr
+    original = to_sympy(expr, rational)
+    try:
+        simplified = sympy.simplify(original)
+        result = from_sympy(simplified)
+    except (ValueError, TypeError):
+        return expr
+    if _size(result) >= _size(expr):
+        return expr
+    return result
+
+
+def _size(node: ir.Node) -> int:
+    return sum(1 for _ in ir.walk(node))
+
+
+def divisors(expr: ir.Node) -> list[ir.Expr]:
+    """The divisors in `expr` (right operands of `//`, `%`, `/`): where one is zero, `expr` is
+    undefined, a fact that simplification may erase."""
+    return [n.right for n in ir.walk(expr) if isinstance(n, ir.BinOp) and n.op in ("//", "%", "/")]

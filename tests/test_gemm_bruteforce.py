@@ -1,0 +1,229 @@
+"""Brute-force cross-check of the GEMM space (BEAST paper, seed 004, section IX, Figs. 8-15).
+
+`oracle()` below is an independent, hand-written reading of the paper's figures as plain nested
+Python loops.  It imports nothing from solverspace or gemm: the device values are written out
+literally (those of the scaled-down device "tiny" in gemm/devices.py SCALED_DEVICES), and every
+iterator, derived value and constraint is transcribed from Figs. 11-15 with the fixes DESIGN.md
+prescribes:
+
+* the paper's code is Python 2, so integer `/` is written `//` here -- except in `low_fmas`,
+  which compares `fmas_per_block / loads_per_block < min_fmas_per_load` exactly (Fraction);
+* Fig. 11's `dim_vec` swaps `arithmetic` and `precision`; the intent is used:
+  double-real {1, 2}, double-complex {1}, single-real {1, 4}, single-complex {1, 2};
+* the paper's @condition functions return True to REJECT a configuration;
+* a division by zero (`loads_per_block == 0` in `low_fmas`) makes the configuration invalid.
+
+The loops `continue` as soon as the inputs of a constraint are bound, which is only pruning:
+every constraint is a conjunct, so the set produced is exactly the set of 15-tuples whose values
+lie in their (dependent) domains and that no constraint rejects.
+
+The oracle's set is then compared with solverspace's reference enumerator.
+"""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import pytest
+
+# --------------------------------------------------------------------------------------------
+# Device "tiny" (gemm/devices.py SCALED_DEVICES), copied literally, plus the paper's constants
+# of Fig. 8 (float_size) and Fig. 14 (soft-constraint thresholds).
+# --------------------------------------------------------------------------------------------
+TINY = {
+    "cudamajor": 3,
+    "cudaminor": 5,
+    "max_threads_per_block": 64,
+    "max_threads_dim_x": 32,
+    "max_threads_dim_y": 32,
+    "max_shared_mem_per_block": 4096,
+    "warp_size": 16,
+    "max_regs_per_block": 4096,
+    "max_threads_per_multi_processor": 512,
+    "max_registers_per_multi_processor": 8192,
+    "max_shmem_per_multi_processor": 8192,
+    "max_blocks_per_multi_processor": 8,
+    "max_warps_per_multi_processor": 32,
+    "max_registers_per_thread": 64,
+    # Fig. 8
+    "float_size": 4,
+    # Fig. 14
+    "min_threads_per_multi_processor": 256,
+    "min_fmas_per_load": 2,
+}
+
+COLUMNS = ("dim_m", "dim_n", "blk_m", "blk_n", "blk_k", "dim_vec", "vec_mul",
+           "dim_m_a", "dim_n_a", "dim_m_b", "dim_n_b", "tex_a", "tex_b", "shmem_l1", "shmem_banks")
+
+CONSTRAINTS = (
+    # Fig. 13 (hard)
+    "over_max_threads", "over_max_regs_per_thread", "over_max_regs_per_block", "over_max_shmem",
+    # Fig. 14 (soft)
+    "low_occupancy_regs", "low_occupancy_shmem", "low_fmas", "partial_warps",
+    # Fig. 15 (correctness)
+    "cant_reshape_a1", "cant_reshape_b1", "cant_reshape_a2", "cant_reshape_b2",
+)
+
+PRECISIONS = ("single", "double")
+ARITHMETICS = ("real", "complex")
+TRANSPOSES = (0, 1)
+
+# A second scaled-down device, obtained from "tiny" by overriding settings.  Every value a
+# constraint reads is changed (the block is not square, so min(dim_x, dim_y) matters), and the
+# values are chosen so that each of the twelve constraints rejects something that no other
+# constraint rejects in at least one of the four precision/arithmetic cases (checked below).
+OTHER_OVERRIDES = {
+    "max_threads_per_block": 32,
+    "max_threads_dim_x": 24,
+    "max_threads_dim_y": 16,
+    "warp_size": 8,
+    "max_registers_per_thread": 32,
+    "max_regs_per_block": 512,
+    "max_shared_mem_per_block": 1536,
+    "max_registers_per_multi_processor": 2048,
+    "max_shmem_per_multi_processor": 4096,
+    "max_blocks_per_multi_processor": 6,
+    "min_threads_per_multi_processor": 64,
+    "min_fmas_per_load": 3,
+}
+OTHER = {**TINY, **OTHER_OVERRIDES}
+
+
+# --------------------------------------------------------------------------------------------
+# The oracle
+# --------------------------------------------------------------------------------------------
+def oracle(dev, precision, arithmetic, trans_a, trans_b, drop=frozenset(), literal_dim_vec=False):
+    """Set of valid GEMM configurations (tuples in COLUMNS order), by brute force.
+
+    `drop` names constraints to leave out and `literal_dim_vec` uses Fig. 11's dim_vec with the
+    names swapped as printed: both exist only to build deliberately wrong variants.
+    """
+    max_threads_per_block = dev["max_threads_per_block"]
+    max_threads_dim_x = dev["max_threads_dim_x"]
+    max_threads_dim_y = dev["max_threads_dim_y"]
+    max_shared_mem_per_block = dev["max_shared_mem_per_block"]
+    warp_size = dev["warp_size"]
+    max_regs_per_block = dev["max_regs_per_block"]
+    max_registers_per_multi_processor = dev["max_registers_per_multi_processor"]
+    max_shmem_per_multi_processor = dev["max_shmem_per_multi_processor"]
+    max_blocks_per_multi_processor = dev["max_blocks_per_multi_processor"]
+    max_registers_per_thread = dev["max_registers_per_thread"]
+    float_size = dev["float_size"]
+    min_threads_per_multi_processor = dev["min_threads_per_multi_processor"]
+    min_fmas_per_load = dev["min_fmas_per_load"]
+
+    def rejects(name, condition):
+        return condition and name not in drop
+
+    # Fig. 11: dim_vec (intent: double-real {1,2}, double-complex {1}, single-real {1,4},
+    # single-complex {1,2}); the literal figure tests `arithmetic == "double"`.
+    first, second = (arithmetic, precision) if literal_dim_vec else (precision, arithmetic)
+    if first == "double":
+        dim_vec_values = [1, 2] if second == "real" else [1]
+    else:
+        dim_vec_values = [1, 4] if second == "real" else [1, 2]
+
+    double = precision == "double"
+    complex_ = arithmetic == "complex"
+
+    found = set()
+    for dim_m in range(1, max_threads_dim_x + 1):
+        for dim_n in range(1, max_threads_dim_y + 1):
+            threads_per_block = dim_m * dim_n
+            if rejects("over_max_threads", threads_per_block > max_threads_per_block):
+                continue
+            if rejects("partial_warps", threads_per_block % warp_size != 0):
+                continue
+            for blk_m in range(dim_m, max_threads_dim_x + 1, dim_m):
+                thr_m = blk_m // dim_m
+                for blk_n in range(dim_n, max_threads_dim_y + 1, dim_n):
+                    thr_n = blk_n // dim_n
+                    regs_per_thread = thr_m * thr_n
+                    if double:
+                        regs_per_thread = regs_per_thread * 2
+                    if complex_:
+                        regs_per_thread = regs_per_thread * 2
+                    if rejects("over_max_regs_per_thread", regs_per_thread > max_registers_per_thread):
+                        continue
+                    regs_per_block = regs_per_thread * threads_per_block
+                    if rejects("over_max_regs_per_block", regs_per_block > max_regs_per_block):
+                        continue
+                    max_blocks_by_regs = max_registers_per_multi_processor // regs_per_block
+                    max_blocks_by_regs = min(max_blocks_by_regs, max_blocks_per_multi_processor)
+                    max_threads_by_regs = max_blocks_by_regs * threads_per_block
+                    if rejects("low_occupancy_regs", max_threads_by_regs < min_threads_per_multi_processor):
+                        continue
+                    for blk_k in range(1, min(max_threads_dim_x, max_threads_dim_y) + 1):
+                        shmem_per_block = blk_k * (blk_m + blk_n) * float_size
+                        if double:
+                            shmem_per_block = shmem_per_block * 2
+                        if complex_:
+                            shmem_per_block = shmem_per_block * 2
+                        if rejects("over_max_shmem", shmem_per_block > max_shared_mem_per_block):
+                            continue
+                        max_blocks_by_shmem = max_shmem_per_multi_processor // shmem_per_block
+                        max_blocks_by_shmem = min(max_blocks_by_shmem, max_blocks_per_multi_processor)
+                        max_threads_by_shmem = max_blocks_by_shmem * threads_per_block
+                        if rejects("low_occupancy_shmem", max_threads_by_shmem < min_threads_per_multi_processor):
+                            continue
+                        fmas_per_thread = thr_m * thr_n * blk_k
+                        fmas_per_block = fmas_per_thread * threads_per_block
+                        if complex_:
+                            fmas_per_block = fmas_per_block * 4
+                        for dim_vec in dim_vec_values:
+                            loads_per_thread = (thr_m + thr_n) * blk_k // dim_vec
+                            loads_per_block = loads_per_thread * threads_per_block
+                            if complex_:
+                                loads_per_block = loads_per_block * 2
+                            if "low_fmas" not in drop:
+                                if loads_per_block == 0:
+                                    continue  # division by zero: undefined, hence invalid
+                                if Fraction(fmas_per_block, loads_per_block) < min_fmas_per_load:
+                                    continue
+                            for vec_mul in ([0] if dim_vec == 1 else [0, 1]):
+                                if trans_a == 0:
+                                    dim_m_a_values = range(1, blk_m // dim_vec + 1)
+                                    dim_n_a_values = range(1, blk_k + 1)
+                                else:
+                                    dim_m_a_values = range(1, blk_k // dim_vec + 1)
+                                    dim_n_a_values = range(1, blk_m + 1)
+                                for dim_m_a in dim_m_a_values:
+                                    for dim_n_a in dim_n_a_values:
+                                        if rejects("cant_reshape_a1", dim_m_a * dim_n_a != threads_per_block):
+                                            continue
+                                        if rejects("cant_reshape_a2",
+                                                   (trans_a == 0 and
+                                                    ((blk_m % (dim_m_a * dim_vec) != 0) or (blk_k % dim_n_a != 0)))
+                                                   or
+                                                   (trans_a != 0 and
+                                                    ((blk_k % (dim_m_a * dim_vec) != 0) or (blk_m % dim_n_a != 0)))):
+                                            continue
+                                        if trans_b == 0:
+                                            dim_m_b_values = range(1, blk_k // dim_vec + 1)
+                                            dim_n_b_values = range(1, blk_n + 1)
+                                        else:
+                                            dim_m_b_values = range(1, blk_n // dim_vec + 1)
+                                            dim_n_b_values = range(1, blk_k + 1)
+                                        for dim_m_b in dim_m_b_values:
+                                            for dim_n_b in dim_n_b_values:
+                                                if rejects("cant_reshape_b1",
+                                                           dim_m_b * dim_n_b != threads_per_block):
+                                                    continue
+                                                if rejects("cant_reshape_b2",
+                                                           (trans_b == 0 and
+                                                            ((blk_k % (dim_m_b * dim_vec) != 0) or
+                                                             (blk_n % dim_n_b != 0)))
+                                                           or
+                                                           (trans_b != 0 and
+                                                            ((blk_n % (dim_m_b * dim_vec) != 0) or
+                                                             (blk_k % dim_n_b != 0)))):
+                                                    continue
+                                                for tex_a in range(0, 2):
+                                                    for tex_b in range(0, 2):
+                                                        for shmem_l1 in range(0, 2):
+                                                            for shmem_banks in range(0, 2):
+                                                                found.add((dim_m, dim_n, blk_m, blk_n, blk_k,
+                                                                           dim_vec, vec_mul,
+                                                                           dim_m_a, dim_n_a, dim_m_b, dim_n_b,
+                                                                           tex_a, tex_b, shmem_l1, shmem_banks))
+    return found
