@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import SpaceDefinitionError, did_you_mean
+from .errors import Location, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -52,38 +52,64 @@ def check(plan: Plan, assignment: dict) -> CheckResult:
         return _complete(plan, assignment)
     env = dict(assignment)
     rejections: list[Rejection] = []
+    derived: dict = {}
     closure_globals = dict(model.closure_globals)
-    for level in plan.levels:
-        p = level.parameter
-        try:
-            values = compile_domain(p.domain, p.name, closure_globals=closure_globals,
-                                    max_closure_values=model.max_closure_values)(env)
-            if env[p.name] not in values:
-                inputs = {n: env[n] for n in sorted(p.depends_on)}
-                rejections.append(Rejection(f"domain of {p.name}", f"{p.name} in {to_source(p.domain)}",
-                                            {p.name: env[p.name], **inputs}))
-        except Undefined as exc:
-            rejections.append(Rejection(f"domain of {p.name}", f"undefined: {to_source(exc.expr)}",
-                                        {n: env[n] for n in sorted(p.depends_on)}, undefined=True))
-    derived = {}
-    for level_derived in [plan.prelude_derived, *(level.derived for level in plan.levels)]:
+
+    def blocked(item) -> bool:
+        """An input is undefined (None) and already reported."""
+        return any(env.get(n, 0) is None for n in item.depends_on)
+
+    def compute(level_derived):
+        # in plan order: a domain may use derived values computed at earlier levels
         for d in level_derived:
+            if blocked(d):
+                env[d.name] = derived[d.name] = None
+                continue
             try:
-                env[d.name] = derived[d.name] = compile_expr(d.expr)(env)
+                env[d.name] = derived[d.name] = _located(compile_expr(d.expr), env, d, model)
             except Undefined as exc:
                 rejections.append(Rejection(d.name, f"undefined: {to_source(exc.expr)}",
                                             {n: env.get(n) for n in sorted(d.depends_on)}, undefined=True))
                 env[d.name] = derived[d.name] = None
+
+    compute(plan.prelude_derived)
+    for level in plan.levels:
+        p = level.parameter
+        if not blocked(p):
+            try:
+                values = _located(compile_domain(p.domain, p.name, closure_globals=closure_globals,
+                                                 max_closure_values=model.max_closure_values), env, p, model)
+                if env[p.name] not in values:
+                    inputs = {n: env[n] for n in sorted(p.depends_on)}
+                    rejections.append(Rejection(f"domain of {p.name}", f"{p.name} in {to_source(p.domain)}",
+                                                {p.name: env[p.name], **inputs}))
+            except Undefined as exc:
+                rejections.append(Rejection(f"domain of {p.name}", f"undefined: {to_source(exc.expr)}",
+                                            {n: env[n] for n in sorted(p.depends_on)}, undefined=True))
+        compute(level.derived)
     for c in model.constraints:
         involved = {n: env.get(n) for n in sorted(c.depends_on)}
-        if any(v is None for v in involved.values()):
+        if blocked(c):
             continue  # an input is undefined and already reported
         try:
-            if bool(compile_expr(c.expr)(env)) == c.rejects:
+            if bool(_located(compile_expr(c.expr), env, c, model)) == c.rejects:
                 rejections.append(Rejection(c.name, f"{c.polarity} {to_source(c.expr)}", involved))
         except Undefined as exc:
             rejections.append(Rejection(c.name, f"undefined: {to_source(exc.expr)}", involved, undefined=True))
     return CheckResult(dict(assignment), True, not rejections, rejections, derived)
+
+
+def _located(fn, env, item, model):
+    """fn(env), with a language error located at `item`'s definition and naming the configuration."""
+    try:
+        return fn(env)
+    except SpaceEvaluationError as exc:
+        if exc.where is None:
+            exc.where = Location(model.source, item.line)
+        bound = " ".join(f"{n}={env[n]!r}" for n in model.parameter_names if n in env)
+        exc.message = f"{exc.message} (checking {bound})"
+        exc.args = (exc.render(),)
+        raise
 
 
 def _complete(plan: Plan, assignment: dict) -> CheckResult:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -185,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("solverspace: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `solverspace explain gemm | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

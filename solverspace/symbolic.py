@@ -200,11 +200,13 @@ def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:
     original is kept when SymPy's form is not shorter or cannot be expressed in the language."""
     if isinstance(expr, (ir.Const, ir.Ref)):
         return expr
-    original = to_sympy(expr, rational)
     try:
+        original = to_sympy(expr, rational)
         simplified = sympy.simplify(original)
+        if simplified.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+            return expr  # a literal division by zero: leave the undefined operation visible
         result = from_sympy(simplified)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, ZeroDivisionError):
         return expr
     if _size(result) >= _size(expr):
         return expr

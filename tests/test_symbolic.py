@@ -1,0 +1,99 @@
+"""The SymPy bridge and the interval bounds agree with the Python semantics (property tests)."""
+import itertools
+
+from hypothesis import given, settings, strategies as st
+
+from solverspace import Space, ir
+from solverspace.bounds import Bounds
+from solverspace.evaluate import Undefined, evaluate
+from solverspace.printing import to_source
+from solverspace.symbolic import divisors, from_sympy, simplify, to_sympy
+
+NAMES = ("x", "y", "z")
+DOMAINS = {"x": range(-4, 5), "y": range(-3, 4), "z": range(0, 6)}
+
+leaves = st.one_of(st.sampled_from([ir.Ref(n) for n in NAMES]), st.integers(-5, 5).map(ir.Const))
+
+
+def _extend(children):
+    binary = st.tuples(st.sampled_from(["+", "-", "*", "//", "%", "/"]), children, children).map(
+        lambda t: ir.BinOp(*t))
+    return st.one_of(
+        binary,
+        children.map(ir.Neg), children.map(ir.Abs),
+        st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.Min(tuple(xs))),
+        st.lists(children, min_size=2, max_size=3).map(lambda xs: ir.Max(tuple(xs))),
+        st.tuples(st.sampled_from(["<", "<=", "==", "!="]), children, children, children, children).map(
+            lambda t: ir.IfExp(ir.Compare(t[0], t[1], t[2]), t[3], t[4])),
+        children.map(lambda c: ir.BinOp("**", c, ir.Const(2))),
+    )
+
+
+expressions = st.recursive(leaves, _extend, max_leaves=6)
+
+
+def _value(expr, env):
+    try:
+        return evaluate(expr, env)
+    except Undefined:
+        return Undefined
+
+
+def _points():
+    for values in itertools.product(*(DOMAINS[n] for n in NAMES)):
+        yield dict(zip(NAMES, values))
+
+
+POINTS = list(_points())[::7]  # a spread-out sample of the grid
+
+
+@settings(max_examples=150, deadline=None)
+@given(expressions)
+def test_round_trip_through_sympy_keeps_values(expr):
+    back = from_sympy(to_sympy(expr))
+    for env in POINTS:
+        expected = _value(expr, env)
+        if expected is Undefined:
+            continue
+        assert _value(back, env) == expected, (to_source(expr), to_source(back), env)
+
+
+@settings(max_examples=60, deadline=None)
+@given(expressions)
+def test_simplify_keeps_values_where_defined(expr):
+    simpler = simplify(expr)
+    for env in POINTS:
+        expected = _value(expr, env)
+        if expected is Undefined:
+            assert any(_value(d, env) == 0 for d in divisors(expr))
+            continue
+        assert _value(simpler, env) == expected, (to_source(expr), to_source(simpler), env)
+
+
+@settings(max_examples=150, deadline=None)
+@given(expressions)
+def test_bounds_contain_every_value(expr):
+    source = "x = range(-4, 5)\ny = range(-3, 4)\nz = range(0, 6)\n"
+    space = Space.from_source(source)
+    model = space.model
+    from solverspace.model import Derived, Model
+    model = Model(model.source, model.parameters, (Derived("d", expr),), (), ())
+    interval = Bounds(model).of("d")
+    for env in _points():
+        value = _value(expr, env)
+        if value is not Undefined:
+            assert value in interval, (to_source(expr), env, value, str(interval))
+
+
+def test_gemm_bounds_are_tight_where_it_matters():
+    space = Space.load("gemm")
+    bounds = Bounds(space.model)
+    assert (bounds.of("dim_vec").lo, bounds.of("dim_vec").hi) == (1, 2)
+    assert (bounds.of("threads_per_block").lo, bounds.of("threads_per_block").hi) == (1, 1024 * 1024)
+    assert bounds.of("max_blocks_by_regs").hi == 16
+    assert all(bounds.of(d.name).fits_int64() for d in space.model.derived)
+
+
+def test_simplify_folds_what_sympy_can():
+    expr = ir.BinOp("-", ir.BinOp("*", ir.Ref("x"), ir.Const(2)), ir.Ref("x"))
+    assert simplify(expr) == ir.Ref("x")
