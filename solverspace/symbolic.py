@@ -39,6 +39,9 @@ class ToSympy(ir.Visitor):
 
     def _visit_BinOp(self, n):
         a, b = self.visit(n.left), self.visit(n.right)
+        if n.op in ("//", "%", "/") and b.is_zero:
+            from .printing import to_source
+            raise ValueError(f"`{to_source(n)}` divides by zero for every value: it has no SymPy form")
         if n.op == "+":
             return a + b
         if n.op == "-":

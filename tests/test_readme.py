@@ -1,0 +1,26 @@
+"""The language tour in the README is a real space that loads and behaves as described."""
+from pathlib import Path
+
+from solverspace import Space
+
+
+def _tour() -> str:
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    block = text.split("## Writing a space", 1)[1].split("```python\n", 1)[1]
+    return block.split("```", 1)[0]
+
+
+def test_readme_tour_loads_and_counts():
+    space = Space.from_source(_tour(), {"MAX": 8})
+    assert space.parameters == ("dim", "blk", "vec", "kind", "unroll", "tile", "fib")
+    assert Space.from_source(_tour(), {"MAX": 8}).model.parameter["vec"].domain  # value list
+    rows = list(space.rows())
+    assert len(rows) == space.count() > 0
+    names = space.parameters
+    for row in rows:
+        c = dict(zip(names, row))
+        threads = c["dim"] * c["unroll"] * 2
+        assert c["blk"] % (c["vec"] * 32) == 0 and not c["tile"] * c["fib"] > 4 * c["blk"]
+        assert threads <= 1024 and c["tile"] % c["vec"] == 0
+        assert c["fib"] in (1, 2, 3, 5, 8) and c["kind"] in ("tex", "ldg")
+    assert {r[2] for r in rows} <= {1, 2, 4}
