@@ -22,9 +22,9 @@ class Space:
 
     >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
     >>> space.count()
-    4
+    6
     >>> list(space.rows())
-    [(1, 1), (1, 2), (1, 3), (1, 4)]
+    [(1, 1), (1, 2), (1, 3), (1, 4), (2, 2), (2, 3)]
     """
 
     def __init__(self, model: Model, plan: Plan | None = None):

@@ -10,7 +10,8 @@ import textwrap
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from solverspace import Space, SpaceEvaluationError, UndefinedOperationError
@@ -225,6 +226,16 @@ def test_check_follows_derived_values_into_domains_and_past_undefined_ones():
     assert [(r.rule, r.undefined) for r in undefined.rejections] == [("b", True)]
 
 
+def test_check_of_a_partial_assignment_finds_the_first_completion_in_output_order():
+    s = space("x = range(0, 5)\ny = range(x, 0, -1)\nrequire((x + y) % 3 == 0)")
+    rows = list(s.rows())
+    partial = s.check({"y": 2})
+    assert partial.valid and not partial.complete
+    assert partial.completion == dict(zip(s.parameters, next(r for r in rows if r[1] == 2)))
+    assert partial.completion == {"x": 4, "y": 2}
+    assert not s.check({"x": 0}).valid and s.check({"x": 0}).completion is None  # range(0, 0, -1) is empty
+
+
 # --------------------------------------------------------------------------- categorical
 def test_categorical_values_compare_with_equality():
     s = space("""
@@ -429,8 +440,8 @@ def plain(text: str, x: int, y: int):
 
 HEADER = "x = iterator({})\ny = iterator({})\n".format(X_VALUES, Y_VALUES) + "".join(
     f"{const_name(k)} = iterator({k})\n" for k in CONSTANTS)
-PROPERTY_SETTINGS = settings(max_examples=int(__import__("os").environ.get("PROP_N", 120)), deadline=None, database=None,
-                             suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = hypothesis_settings(max_examples=120, deadline=None, database=None,
+                                        suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY_SETTINGS
