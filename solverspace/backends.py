@@ -35,14 +35,29 @@ class ReferenceBackend:
         return ReferenceEnumerator(plan, strict=strict, progress=progress).rows(with_derived)
 
 
-BACKENDS: dict[str, Backend] = {"reference": ReferenceBackend()}
-PLANNED = {"c": "the compiled C/OpenMP enumerator", "cpsat": "the OR-Tools CP-SAT backend"}
+def _reference(**options) -> Backend:
+    return ReferenceBackend()
 
 
-def get_backend(name: str) -> Backend:
-    backend = BACKENDS.get(name)
-    if backend is not None:
-        return backend
+def _c(*, threads: int | None = None, optimizations=None, **options) -> Backend:
+    from translators.c_backend import CBackend
+    from translators.c_optimize import Options
+    return CBackend(threads=threads, options=optimizations or Options())
+
+
+# name -> factory taking backend options (threads, optimizations, ...); imports stay lazy so
+# that `import solverspace` needs neither a compiler nor a solver
+BACKENDS: dict[str, Callable[..., Backend]] = {"reference": _reference, "c": _c}
+PLANNED = {"cpsat": "the OR-Tools CP-SAT backend"}
+
+
+def get_backend(name: "str | Backend", **options) -> Backend:
+    """A backend by name (configured with `options`), or the backend object itself."""
+    if not isinstance(name, str):
+        return name
+    factory = BACKENDS.get(name)
+    if factory is not None:
+        return factory(**options)
     if name in PLANNED:
         raise BackendUnavailableError(
             f"backend {name!r} ({PLANNED[name]}) is not available in this version of solverspace",

@@ -74,15 +74,16 @@ def _corners(fn, a: Interval, b: Interval) -> Interval:
     return Interval(min(values), max(values))
 
 
-def _nonzero_parts(b: Interval) -> list[Interval]:
-    """Split a divisor interval around 0 (division by zero is undefined, not a value)."""
-    parts = []
-    if b.lo <= -1:
-        parts.append(Interval(b.lo, min(b.hi, -1)))
-    if b.hi >= 1:
-        parts.append(Interval(max(b.lo, 1), b.hi))
-    if b.lo < 0 < b.hi or (0 < b.hi < 1) or (-1 < b.lo < 0):  # fractional divisors near 0
+def _nonzero_parts(b: Interval, integral: bool) -> list[Interval]:
+    """Split a divisor interval around 0 (division by zero is undefined, not a value). An
+    integer divisor is at least 1 away from 0; a fractional one may come arbitrarily close."""
+    if not integral and (b.lo < 1 and b.hi > -1) and not (b.lo == b.hi):
         return [EVERYTHING]
+    parts = []
+    if b.lo <= -1 or (not integral and b.lo < 0):
+        parts.append(Interval(b.lo, min(b.hi, -1) if integral else b.hi if b.hi < 0 else -1))
+    if b.hi >= 1 or (not integral and b.hi > 0):
+        parts.append(Interval(max(b.lo, 1) if integral else (b.lo if b.lo > 0 else 1), b.hi))
     return parts
 
 
@@ -101,8 +102,14 @@ def _floor(v):
 class IntervalAnalysis(ir.Visitor):
     backend_name = "interval analysis"
 
-    def __init__(self, lookup):
+    def __init__(self, lookup, rational: frozenset[str] = frozenset()):
         self.lookup = lookup  # name -> Interval
+        self.rational = rational  # names whose values may be fractions
+
+    def integral(self, node) -> bool:
+        """Whether an expression only takes integer values (no exact `/` inside)."""
+        return not any((isinstance(m, ir.BinOp) and m.op == "/") or (isinstance(m, ir.Ref) and m.name in self.rational)
+                       for m in ir.walk(node))
 
     def _visit_Const(self, n):
         v = n.value
@@ -129,7 +136,7 @@ class IntervalAnalysis(ir.Visitor):
                 lo = 0
             return Interval(1, 1) if k == 0 else Interval(lo, hi)
         result = EMPTY
-        for part in _nonzero_parts(b):
+        for part in _nonzero_parts(b, self.integral(n.right)):
             if part is EVERYTHING:
                 return EVERYTHING
             if n.op == "/":
@@ -185,7 +192,7 @@ class Bounds:
         self.max_closure_combinations = max_closure_combinations
         self.rational = rational_names(model)
         self.memo: dict[str, Interval] = {}
-        self.analysis = IntervalAnalysis(self.of)
+        self.analysis = IntervalAnalysis(self.of, self.rational)
 
     def of(self, name: str) -> Interval:
         if name not in self.memo:

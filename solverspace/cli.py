@@ -48,12 +48,23 @@ class _Progress:
             self.bar.close()
 
 
+def _backend(args):
+    """The backend named by --backend, configured by --threads/--literal/--disable."""
+    from .backends import get_backend
+    options = {}
+    if args.backend == "c":
+        from translators.c_optimize import Options
+        options = {"threads": args.threads,
+                   "optimizations": Options.parse(literal=args.literal, disable=args.disable or ())}
+    return get_backend(args.backend, **options)
+
+
 def cmd_count(args) -> int:
     space = _load(args)
     progress = _Progress(not args.quiet, "counting")
     start = time.perf_counter()
     try:
-        stats = space.stats(args.backend, strict=args.strict, progress=progress)
+        stats = space.stats(_backend(args), strict=args.strict, progress=progress)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
@@ -80,12 +91,21 @@ def cmd_enumerate(args) -> int:
     progress = _Progress(not args.quiet, "enumerating")
     start = time.perf_counter()
     try:
-        written = space.write_csv(args.output, args.backend, strict=args.strict, with_derived=derived,
-                                  progress=progress)
+        written = space.write(args.output, _backend(args), strict=args.strict, with_derived=derived,
+                              progress=progress, sep=args.sep)
     finally:
         progress.close()
     print(f"wrote {written} configurations to {args.output} ({args.backend} backend, "
           f"{time.perf_counter() - start:.2f} s)")
+    return 0
+
+
+def cmd_emit_c(args) -> int:
+    from translators.c_codegen import CGenerator
+    from translators.c_optimize import Options
+    space = _load(args)
+    options = Options.parse(literal=args.literal, disable=args.disable or ())
+    print(CGenerator(space.plan, options, tuple(n for n in (args.derived or "").split(",") if n)).generate().source)
     return 0
 
 
@@ -139,8 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-closure-values", type=int, default=100_000, metavar="N",
                        help="stop a closure (generator) iterator that yields more than N values (default 100000)")
 
+    def optimizations(p):
+        p.add_argument("--literal", action="store_true",
+                       help="C backend: every optimization off (the benchmark baseline)")
+        p.add_argument("--disable", action="append", metavar="OPT", choices=["break", "solve", "hoist"],
+                       help="C backend: switch one optimization off (break, solve, hoist; repeatable)")
+
     def running(p):
-        p.add_argument("--backend", default="reference", help="reference (default), c or cpsat")
+        p.add_argument("--backend", default="c",
+                       help="c (compiled C/OpenMP, default), reference (pure Python) or cpsat")
+        p.add_argument("--threads", type=int, default=None, metavar="N", help="C backend threads (default: all cores)")
+        optimizations(p)
         p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -149,11 +178,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.set_defaults(func=cmd_count)
 
-    p = sub.add_parser("enumerate", help="write every valid configuration to a CSV file")
+    p = sub.add_parser("enumerate", help="write every valid configuration to a file")
     common(p), running(p)
-    p.add_argument("-o", "--output", required=True, help="output file (.csv)")
+    p.add_argument("-o", "--output", required=True, help="output file: .csv (header + rows) or .npy")
+    p.add_argument("--sep", default=",", help="CSV field separator (default ','; ';' for ATF-style tools)")
     p.add_argument("--derived", help="comma-separated derived values to add as columns")
     p.set_defaults(func=cmd_enumerate)
+
+    p = sub.add_parser("emit-c", help="print the generated C/OpenMP enumerator")
+    common(p), optimizations(p)
+    p.add_argument("--derived", help="comma-separated derived values to add as columns")
+    p.set_defaults(func=cmd_emit_c)
 
     p = sub.add_parser("explain", help="settings, parameters, DAG level sets and the loop plan")
     common(p)

@@ -64,32 +64,62 @@ class Space:
         return tuple(names)
 
     # ------------------------------------------------------------------------------ answers
-    def stats(self, backend: str = "reference", *, strict: bool = False,
-              progress: Callable[[int, int], None] | None = None) -> Stats:
-        """Count valid configurations, with the undefined-operation tally."""
-        return get_backend(backend).count(self.plan, strict=strict, progress=progress)
+    def stats(self, backend="reference", *, strict: bool = False,
+              progress: Callable[[int, int], None] | None = None, **options) -> Stats:
+        """Count valid configurations, with the undefined-operation tally. `backend` is a name
+        ("reference", "c", ...) or a backend object; `options` configure it (e.g. threads=)."""
+        return get_backend(backend, **options).count(self.plan, strict=strict, progress=progress)
 
-    def count(self, backend: str = "reference", *, strict: bool = False) -> int:
-        return self.stats(backend, strict=strict).count
+    def count(self, backend="reference", *, strict: bool = False, **options) -> int:
+        return self.stats(backend, strict=strict, **options).count
 
-    def rows(self, backend: str = "reference", *, strict: bool = False, with_derived=(),
-             progress: Callable[[int, int], None] | None = None) -> Iterator[tuple]:
+    def rows(self, backend="reference", *, strict: bool = False, with_derived=(),
+             progress: Callable[[int, int], None] | None = None, **options) -> Iterator[tuple]:
         """Valid configurations, parameter values in definition order (plus derived columns)."""
-        return get_backend(backend).rows(self.plan, strict=strict, with_derived=self._check_derived(with_derived),
-                                         progress=progress)
+        return get_backend(backend, **options).rows(self.plan, strict=strict,
+                                                    with_derived=self._check_derived(with_derived), progress=progress)
 
-    def write_csv(self, path: str | Path, backend: str = "reference", *, strict: bool = False,
-                  with_derived=(), progress=None) -> int:
-        """Write a header and one row per configuration; the file appears only when complete."""
+    def to_array(self, backend="c", *, strict: bool = False, with_derived=(), progress=None, **options):
+        """All valid configurations as a NumPy structured array (one field per column, the
+        smallest integer type that holds its proven range; categorical columns as strings)."""
+        chosen = get_backend(backend, **options)
+        if hasattr(chosen, "array"):
+            return chosen.array(self.plan, strict=strict, with_derived=self._check_derived(with_derived),
+                                progress=progress)
+        import numpy as np
+        rows = list(chosen.rows(self.plan, strict=strict, with_derived=with_derived, progress=progress))
+        return np.array(rows, dtype=[(c, object) for c in self.columns(with_derived)])
+
+    def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
+              with_derived=(), progress=None, sep: str = ",", **options) -> int:
+        """Write every valid configuration to CSV (header + rows) or `.npy` (format from the
+        file's extension unless `fmt` is given); the file appears only when complete."""
+        path = Path(path)
+        fmt = fmt or ("npy" if path.suffix == ".npy" else "csv")
+        chosen = get_backend(backend, **options)
+        with_derived = self._check_derived(with_derived)
+        if hasattr(chosen, "write"):
+            return chosen.write(self.plan, path, fmt, strict=strict, with_derived=with_derived,
+                                progress=progress, sep=sep)
+        if fmt != "csv":
+            raise SpaceDefinitionError(f"the {getattr(chosen, 'name', backend)} backend writes CSV only",
+                                       hint="use --backend c for .npy output")
+        return self.write_csv(path, chosen, strict=strict, with_derived=with_derived, progress=progress, sep=sep)
+
+    def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
+                  with_derived=(), progress=None, sep: str = ",", **options) -> int:
+        """Write a header and one row per configuration, row by row from `rows()`; the file
+        appears only when complete."""
         path = Path(path)
         columns = self.columns(with_derived)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
         written = 0
         try:
             with os.fdopen(fd, "w", newline="") as handle:
-                writer = csv.writer(handle, lineterminator="\n")
+                writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
                 writer.writerow(columns)
-                for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress):
+                for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
+                                     **options):
                     writer.writerow(row)
                     written += 1
             os.replace(tmp, path)

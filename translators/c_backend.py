@@ -1,0 +1,306 @@
+"""Run the compiled enumerator: split into work units, count, fill rows, write files.
+
+Counting: the units (prefixes of the outer loops) are counted in parallel. Listing: the unit
+counts give each unit's offset, units are filled in parallel into a NumPy structured array in
+batches of at most `batch_rows` rows, and each batch is written out (`.npy` bytes or CSV text
+formatted in C) before the next is filled, so memory stays bounded whatever the output size.
+Files are written to a temporary name and renamed when complete.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from solverspace.errors import SpaceEvaluationError, UndefinedOperationError
+from solverspace.plan import Plan
+from solverspace.reference import Stats
+
+from .c_build import build
+from .c_codegen import CDEF, CGenerator, ERROR_STEP_ZERO, Generated
+from .c_optimize import Options
+
+MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
+UNITS_PER_THREAD = 512
+DEFAULT_BATCH_ROWS = 1 << 22
+STATS_DTYPE = np.dtype([("count", "<i8"), ("undefined", "<i8"), ("error", "<i4"), ("undef_item", "<i4")])
+
+
+@dataclass
+class Units:
+    depth: int
+    prefixes: np.ndarray       # (n, depth) int64
+    counts: np.ndarray | None  # per unit, after counting
+    prefix_stats: Stats
+
+
+class Interrupted(KeyboardInterrupt):
+    pass
+
+
+class CEnumerator:
+    """One compiled enumerator for a plan, optimization options and output columns."""
+
+    _cache: dict[tuple, "CEnumerator"] = {}
+
+    def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
+                 threads: int | None = None):
+        self.plan = plan
+        self.options = options
+        self.generated: Generated = CGenerator(plan, options, with_derived).generate()
+        self.module = build(self.generated.source, CDEF)
+        self.lib, self.ffi = self.module.lib, self.module.ffi
+        self.threads = threads or os.cpu_count() or 1
+        self.units: Units | None = None
+
+    @classmethod
+    def get(cls, plan, options=Options(), with_derived=(), threads=None) -> "CEnumerator":
+        key = (id(plan), options, tuple(with_derived), threads)
+        if key not in cls._cache:
+            cls._cache[key] = cls(plan, options, with_derived, threads)
+        return cls._cache[key]
+
+    # ------------------------------------------------------------------------------ running C
+    def _call(self, fn, *args, progress=None, total=0, done=None):
+        """Run a C function in a worker thread (cffi releases the GIL) so that Ctrl-C and the
+        progress bar stay responsive; Ctrl-C sets the cancel flag, which every unit checks."""
+        result = {}
+        cancel = args[-3] if done is not None else None
+
+        def target():
+            result["value"] = fn(*args)
+        worker = threading.Thread(target=target, daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.1)
+                if progress and done is not None:
+                    progress(int(done[0]), total)
+        except KeyboardInterrupt:
+            if cancel is not None:
+                cancel[0] = 1
+            worker.join()
+            raise
+        if progress and done is not None:
+            progress(int(done[0]), total)
+        return result["value"]
+
+    def _check(self, stats, strict: bool, where: str = ""):
+        if stats.error == ERROR_STEP_ZERO:
+            name = self.generated.items[stats.undef_item]
+            raise SpaceEvaluationError(f"parameter {name!r}: range step is 0",
+                                       hint="a range step must be a non-zero integer")
+        if strict and stats.undefined:
+            raise self._undefined_error(self.generated.items[stats.undef_item], where)
+
+    @staticmethod
+    def _undefined_error(item: str, where: str) -> UndefinedOperationError:
+        return UndefinedOperationError(
+            f"undefined operation (division or modulo by zero) in {item!r}{where}",
+            hint="guard the expression, or run without --strict, where such configurations are invalid "
+                 "and counted as undefined; the reference backend with --strict names the configuration")
+
+    def split(self) -> Units:
+        """Choose the prefix depth that gives enough units for dynamic scheduling."""
+        if self.units is not None:
+            return self.units
+        st = self.ffi.new("ss_stats *")
+        target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
+        depth, count = 0, 1
+        for s in range(1, self.generated.max_prefix_depth + 1):
+            count = self.lib.ss_prefixes(s, self.ffi.NULL, 0, st)
+            self._check(st, False)
+            depth = s
+            if count >= target:
+                break
+        prefixes = np.zeros((max(count, 1), max(depth, 1)), dtype=np.int64)
+        if depth:
+            self.lib.ss_prefixes(depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st)
+            prefixes = prefixes[:count]
+        stats = Stats(undefined=st.undefined if depth else 0)
+        if depth and st.undefined:
+            stats.first_undefined = (self.generated.items[st.undef_item], {})
+        self.units = Units(depth, prefixes, None, stats)
+        return self.units
+
+    def count_units(self, strict=False, progress=None) -> Units:
+        units = self.split()
+        if units.counts is not None:
+            return units
+        n = len(units.prefixes) if units.depth else 1
+        counts = np.zeros(n, dtype=np.int64)
+        stats = self.ffi.new("ss_stats[]", n)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        self._call(self.lib.ss_count_units, units.depth, self._ptr(units.prefixes), n,
+                   self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done)
+        table = np.frombuffer(self.ffi.buffer(stats), dtype=STATS_DTYPE, count=n)
+        failed = np.flatnonzero(table["error"])
+        if len(failed):
+            self._check(stats[int(failed[0])], strict)
+        undefined = units.prefix_stats.undefined + int(table["undefined"].sum())
+        with_undefined = np.flatnonzero(table["undefined"])
+        if strict and units.prefix_stats.first_undefined is not None:
+            raise self._undefined_error(units.prefix_stats.first_undefined[0], "")
+        if len(with_undefined):
+            u = int(with_undefined[0])
+            if strict:
+                raise self._undefined_error(self.generated.items[stats[u].undef_item], self._where(units, u))
+            if units.prefix_stats.first_undefined is None:
+                units.prefix_stats.first_undefined = (self.generated.items[stats[u].undef_item],
+                                                      self._prefix_dict(units, u))
+        units.prefix_stats.undefined = undefined
+        units.counts = counts
+        return units
+
+    def _ptr(self, array: np.ndarray):
+        return self.ffi.cast("int64_t *", array.ctypes.data)
+
+    def _prefix_dict(self, units, u) -> dict:
+        if not units.depth:
+            return {}
+        return dict(zip(self.plan.order[: units.depth], (int(v) for v in units.prefixes[u])))
+
+    def _where(self, units, u) -> str:
+        prefix = self._prefix_dict(units, u)
+        return (" under " + " ".join(f"{k}={v}" for k, v in prefix.items())) if prefix else ""
+
+    # ------------------------------------------------------------------------------ results
+    def stats(self, strict=False, progress=None) -> Stats:
+        units = self.count_units(strict, progress)
+        s = units.prefix_stats
+        return Stats(count=int(units.counts.sum()), undefined=s.undefined, first_undefined=s.first_undefined)
+
+    def batches(self, strict=False, progress=None, batch_rows=DEFAULT_BATCH_ROWS) -> Iterator[np.ndarray]:
+        """Structured arrays of consecutive rows, in output order, each at most `batch_rows`
+        rows unless one unit alone is larger."""
+        if "hoist" in self.options:
+            # listing needs per-unit row counts, which hoisting multiplies; count without it
+            lister = CEnumerator.get(self.plan, Options(self.options.enabled - {"hoist"}),
+                                     self._with_derived(), self.threads)
+            yield from lister.batches(strict, progress, batch_rows)
+            return
+        units = self.count_units(strict)
+        counts = units.counts
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        total = int(offsets[-1])
+        dtype = np.dtype(self.generated.dtype)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        start = 0
+        n = len(counts)
+        while start < n:
+            stop = start + 1
+            while stop < n and offsets[stop + 1] - offsets[start] <= batch_rows:
+                stop += 1
+            rows = np.empty(int(offsets[stop] - offsets[start]), dtype=dtype)
+            self._call(self.lib.ss_fill_units, units.depth, self._ptr(units.prefixes), start, stop,
+                       self._ptr(offsets), self.ffi.cast("char *", rows.ctypes.data), self.threads, cancel, done,
+                       progress=progress, total=n, done=done)
+            yield rows
+            start = stop
+        if total == 0 and n == 0:
+            yield np.empty(0, dtype=dtype)
+
+    def _with_derived(self):
+        return tuple(c.name for c in self.generated.columns[len(self.plan.model.parameters):])
+
+    def array(self, strict=False, progress=None) -> np.ndarray:
+        parts = list(self.batches(strict, progress, batch_rows=1 << 62))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def format_csv(self, rows: np.ndarray, sep: str = ",") -> bytes:
+        columns = self.generated.columns
+        width = 64 * len(columns) + 64
+        buf = np.empty(max(len(rows) * width, 1), dtype=np.uint8)
+        n = self.lib.ss_format_csv(self.ffi.cast("char *", rows.ctypes.data), len(rows),
+                                   self.ffi.cast("char *", buf.ctypes.data), len(buf), self.threads, sep.encode())
+        if n < 0:
+            raise RuntimeError("CSV buffer too small")
+        return buf[:n].tobytes()
+
+    def decode(self, rows: np.ndarray) -> np.ndarray:
+        """Categorical columns as strings (the structured array holds their codes)."""
+        cats = [c for c in self.generated.columns if c.categorical is not None]
+        if not cats:
+            return rows
+        fields = []
+        for c in self.generated.columns:
+            if c.categorical is not None:
+                width = max(len(s) for s in c.categorical)
+                fields.append((c.name, f"<U{width}"))
+            else:
+                fields.append((c.name, rows.dtype[c.name]))
+        out = np.empty(len(rows), dtype=fields)
+        for c in self.generated.columns:
+            out[c.name] = np.asarray(c.categorical)[rows[c.name]] if c.categorical is not None else rows[c.name]
+        return out
+
+    def write(self, path: Path, fmt: str, *, strict=False, progress=None, sep=",",
+              batch_rows=DEFAULT_BATCH_ROWS) -> int:
+        """Write CSV or .npy; the file appears under its name only when complete."""
+        path = Path(path)
+        columns = self.generated.columns
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        written = 0
+        try:
+            with open(tmp, "wb") as handle:
+                if fmt == "csv":
+                    handle.write((sep.join(c.name for c in columns) + "\n").encode())
+                    for rows in self.batches(strict, progress, batch_rows):
+                        handle.write(self.format_csv(rows, sep))
+                        written += len(rows)
+                elif fmt == "npy":
+                    total = int(self.count_units(strict).counts.sum())
+                    dtype = self.generated.dtype
+                    if any(c.categorical is not None for c in columns):
+                        dtype = self.decode(np.empty(0, dtype=dtype)).dtype
+                    np.lib.format.write_array_header_1_0(
+                        handle, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+                                 "shape": (total,)})
+                    for rows in self.batches(strict, progress, batch_rows):
+                        handle.write(self.decode(rows).tobytes())
+                        written += len(rows)
+                else:
+                    raise ValueError(f"unknown format {fmt!r}")
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return written
+
+
+class CBackend:
+    """The compiled C/OpenMP enumerator behind the Backend protocol."""
+
+    name = "c"
+
+    def __init__(self, threads: int | None = None, options: Options = Options()):
+        self.threads = threads
+        self.options = options
+
+    def enumerator(self, plan, with_derived=()) -> CEnumerator:
+        return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads)
+
+    def count(self, plan, *, strict=False, progress=None) -> Stats:
+        return self.enumerator(plan).stats(strict, progress)
+
+    def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        enumerator = self.enumerator(plan, with_derived)
+        names = [c.name for c in enumerator.generated.columns]
+        for batch in enumerator.batches(strict, progress):
+            decoded = enumerator.decode(batch)
+            for row in decoded.tolist():
+                yield tuple(row)
+
+    def array(self, plan, *, strict=False, with_derived=(), progress=None) -> np.ndarray:
+        enumerator = self.enumerator(plan, with_derived)
+        return enumerator.decode(enumerator.array(strict, progress))
+
+    def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)

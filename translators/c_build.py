@@ -1,0 +1,102 @@
+"""Compile generated C through cffi (API mode) into a cached extension module.
+
+The module name is a hash of the generated source, the compiler and the flags, so a change in
+any of them builds a new module. Cache directory: `$SOLVERSPACE_CACHE` or
+`~/.cache/solverspace`. An entry that fails to import (stale or corrupt) is rebuilt, never
+trusted. A missing or failing compiler raises `CompilerError` with the compiler's output and the
+path of the generated source.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from solverspace.errors import SolverspaceError
+
+FLAGS = ["-O2", "-fopenmp", "-std=gnu99", "-fno-strict-aliasing", "-Wno-unused-variable",
+         "-Wno-unused-but-set-variable", "-Wno-unused-function", "-Wno-unused-label"]
+
+
+class CompilerError(SolverspaceError, RuntimeError):
+    """The C compiler is missing or failed."""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("SOLVERSPACE_CACHE") or Path.home() / ".cache" / "solverspace"
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def compiler() -> str:
+    return os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+
+
+def module_name(source: str, cdef: str) -> str:
+    """Cache key: the generated source, the compiler, the flags and the Python version."""
+    key = hashlib.sha256("\0".join([source, cdef, compiler(), " ".join(FLAGS), sys.version]).encode()).hexdigest()[:24]
+    return f"_ss_{key}"
+
+
+def module_path(source: str, cdef: str) -> Path:
+    return cache_dir() / (module_name(source, cdef) + importlib.machinery.EXTENSION_SUFFIXES[0])
+
+
+def build(source: str, cdef: str):
+    """The compiled module (`.lib`, `.ffi`) for a generated source, from cache when possible."""
+    name = module_name(source, cdef)
+    directory = cache_dir()
+    module = _import(directory, name)
+    if module is not None:
+        return module
+    return _compile(directory, name, source, cdef)
+
+
+def _import(directory: Path, name: str):
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    path = directory / f"{name}{suffix}"
+    if not path.exists():
+        return None
+    if name in sys.modules:
+        return sys.modules[name]
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.lib.ss_row_size()  # a corrupt entry fails here
+    except Exception:
+        path.unlink(missing_ok=True)  # stale or corrupt: rebuild
+        return None
+    sys.modules[name] = module
+    return module
+
+
+def _compile(directory: Path, name: str, source: str, cdef: str):
+    import cffi
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)
+    ffi.set_source(name, source, extra_compile_args=FLAGS, extra_link_args=["-fopenmp"])
+    workdir = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=directory))
+    source_path = workdir / f"{name}.c"
+    try:
+        built = ffi.compile(tmpdir=str(workdir), verbose=False)
+    except Exception as exc:  # distutils CompileError, missing compiler, ...
+        raise CompilerError(
+            f"compiling the generated enumerator failed: {exc}",
+            hint=f"generated source: {source_path}; compiler: {compiler()} {' '.join(FLAGS)} "
+                 "(install gcc with OpenMP, set CC, or use --backend reference)") from None
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    target = directory / f"{name}{suffix}"
+    os.replace(built, target)  # atomic: other processes see a whole file or none
+    shutil.rmtree(workdir, ignore_errors=True)
+    module = _import(directory, name)
+    if module is None:
+        raise CompilerError(f"the compiled enumerator {target} cannot be loaded")
+    return module

@@ -1,0 +1,538 @@
+"""Emit the C99 + OpenMP enumerator for a plan.
+
+The generated file has two loop nests over the same first levels: `walk_list` in the plan's
+order (writes rows) and `walk_count` (counts; hoisted parameters last, multiplied in). Both run
+from a *prefix*: the values of the first `plen` loops, fixed. Work is split into units, one per
+prefix of depth `s` (found by running the nest with `stop = s`), and OpenMP hands units to
+threads dynamically. Each unit's rows go to its own offset (from a counting pass), so the output
+is identical for any number of threads.
+
+Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`, `ss_format_csv`.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from solverspace import ir
+from solverspace.bounds import Bounds
+from solverspace.evaluate import compile_domain
+from solverspace.plan import Plan
+from solverspace.symbolic import rational_names
+
+from .c_expr import C_HELPERS, CExpressionPrinter, c_name
+from .c_optimize import Options, analyse, hoistable
+from .errors import UnsupportedConstruct
+
+CDEF = """
+typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;
+int64_t ss_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st);
+int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *counts, ss_stats *stats,
+                   int nthreads, volatile int *cancel, int64_t *done);
+int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const int64_t *offsets,
+                  char *rows, int nthreads, volatile int *cancel, int64_t *done);
+int64_t ss_format_csv(const char *rows, int64_t nrows, char *buf, int64_t cap, int nthreads, char sep);
+int ss_max_prefix_depth(void);
+int ss_row_size(void);
+"""
+
+MAX_BUFFER = 1 << 20
+ERROR_STEP_ZERO = 1
+
+
+@dataclass
+class Column:
+    name: str
+    dtype: str          # numpy dtype name, e.g. "int16"
+    ctype: str          # e.g. "int16_t"
+    categorical: tuple | None = None  # decoded strings by code, for categorical columns
+
+
+@dataclass
+class Generated:
+    source: str
+    columns: list[Column]
+    items: list[str]                 # undefined-item id -> name, for messages
+    max_prefix_depth: int
+    codes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()[:20]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype([(c.name, c.dtype) for c in self.columns])
+
+
+def smallest_int(lo, hi) -> tuple[str, str]:
+    for bits in (8, 16, 32, 64):
+        if -(2 ** (bits - 1)) <= lo and hi <= 2 ** (bits - 1) - 1:
+            return f"int{bits}", f"int{bits}_t"
+    raise ValueError("value range exceeds 64 bits")
+
+
+def string_codes(model) -> dict[str, int]:
+    """Every string constant of the model gets a code, in order of first appearance."""
+    codes: dict[str, int] = {}
+    nodes = [p.domain for p in model.parameters] + [d.expr for d in model.derived] + [c.expr for c in model.constraints]
+    for node in nodes:
+        for n in ir.walk(node):
+            if isinstance(n, ir.Const) and type(n.value) is str and n.value not in codes:
+                codes[n.value] = len(codes)
+    return codes
+
+
+class CGenerator:
+    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = ()):
+        self.plan = plan
+        self.model = plan.model
+        self.options = options
+        self.bounds = Bounds(self.model)
+        self.codes = string_codes(self.model)
+        self.rational = rational_names(self.model)
+        self.printer = CExpressionPrinter(self.model, self.bounds, self.codes, self.rational)
+        self.levels = analyse(plan, self.bounds, options)
+        self.hoisted = hoistable(plan, options)
+        self.with_derived = with_derived
+        self.items: list[str] = []
+        self.tables: list[str] = []
+        self.table_ids: dict[str, int] = {}
+        order = list(plan.order)
+        self.count_order = [p for p in order if p not in self.hoisted]
+        common = 0
+        while common < len(self.count_order) and self.count_order[common] == order[common]:
+            common += 1
+        self.max_prefix_depth = min(common, len(self.count_order))
+
+    # ------------------------------------------------------------------------------ public
+    def generate(self) -> Generated:
+        columns = self.columns()
+        body = [
+            "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <stdio.h>",
+            "#include <omp.h>", C_HELPERS,
+            "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
+            "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
+            "#pragma pack(push, 1)",
+            "typedef struct {\n" + "\n".join(f"    {c.ctype} {c_name(c.name)};" for c in columns) + "\n} ss_row;",
+            "#pragma pack(pop)",
+        ]
+        walk_list = self.walk("walk_list", list(self.plan.order), listing=True)
+        walk_count = self.walk("walk_count", self.count_order, listing=False)
+        body += self.tables
+        body += [walk_list, walk_count, self.drivers(), self.csv_formatter(columns)]
+        return Generated("\n".join(body) + "\n", columns, self.items, self.max_prefix_depth, self.codes)
+
+    def columns(self) -> list[Column]:
+        strings = {code: s for s, code in self.codes.items()}
+        result = []
+        for name in (*self.model.parameter_names, *self.with_derived):
+            if name in self.rational:
+                raise UnsupportedConstruct("C", ir.Ref(name), "a fraction-valued derived value cannot be an output column",
+                                           owner=self.model.definition(name), model=self.model)
+            interval = self.bounds.of(name)
+            dtype, ctype = smallest_int(interval.lo, interval.hi)
+            categorical = None
+            if name in self.model.parameter and _string_valued(self.model.parameter[name].domain):
+                categorical = tuple(strings[i] for i in range(len(strings)))
+                dtype, ctype = smallest_int(0, max(len(strings) - 1, 0))
+            result.append(Column(name, dtype, ctype, categorical))
+        return result
+
+    # ------------------------------------------------------------------------------ nests
+    def item(self, name: str) -> int:
+        self.items.append(name)
+        return len(self.items) - 1
+
+    def walk(self, fname: str, order: list[str], listing: bool) -> str:
+        model = self.model
+        by_name = {level.parameter.name: (i, level) for i, level in enumerate(self.plan.levels)}
+        position = {p: i for i, p in enumerate(order)}
+        # derived values and constraints go after the loop of their last input *in this order*
+        slots: dict[int, tuple[list, list]] = {i: ([], []) for i in range(-1, len(order))}
+        dag_inputs = _param_inputs(model)
+        for d in [*self.plan.prelude_derived, *(d for lv in self.plan.levels for d in lv.derived)]:
+            slots[max((position[q] for q in dag_inputs[d.name]), default=-1)][0].append(d)
+        for c in [*self.plan.prelude_constraints, *(c for lv in self.plan.levels for c in lv.constraints)]:
+            slots[max((position[q] for q in dag_inputs[c.name]), default=-1)][1].append(c)
+        decls = [f"int64_t {c_name(n)} = 0;" for n in (*model.parameter_names, *(d.name for d in model.derived))
+                 if n not in self.rational]
+        lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
+                 "                      int64_t *prefix_out, int64_t cap, ss_stats *st) {",
+                 "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
+                 "    " + " ".join(decls)]
+        buffers = []
+        lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;")
+        depth_close = []
+        for i, name in enumerate(order):
+            index, level = by_name[name]
+            lp = self.levels[index]
+            ind = "    " * (i + 1)
+            parameter = level.parameter
+            var = c_name(name)
+            lines.append(f"{ind}/* level {i}: {name} */")
+            lines.append(f"{ind}{{")
+            lines.append(f"{ind}    int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
+            lines.append(f"{ind}    if (plen > {i}) {{ n_{i} = 1; }} else {{")
+            solve = lp.solve if "solve" in self.options else None
+            buffered = not isinstance(parameter.domain, ir.Range)
+            if buffered:
+                buffers.append((i, self.buffer_size(parameter)))
+            lines += self.domain_setup(i, parameter, solve, ind + "        ")
+            lines.append(f"{ind}    }}")
+            lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
+            if buffered or solve:
+                value = f"buf_{i}[k_{i}]"
+            else:
+                value = f"start_{i} + k_{i} * step_{i}"
+            lines.append(f"{ind}        {var} = (plen > {i}) ? prefix[{i}] : {value};")
+            derived, constraints = slots[i]
+            breaks = {c.name for c in lp.breaks}
+            lines += self.derived_and_constraints((derived, constraints), breaks, ind + "        ",
+                                                  guard_prefix=i)
+            lines.append(f"{ind}        if (stop == {i + 1}) {{")
+            lines.append(f"{ind}            if (st->count < cap) {{ " +
+                         " ".join(f"prefix_out[st->count * {i + 1} + {j}] = {c_name(order[j])};" for j in range(i + 1))
+                         + " }")
+            lines.append(f"{ind}            st->count++; continue;")
+            lines.append(f"{ind}        }}")
+            depth_close.append(ind)
+        ind = "    " * (len(order) + 1)
+        if listing:
+            fields = ", ".join(f"({c.ctype}){c_name(c.name)}" for c in self.columns())
+            lines.append(f"{ind}    out[st->count++] = (ss_row){{ {fields} }};")
+        else:
+            lines += self.hoisted_multiplier(ind + "    ")
+        for ind in reversed(depth_close):
+            lines.append(f"{ind}    }}")
+            lines.append(f"{ind}}}")
+        lines.append("    done: ;")
+        for i, size in buffers:
+            lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
+            lines.append(f"    free(buf_{i});")
+        if self.solved_levels(order):
+            for i in self.solved_levels(order):
+                if i not in dict(buffers):
+                    lines.insert(4, f"    int64_t buf_{i}[1];")
+        lines.append("}")
+        text = "\n".join(lines)
+        return text.replace("return; /*abort*/", "goto done;")
+
+    def solved_levels(self, order):
+        by_name = {level.parameter.name: i for i, level in enumerate(self.plan.levels)}
+        return [i for i, name in enumerate(order) if self.levels[by_name[name]].solve and "solve" in self.options]
+
+    def derived_and_constraints(self, slot, breaks, ind, on_reject="continue;", guard_prefix=None):
+        derived, constraints = slot
+        breaks = breaks or set()
+        lines = []
+        for d in derived:
+            item = self.item(d.name)
+            if d.name in self.rational:
+                # eager definedness of a fraction-valued derived value: its divisors must be non-zero
+                num, den = d.expr.left, d.expr.right
+                text = f"(void)({self.printer.print(num, d)}); if ({self.printer.print(den, d)} == 0) uflag = 1;"
+            else:
+                text = f"{c_name(d.name)} = {self.printer.print(d.expr, d)};"
+            lines.append(f"{ind}{text}")
+            lines.append(f"{ind}if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; {on_reject} }}")
+        ordered = [c for c in constraints if c.name in breaks] + [c for c in constraints if c.name not in breaks]
+        tests = []
+        for c in ordered:
+            item = self.item(c.name)
+            rejection = self.printer.print(c.expr if c.rejects else ir.Not(c.expr), c)
+            action = "break;" if c.name in breaks else on_reject
+            tests.append(f"{ind}{{ int r = ({rejection}) != 0;")
+            tests.append(f"{ind}  if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; {on_reject} }}")
+            tests.append(f"{ind}  if (r) {action} }}")
+        if tests and guard_prefix is not None:
+            lines.append(f"{ind}if (plen <= {guard_prefix}) {{")
+            lines += ["    " + t for t in tests]
+            lines.append(f"{ind}}}")
+        else:
+            lines += tests
+        return lines
+
+    def hoisted_multiplier(self, ind) -> list[str]:
+        if not self.hoisted:
+            return [f"{ind}st->count++;"]
+        lines = [f"{ind}{{ int64_t mult = 1;"]
+        for name in self.hoisted:
+            p = self.model.parameter[name]
+            i = f"h_{name}"
+            lines.append(f"{ind}  {{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
+            lines += self.domain_setup(i, p, None, ind + "    ", count_only=True)
+            lines.append(f"{ind}    mult *= n_{i}; }}")
+        lines.append(f"{ind}  st->count += mult; }}")
+        return lines
+
+    # ------------------------------------------------------------------------------ domains
+    def buffer_size(self, parameter) -> int:
+        size = self._size(parameter.domain, parameter)
+        if size > MAX_BUFFER:
+            raise UnsupportedConstruct("C", parameter.domain, f"its value list may hold {size} values "
+                                       f"(more than {MAX_BUFFER})", owner=parameter, model=self.model)
+        return max(size, 1)
+
+    def _size(self, node, parameter) -> int:
+        if isinstance(node, ir.Values):
+            return len(node.items)
+        if isinstance(node, ir.Range):
+            i = self.bounds._domain(node, parameter)
+            return 0 if i.empty else int(i.hi - i.lo + 1)
+        if isinstance(node, ir.SetOp):
+            left = self._size(node.left, parameter)
+            return left + self._size(node.right, parameter) if node.op == "union" else left
+        if isinstance(node, ir.IfDomain):
+            return max(self._size(node.then, parameter), self._size(node.orelse, parameter))
+        if isinstance(node, ir.Closure):
+            return max((len(v) for v in self.closure_table(node, parameter)[1]), default=0)
+        raise TypeError(type(node).__name__)
+
+    def domain_setup(self, i, parameter, solve, ind, count_only=False) -> list[str]:
+        """Set n_i (and start_i/step_i or buf_i) for the parameter's domain at this point."""
+        item = self.item(f"domain of {parameter.name}")
+        domain = parameter.domain
+        lines = []
+        undefined = f"if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; n_{i} = 0; }}"
+        if isinstance(domain, ir.Range):
+            lines += self.range_setup(i, domain, parameter, ind)
+        elif count_only and not isinstance(domain, ir.Values):
+            lines.append(f"{ind}int64_t tmp_{i}[{self.buffer_size(parameter)}];")
+            lines += self.fill_buffer(f"tmp_{i}", f"n_{i}", domain, parameter, ind)
+        elif count_only:
+            lines.append(f"{ind}int64_t tmp_{i}[{max(len(domain.items), 1)}];")
+            lines += self.fill_buffer(f"tmp_{i}", f"n_{i}", domain, parameter, ind)
+        else:
+            lines += self.fill_buffer(f"buf_{i}", f"n_{i}", domain, parameter, ind)
+        lines.append(f"{ind}{undefined}")
+        if solve:
+            coefficient, value, constraint = solve
+            k = self.printer.print(coefficient, constraint) if coefficient is not None else "INT64_C(1)"
+            e = self.printer.print(value, constraint)
+            member = self.membership(i, domain)
+            lines += [
+                f"{ind}if (n_{i} > 0) {{",
+                f"{ind}    int64_t e_ = {e}, k_ = {k}, c_ = 0; int ok_ = !uflag && (e_ % k_ == 0);",
+                f"{ind}    if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; }}",
+                f"{ind}    if (ok_) {{ c_ = e_ / k_; ok_ = {member}; }}",
+                f"{ind}    n_{i} = ok_ ? 1 : 0; buf_{i}[0] = c_;",
+                f"{ind}}}",
+            ]
+        return lines
+
+    def membership(self, i, domain) -> str:
+        if isinstance(domain, ir.Range):
+            return (f"(step_{i} > 0 ? (c_ >= start_{i} && c_ < start_{i} + n_{i} * step_{i}) "
+                    f": (c_ <= start_{i} && c_ > start_{i} + n_{i} * step_{i})) && ((c_ - start_{i}) % step_{i} == 0)")
+        return f"ss_member(c_, buf_{i}, n_{i})"
+
+    def range_setup(self, i, domain: ir.Range, parameter, ind) -> list[str]:
+        for part in (domain.start, domain.stop, domain.step):
+            interval = self.bounds.expr(part)
+            if not (-(2 ** 62) <= interval.lo and interval.hi <= 2 ** 62):
+                raise UnsupportedConstruct("C", part, f"range bound values {interval} are too large for 64-bit loops",
+                                           owner=parameter, model=self.model)
+        p = self.printer
+        start, stop, step = (p.print(e, parameter) for e in (domain.start, domain.stop, domain.step))
+        return [
+            f"{ind}start_{i} = {start}; {{ int64_t stop_ = {stop}; step_{i} = {step};",
+            f"{ind}if (!uflag && step_{i} == 0) {{ st->error = {ERROR_STEP_ZERO}; st->undef_item = {self.item(parameter.name)}; return; /*abort*/ }}",
+            f"{ind}if (step_{i} > 0) n_{i} = start_{i} < stop_ ? (stop_ - start_{i} + step_{i} - 1) / step_{i} : 0;",
+            f"{ind}else if (step_{i} < 0) n_{i} = start_{i} > stop_ ? (start_{i} - stop_ - step_{i} - 1) / (-step_{i}) : 0; }}",
+        ]
+
+    def fill_buffer(self, buf, count, node, parameter, ind) -> list[str]:
+        """Code that sets `count` values of `node` into `buf` (ordered, duplicate-free)."""
+        lines = [f"{ind}{count} = 0;"]
+        lines += self._fill(buf, count, node, parameter, ind, dedupe=not _dedupe_free(node))
+        return lines
+
+    def _fill(self, buf, count, node, parameter, ind, dedupe) -> list[str]:
+        p = self.printer
+        push = (f"if (!ss_member(x_, {buf}, {count})) {buf}[{count}++] = x_;" if dedupe
+                else f"{buf}[{count}++] = x_;")
+        if isinstance(node, ir.Values):
+            return [f"{ind}{{ int64_t x_ = {p.print(item, parameter)}; {push} }}" for item in node.items]
+        if isinstance(node, ir.Range):
+            start, stop, step = (p.print(e, parameter) for e in (node.start, node.stop, node.step))
+            return [f"{ind}{{ int64_t a_ = {start}, b_ = {stop}, s_ = {step};",
+                    f"{ind}  if (!uflag && s_ == 0) {{ st->error = {ERROR_STEP_ZERO}; st->undef_item = {self.item(parameter.name)}; return; /*abort*/ }}",
+                    f"{ind}  if (!uflag) for (int64_t x_ = a_; s_ > 0 ? x_ < b_ : x_ > b_; x_ += s_) {{ {push} }} }}"]
+        if isinstance(node, ir.IfDomain):
+            return ([f"{ind}if ({p.print(node.cond, parameter)}) {{"]
+                    + self._fill(buf, count, node.then, parameter, ind + "    ", dedupe)
+                    + [f"{ind}}} else {{"]
+                    + self._fill(buf, count, node.orelse, parameter, ind + "    ", dedupe)
+                    + [f"{ind}}}"])
+        if isinstance(node, ir.SetOp):
+            size = self._size(node.right, parameter)
+            lines = self._fill(buf, count, node.left, parameter, ind, True)
+            other, other_n = f"r{id(node) % 100000}_", f"rn{id(node) % 100000}_"
+            lines += [f"{ind}{{ int64_t {other}[{max(size, 1)}]; int64_t {other_n} = 0;"]
+            lines += self._fill(other, other_n, node.right, parameter, ind + "  ", True)
+            if node.op == "union":
+                lines.append(f"{ind}  for (int64_t j_ = 0; j_ < {other_n}; j_++) {{ int64_t x_ = {other}[j_]; "
+                             f"if (!ss_member(x_, {buf}, {count})) {buf}[{count}++] = x_; }} }}")
+            else:
+                keep = "" if node.op == "intersection" else "!"
+                lines.append(f"{ind}  int64_t w_ = 0; for (int64_t j_ = 0; j_ < {count}; j_++) "
+                             f"if ({keep}ss_member({buf}[j_], {other}, {other_n})) {buf}[w_++] = {buf}[j_];"
+                             f" {count} = w_; }}")
+            return lines
+        if isinstance(node, ir.Closure):
+            return self._fill_closure(buf, count, node, parameter, ind)
+        raise TypeError(type(node).__name__)
+
+    def closure_table(self, node: ir.Closure, parameter):
+        """(dependency intervals, value lists per combination) computed in Python now."""
+        import itertools
+        import math
+        intervals = []
+        for dep in node.deps:
+            b = self.bounds.of(dep)
+            if not b.finite:
+                raise UnsupportedConstruct("C", node, f"its input {dep!r} is unbounded", owner=parameter, model=self.model)
+            intervals.append((math.floor(b.lo), math.floor(b.hi)))
+        evaluate = compile_domain(node, parameter.name, closure_globals=dict(self.model.closure_globals),
+                                  max_closure_values=self.model.max_closure_values)
+        combos = list(itertools.product(*(range(lo, hi + 1) for lo, hi in intervals)))
+        if len(combos) > self.bounds.max_closure_combinations:
+            raise UnsupportedConstruct("C", node, f"{len(combos)} input combinations to tabulate", owner=parameter,
+                                       model=self.model)
+        values = []
+        for combo in combos:
+            vals = list(evaluate(dict(zip(node.deps, combo))))
+            values.append([self.codes[v] if isinstance(v, str) else v for v in vals])
+        return intervals, values
+
+    def _fill_closure(self, buf, count, node, parameter, ind) -> list[str]:
+        intervals, values = self.closure_table(node, parameter)
+        tid = len(self.tables)
+        offsets, flat = [0], []
+        for vals in values:
+            flat += vals
+            offsets.append(len(flat))
+        self.tables.append(f"static const int64_t tab{tid}_values[] = {{{', '.join(map(str, flat or [0]))}}};")
+        self.tables.append(f"static const int64_t tab{tid}_offsets[] = {{{', '.join(map(str, offsets))}}};")
+        index, stride, lines = "0", 1, [f"{ind}{{ int64_t ix_ = 0; int ok_ = 1;"]
+        for dep, (lo, hi) in reversed(list(zip(node.deps, intervals))):
+            var = c_name(dep)
+            lines.append(f"{ind}  if ({var} < {lo} || {var} > {hi}) ok_ = 0; else ix_ += ({var} - {lo}) * {stride};")
+            stride *= hi - lo + 1
+        lines.append(f"{ind}  if (ok_) for (int64_t j_ = tab{tid}_offsets[ix_]; j_ < tab{tid}_offsets[ix_ + 1]; j_++) "
+                     f"{buf}[{count}++] = tab{tid}_values[j_]; }}")
+        return lines
+
+    # ------------------------------------------------------------------------------ drivers
+    def drivers(self) -> str:
+        return r"""
+static int ss_member(int64_t x, const int64_t *buf, int64_t n) {
+    for (int64_t j = 0; j < n; j++) if (buf[j] == x) return 1;
+    return 0;
+}
+int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
+int ss_row_size(void) { return (int)sizeof(ss_row); }
+
+int64_t ss_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st) {
+    memset(st, 0, sizeof *st);
+    walk_count(NULL, 0, s, 2, NULL, out, cap, st);
+    return st->count;
+}
+
+int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *counts, ss_stats *stats,
+                   int nthreads, volatile int *cancel, int64_t *done) {
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int64_t unit = 0; unit < nunits; unit++) {
+        if (*cancel) continue;
+        ss_stats st; memset(&st, 0, sizeof st);
+        walk_count(prefixes + unit * s, s, -1, 0, NULL, NULL, 0, &st);
+        counts[unit] = st.count; stats[unit] = st;
+        #pragma omp atomic
+        (*done)++;
+    }
+    return *cancel ? 1 : 0;
+}
+
+int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const int64_t *offsets,
+                  char *rows, int nthreads, volatile int *cancel, int64_t *done) {
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int64_t unit = u0; unit < u1; unit++) {
+        if (*cancel) continue;
+        ss_stats st; memset(&st, 0, sizeof st);
+        walk_list(prefixes + unit * s, s, -1, 1, (ss_row *)rows + (offsets[unit] - offsets[u0]), NULL, 0, &st);
+        #pragma omp atomic
+        (*done)++;
+    }
+    return *cancel ? 1 : 0;
+}
+""".replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth))
+
+    def csv_formatter(self, columns: list[Column]) -> str:
+        decls, parts = [], []
+        for j, c in enumerate(columns):
+            if j:
+                parts.append("        *p++ = sep;")
+            if c.categorical is not None:
+                names = ", ".join(_c_string(s) for s in c.categorical)
+                decls.append(f"static const char *cat{j}[] = {{{names}}};")
+                parts.append(f"        {{ const char *s_ = cat{j}[r->{c_name(c.name)}]; size_t l_ = strlen(s_); "
+                             f"memcpy(p, s_, l_); p += l_; }}")
+            else:
+                parts.append(f"        p += ss_itoa((int64_t)r->{c_name(c.name)}, p);")
+        width = sum(max(21, max((len(s) for s in (c.categorical or ())), default=0)) + 1 for c in columns) + 1
+        return "\n".join(decls) + r"""
+static int ss_itoa(int64_t v, char *p) {
+    char tmp[24]; int n = 0; uint64_t x = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+    do { tmp[n++] = (char)('0' + x % 10); x /= 10; } while (x);
+    int len = 0; if (v < 0) p[len++] = '-';
+    while (n) p[len++] = tmp[--n];
+    return len;
+}
+#define ROW_WIDTH """ + str(width) + r"""
+int64_t ss_format_csv(const char *rows, int64_t nrows, char *buf, int64_t cap, int nthreads, char sep) {
+    if (cap < nrows * ROW_WIDTH) return -1;
+    int64_t parts = nthreads > 0 ? nthreads : 1;
+    int64_t *lens = (int64_t *)calloc((size_t)parts, sizeof(int64_t));
+    #pragma omp parallel for schedule(static, 1) num_threads(nthreads)
+    for (int64_t part = 0; part < parts; part++) {
+        int64_t lo = nrows * part / parts, hi = nrows * (part + 1) / parts;
+        char *p = buf + lo * ROW_WIDTH;
+        for (int64_t i = lo; i < hi; i++) {
+        const ss_row *r = (const ss_row *)rows + i;
+""" + "\n".join(parts) + r"""
+        *p++ = '\n';
+        }
+        lens[part] = p - (buf + lo * ROW_WIDTH);
+    }
+    int64_t total = 0;
+    for (int64_t part = 0; part < parts; part++) {
+        int64_t lo = nrows * part / parts;
+        memmove(buf + total, buf + lo * ROW_WIDTH, (size_t)lens[part]);
+        total += lens[part];
+    }
+    free(lens);
+    return total;
+}
+"""
+
+
+def _c_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _string_valued(domain) -> bool:
+    return any(isinstance(n, ir.Const) and type(n.value) is str for n in ir.walk(domain))
+
+
+def _dedupe_free(node) -> bool:
+    """Domains whose values cannot repeat (so no duplicate check is needed)."""
+    return isinstance(node, ir.Range) or (isinstance(node, ir.IfDomain) and _dedupe_free(node.then)
+                                          and _dedupe_free(node.orelse))
+
+
+def _param_inputs(model):
+    from solverspace.dag import DAG
+    return DAG(model).parameter_inputs

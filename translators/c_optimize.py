@@ -1,0 +1,263 @@
+"""Optimizations the C enumerator applies, each proven from the model and each switchable.
+
+- `break`: a constraint whose rejection can only switch from false to true as the loop advances
+  (monotone in the loop variable, proven by a sign/monotonicity analysis that uses the interval
+  bounds) ends the loop instead of skipping one value.
+- `solve`: a parameter fixed by an equality of the constraint (`k * v == e`, `v == e`, with `k`
+  proven non-zero) is computed, checked for divisibility and domain membership, instead of looped over.
+- `hoist`: when only counting, parameters nothing depends on are not looped over: the product
+  of their domain sizes is added instead of 1.
+
+None of these changes the valid set; they change how many candidates are visited (and so the
+undefined-operation tally, which the literal mode reports exactly as the reference does).
+The loop-bound tightening of the issue is realised by `break` (the first value past the bound
+ends the loop); a separate closed-form bound is not computed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from solverspace import ir
+from solverspace.bounds import Bounds
+from solverspace.dag import DAG
+from solverspace.plan import Plan
+
+ALL_OPTIMIZATIONS = ("break", "solve", "hoist")
+
+
+@dataclass(frozen=True)
+class Options:
+    enabled: frozenset[str] = frozenset(ALL_OPTIMIZATIONS)
+
+    @classmethod
+    def literal(cls) -> "Options":
+        return cls(frozenset())
+
+    @classmethod
+    def parse(cls, literal: bool = False, disable=(), only=None) -> "Options":
+        for name in (*disable, *(only or ())):
+            if name not in ALL_OPTIMIZATIONS:
+                from solverspace.errors import SolverspaceError
+                raise SolverspaceError(f"unknown optimization {name!r}", hint=f"known: {', '.join(ALL_OPTIMIZATIONS)}")
+        if literal:
+            return cls.literal()
+        chosen = set(only) if only is not None else set(ALL_OPTIMIZATIONS)
+        return cls(frozenset(chosen - set(disable)))
+
+    def __contains__(self, name):
+        return name in self.enabled
+
+
+@dataclass
+class LevelPlan:
+    """What the C code does at one loop level."""
+
+    index: int
+    breaks: list = field(default_factory=list)   # constraints that end the loop when they reject
+    solve: tuple | None = None                    # (coefficient expr or None, value expr, constraint)
+
+
+class Monotonicity:
+    """Direction in which an expression moves when one parameter grows: +1, -1, 0, or None."""
+
+    def __init__(self, model, bounds: Bounds, variable: str, dag: DAG):
+        self.model = model
+        self.bounds = bounds
+        self.variable = variable
+        self.dag = dag
+
+    def depends(self, node) -> bool:
+        for name in ir.refs(node):
+            if name == self.variable or self.variable in self.dag.parameter_inputs.get(name, ()):
+                return True
+        return False
+
+    def sign(self, node):
+        i = self.bounds.expr(node)
+        if i.empty:
+            return None
+        if i.lo >= 0:
+            return 1
+        if i.hi <= 0:
+            return -1
+        return None
+
+    def of(self, node):
+        if not self.depends(node):
+            return 0
+        method = getattr(self, "_" + type(node).__name__, None)
+        return method(node) if method else None
+
+    def _Ref(self, n):
+        if n.name == self.variable:
+            return 1
+        if n.name in self.model.derived_value:
+            return self.of(self.model.derived_value[n.name].expr)
+        return None
+
+    def _BinOp(self, n):
+        a, b = self.of(n.left), self.of(n.right)
+        if a is None or b is None:
+            return None
+        if n.op == "+":
+            return _combine(a, b)
+        if n.op == "-":
+            return _combine(a, -b)
+        if n.op == "*":
+            if a == 0:
+                s = self.sign(n.left)
+                return None if s is None else s * b
+            if b == 0:
+                s = self.sign(n.right)
+                return None if s is None else s * a
+            if a == b == 1 and self.sign(n.left) == 1 and self.sign(n.right) == 1:
+                return 1
+            return None
+        if n.op in ("//", "/"):
+            divisor = self.bounds.expr(n.right)
+            if b == 0 and (divisor.lo > 0 or divisor.hi < 0):
+                return a if divisor.lo > 0 else -a
+            if a == 0 and self.sign(n.left) == 1 and divisor.lo > 0:
+                return -b
+            return None
+        return None
+
+    def _Neg(self, n):
+        a = self.of(n.operand)
+        return None if a is None else -a
+
+    def _Abs(self, n):
+        s, a = self.sign(n.operand), self.of(n.operand)
+        return None if s is None or a is None else s * a
+
+    def _minmax(self, n):
+        result = 0
+        for o in n.operands:
+            result = _combine(result, self.of(o))
+            if result is None:
+                return None
+        return result
+
+    _Min = _Max = _minmax
+
+    def _Compare(self, n):
+        diff = _combine(self.of(n.left), _negate(self.of(n.right)))
+        if diff is None:
+            return None
+        if n.op in (">", ">="):
+            return diff
+        if n.op in ("<", "<="):
+            return -diff
+        return None if diff else 0
+
+    def _boolop(self, n):
+        return self._minmax(n)
+
+    _And = _Or = _boolop
+
+    def _Not(self, n):
+        return _negate(self.of(n.operand))
+
+
+def _negate(x):
+    return None if x is None else -x
+
+
+def _combine(a, b):
+    if a is None or b is None:
+        return None
+    if a == 0:
+        return b
+    if b == 0 or a == b:
+        return a
+    return None
+
+
+def range_direction(bounds: Bounds, domain) -> int:
+    """+1 for a range whose step is proven positive, -1 negative, 0 otherwise."""
+    if not isinstance(domain, ir.Range):
+        return 0
+    step = bounds.expr(domain.step)
+    if step.lo >= 1:
+        return 1
+    if step.hi <= -1:
+        return -1
+    return 0
+
+
+def analyse(plan: Plan, bounds: Bounds, options: Options) -> list[LevelPlan]:
+    """Per level: which constraints break the loop and whether the variable is solved."""
+    dag = DAG(plan.model)
+    result = []
+    for index, level in enumerate(plan.levels):
+        lp = LevelPlan(index)
+        variable = level.parameter.name
+        if "break" in options:
+            direction = range_direction(bounds, level.parameter.domain)
+            if direction:
+                mono = Monotonicity(plan.model, bounds, variable, dag)
+                for c in level.constraints:
+                    rejection = c.expr if c.rejects else ir.Not(c.expr)
+                    if mono.of(rejection) == direction:
+                        lp.breaks.append(c)
+        if "solve" in options and isinstance(level.parameter.domain, (ir.Range, ir.Values)):
+            mono = Monotonicity(plan.model, bounds, variable, dag)
+            for c in level.constraints:
+                found = _equality(c, variable, mono, bounds)
+                if found:
+                    lp.solve = (*found, c)
+                    break
+        result.append(lp)
+    return result
+
+
+def _equality(constraint, variable, mono: Monotonicity, bounds):
+    """(coefficient or None, value) when the constraint requires `coefficient * v == value`."""
+    accept = constraint.accept_expr
+    conjuncts = _conjuncts(accept)
+    for part in conjuncts:
+        if not (isinstance(part, ir.Compare) and part.op == "=="):
+            continue
+        for side, other in ((part.left, part.right), (part.right, part.left)):
+            if mono.depends(other):
+                continue
+            if side == ir.Ref(variable):
+                return None, other
+            if isinstance(side, ir.BinOp) and side.op == "*":
+                for v_side, k_side in ((side.left, side.right), (side.right, side.left)):
+                    if v_side == ir.Ref(variable) and not mono.depends(k_side):
+                        k = bounds.expr(k_side)
+                        if k.lo > 0 or k.hi < 0:
+                            return k_side, other
+    return None
+
+
+def _conjuncts(expr):
+    """Top-level conjuncts of an acceptance condition (`not (a != b)` reads as `a == b`)."""
+    if isinstance(expr, ir.Not):
+        inner = expr.operand
+        if isinstance(inner, ir.Compare) and inner.op == "!=":
+            return [ir.Compare("==", inner.left, inner.right)]
+        if isinstance(inner, ir.Or):
+            parts = []
+            for o in inner.operands:
+                parts += _conjuncts(ir.Not(o))
+            return parts
+        return [expr]
+    if isinstance(expr, ir.And):
+        parts = []
+        for o in expr.operands:
+            parts += _conjuncts(o)
+        return parts
+    return [expr]
+
+
+def hoistable(plan: Plan, options: Options) -> list[str]:
+    """Parameters nothing depends on (their values only multiply the count)."""
+    if "hoist" not in options:
+        return []
+    dag = DAG(plan.model)
+    used = set()
+    for name, deps in dag.uses.items():
+        used |= deps
+    return [p.name for p in plan.model.parameters if p.name not in used]
