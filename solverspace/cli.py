@@ -162,8 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     def optimizations(p):
         p.add_argument("--literal", action="store_true",
                        help="C backend: every optimization off (the benchmark baseline)")
-        p.add_argument("--disable", action="append", metavar="OPT", choices=["break", "solve", "hoist"],
-                       help="C backend: switch one optimization off (break, solve, hoist; repeatable)")
+        p.add_argument("--disable", action="append", metavar="OPT", choices=["break", "solve", "hoist", "split"],
+                       help="C backend: switch one optimization off (break, solve, hoist, split; repeatable)")
 
     def running(p):
         p.add_argument("--backend", default="c",

@@ -178,12 +178,6 @@ class CEnumerator:
     def batches(self, strict=False, progress=None, batch_rows=DEFAULT_BATCH_ROWS) -> Iterator[np.ndarray]:
         """Structured arrays of consecutive rows, in output order, each at most `batch_rows`
         rows unless one unit alone is larger."""
-        if "hoist" in self.options:
-            # listing needs per-unit row counts, which hoisting multiplies; count without it
-            lister = CEnumerator.get(self.plan, Options(self.options.enabled - {"hoist"}),
-                                     self._with_derived(), self.threads)
-            yield from lister.batches(strict, progress, batch_rows)
-            return
         units = self.count_units(strict)
         counts = units.counts
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)

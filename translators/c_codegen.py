@@ -148,7 +148,6 @@ class CGenerator:
 
     def walk(self, fname: str, order: list[str], listing: bool) -> str:
         model = self.model
-        by_name = {level.parameter.name: (i, level) for i, level in enumerate(self.plan.levels)}
         position = {p: i for i, p in enumerate(order)}
         # derived values and constraints go after the loop of their last input *in this order*
         slots: dict[int, tuple[list, list]] = {i: ([], []) for i in range(-1, len(order))}
@@ -163,15 +162,43 @@ class CGenerator:
                  "                      int64_t *prefix_out, int64_t cap, ss_stats *st) {",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
                  "    " + " ".join(decls)]
-        buffers = []
+        buffers: list[tuple[int, int]] = []
         lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;")
-        depth_close = []
-        for i, name in enumerate(order):
+        split = None if listing else self.component_split(order)
+        outer = list(range(len(order))) if split is None else list(range(split[0]))
+        if listing:
+            fields = ", ".join(f"({c.ctype}){c_name(c.name)}" for c in self.columns())
+            leaf = [f"out[st->count++] = (ss_row){{ {fields} }};"]
+        elif split is None:
+            leaf = self.hoisted_multiplier("")
+        else:
+            leaf = self.hoisted_multiplier("", into="prod_", declare=True)
+            for component in split[1]:
+                inner = self.nest(component, order, slots, buffers, ["cnt_++;"])
+                leaf += ["if (prod_) { int64_t cnt_ = 0;"] + ["    " + x for x in inner] + ["    prod_ *= cnt_; }"]
+            leaf += ["st->count += prod_; }"]
+        lines += ["    " + x for x in self.nest(outer, order, slots, buffers, leaf)]
+        lines.append("    done: ;")
+        for i, size in buffers:
+            lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
+            lines.append(f"    free(buf_{i});")
+        for i in self.solved_levels(order):
+            if i not in dict(buffers):
+                lines.insert(4, f"    int64_t buf_{i}[1];")
+        lines.append("}")
+        text = "\n".join(lines)
+        return text.replace("return; /*abort*/", "goto done;")
+
+    def nest(self, indices: list[int], order, slots, buffers, leaf: list[str]) -> list[str]:
+        """Nested loops over `order[i]` for i in `indices`, `leaf` innermost."""
+        by_name = {level.parameter.name: (i, level) for i, level in enumerate(self.plan.levels)}
+        lines, closes = [], []
+        for depth, i in enumerate(indices):
+            name = order[i]
             index, level = by_name[name]
             lp = self.levels[index]
-            ind = "    " * (i + 1)
+            ind = "    " * depth
             parameter = level.parameter
-            var = c_name(name)
             lines.append(f"{ind}/* level {i}: {name} */")
             lines.append(f"{ind}{{")
             lines.append(f"{ind}    int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
@@ -183,42 +210,57 @@ class CGenerator:
             lines += self.domain_setup(i, parameter, solve, ind + "        ")
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
-            if buffered or solve:
-                value = f"buf_{i}[k_{i}]"
-            else:
-                value = f"start_{i} + k_{i} * step_{i}"
-            lines.append(f"{ind}        {var} = (plen > {i}) ? prefix[{i}] : {value};")
-            derived, constraints = slots[i]
-            breaks = {c.name for c in lp.breaks}
-            lines += self.derived_and_constraints((derived, constraints), breaks, ind + "        ",
+            value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
+            lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
+            lines += self.derived_and_constraints(slots[i], {c.name for c in lp.breaks}, ind + "        ",
                                                   guard_prefix=i)
-            lines.append(f"{ind}        if (stop == {i + 1}) {{")
-            lines.append(f"{ind}            if (st->count < cap) {{ " +
-                         " ".join(f"prefix_out[st->count * {i + 1} + {j}] = {c_name(order[j])};" for j in range(i + 1))
-                         + " }")
-            lines.append(f"{ind}            st->count++; continue;")
-            lines.append(f"{ind}        }}")
-            depth_close.append(ind)
-        ind = "    " * (len(order) + 1)
-        if listing:
-            fields = ", ".join(f"({c.ctype}){c_name(c.name)}" for c in self.columns())
-            lines.append(f"{ind}    out[st->count++] = (ss_row){{ {fields} }};")
-        else:
-            lines += self.hoisted_multiplier(ind + "    ")
-        for ind in reversed(depth_close):
+            if i < self.max_prefix_depth:
+                lines.append(f"{ind}        if (stop == {i + 1}) {{")
+                lines.append(f"{ind}            if (st->count < cap) {{ " +
+                             " ".join(f"prefix_out[st->count * {i + 1} + {j}] = {c_name(order[j])};"
+                                      for j in range(i + 1)) + " }")
+                lines.append(f"{ind}            st->count++; continue;")
+                lines.append(f"{ind}        }}")
+            closes.append(ind)
+        ind = "    " * len(indices)
+        lines += [f"{ind}    {x}" for x in leaf]
+        for ind in reversed(closes):
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}}}")
-        lines.append("    done: ;")
-        for i, size in buffers:
-            lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
-            lines.append(f"    free(buf_{i});")
-        if self.solved_levels(order):
-            for i in self.solved_levels(order):
-                if i not in dict(buffers):
-                    lines.insert(4, f"    int64_t buf_{i}[1];")
-        lines.append("}")
-        text = "\n".join(lines)
-        return text.replace("return; /*abort*/", "goto done;")
+        return lines
+
+    def component_split(self, order: list[str]):
+        """(k, components): the first loop position k from which the remaining loops fall into
+        independent groups (no parameter, derived value or constraint links two groups); each
+        group is counted on its own and the counts multiply. None when there is no such k."""
+        if "split" not in self.options:
+            return None
+        inputs = _param_inputs(self.model)
+        items = [*self.model.derived, *self.model.constraints]
+        for k in range(self.max_prefix_depth, len(order) - 1):
+            rest = set(order[k:])
+            if any(inputs[h] & rest for h in self.hoisted):
+                continue
+            parent = {p: p for p in rest}
+
+            def find(p):
+                while parent[p] != p:
+                    parent[p] = parent[parent[p]]
+                    p = parent[p]
+                return p
+            groups = [(inputs[p] | {p}) & rest for p in rest] + [inputs[i.name] & rest for i in items]
+            for group in groups:
+                group = sorted(group)
+                for other in group[1:]:
+                    parent[find(other)] = find(group[0])
+            roots = []
+            for i in range(k, len(order)):
+                root = find(order[i])
+                if root not in roots:
+                    roots.append(root)
+            if len(roots) >= 2:
+                return k, [[i for i in range(k, len(order)) if find(order[i]) == root] for root in roots]
+        return None
 
     def solved_levels(self, order):
         by_name = {level.parameter.name: i for i, level in enumerate(self.plan.levels)}
@@ -255,17 +297,18 @@ class CGenerator:
             lines += tests
         return lines
 
-    def hoisted_multiplier(self, ind) -> list[str]:
-        if not self.hoisted:
-            return [f"{ind}st->count++;"]
-        lines = [f"{ind}{{ int64_t mult = 1;"]
+    def hoisted_multiplier(self, ind, into: str | None = None, declare: bool = False) -> list[str]:
+        """Count one configuration times the product of the hoisted parameters' domain sizes."""
+        target = into or "mult"
+        lines = [f"{ind}{{ int64_t {target} = 1;"]
         for name in self.hoisted:
             p = self.model.parameter[name]
             i = f"h_{name}"
             lines.append(f"{ind}  {{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
             lines += self.domain_setup(i, p, None, ind + "    ", count_only=True)
-            lines.append(f"{ind}    mult *= n_{i}; }}")
-        lines.append(f"{ind}  st->count += mult; }}")
+            lines.append(f"{ind}    {target} *= n_{i}; }}")
+        if into is None:
+            lines.append(f"{ind}  st->count += mult; }}")
         return lines
 
     # ------------------------------------------------------------------------------ domains

@@ -7,6 +7,8 @@
   proven non-zero) is computed, checked for divisibility and domain membership, instead of looped over.
 - `hoist`: when only counting, parameters nothing depends on are not looped over: the product
   of their domain sizes is added instead of 1.
+- `split`: when only counting, loops that fall into independent groups once the outer loops are
+  bound (GEMM's A-reader and B-reader pairs) are counted group by group and multiplied.
 
 None of these changes the valid set; they change how many candidates are visited (and so the
 undefined-operation tally, which the literal mode reports exactly as the reference does).
@@ -22,7 +24,7 @@ from solverspace.bounds import Bounds
 from solverspace.dag import DAG
 from solverspace.plan import Plan
 
-ALL_OPTIMIZATIONS = ("break", "solve", "hoist")
+ALL_OPTIMIZATIONS = ("break", "solve", "hoist", "split")
 
 
 @dataclass(frozen=True)
