@@ -39,6 +39,26 @@ int ss_row_size(void);
 """
 
 MAX_BUFFER = 1 << 20
+MEMO_BITS = 16
+MEMO_C = r"""
+/* per-thread memo of independent groups' counts: direct-mapped, full key compared */
+typedef struct { int width; int64_t *keys; int64_t *vals; unsigned char *used; } ss_memo;
+static uint64_t ss_hash(const int64_t *key, int width) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int j = 0; j < width; j++) { h ^= (uint64_t)key[j]; h *= 1099511628211ULL; h ^= h >> 29; }
+    return h;
+}
+static int64_t *ss_memo_find(ss_memo *m, const int64_t *key) {
+    uint64_t slot = ss_hash(key, m->width) & ((1u << MEMO_BITS) - 1);
+    if (!m->used[slot] || memcmp(m->keys + slot * m->width, key, sizeof(int64_t) * m->width)) return NULL;
+    return &m->vals[slot];
+}
+static void ss_memo_put(ss_memo *m, const int64_t *key, int64_t value) {
+    uint64_t slot = ss_hash(key, m->width) & ((1u << MEMO_BITS) - 1);
+    memcpy(m->keys + slot * m->width, key, sizeof(int64_t) * m->width);
+    m->vals[slot] = value; m->used[slot] = 1;
+}
+""".replace("MEMO_BITS", str(MEMO_BITS))
 ERROR_STEP_ZERO = 1
 
 
@@ -114,11 +134,13 @@ class CGenerator:
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <stdio.h>",
             "#include <omp.h>", C_HELPERS,
             "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
+            MEMO_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
             "#pragma pack(push, 1)",
             "typedef struct {\n" + "\n".join(f"    {c.ctype} {c_name(c.name)};" for c in columns) + "\n} ss_row;",
             "#pragma pack(pop)",
         ]
+        self.memo_widths: list[int] = []
         walk_list = self.walk("walk_list", list(self.plan.order), listing=True)
         walk_count = self.walk("walk_count", self.count_order, listing=False)
         body += self.tables
@@ -159,7 +181,7 @@ class CGenerator:
         decls = [f"int64_t {c_name(n)} = 0;" for n in (*model.parameter_names, *(d.name for d in model.derived))
                  if n not in self.rational]
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
-                 "                      int64_t *prefix_out, int64_t cap, ss_stats *st) {",
+                 "                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo) {",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
                  "    " + " ".join(decls)]
         buffers: list[tuple[int, int]] = []
@@ -172,11 +194,18 @@ class CGenerator:
         elif split is None:
             leaf = self.hoisted_multiplier("")
         else:
-            leaf = self.hoisted_multiplier("", into="prod_", declare=True)
-            for component in split[1]:
+            leaf = self.hoisted_multiplier("", into="prod_")
+            keys = self.component_keys(order, split[1], slots)
+            for number, (component, key) in enumerate(zip(split[1], keys)):
                 inner = self.nest(component, order, slots, buffers, ["cnt_++;"])
-                leaf += ["if (prod_) { int64_t cnt_ = 0;"] + ["    " + x for x in inner] + ["    prod_ *= cnt_; }"]
+                names = ", ".join(c_name(k) for k in key) or "0"
+                leaf += [f"if (prod_) {{ int64_t cnt_ = 0, key_[{max(len(key), 1)}] = {{{names}}};",
+                         f"    int64_t *hit_ = memo ? ss_memo_find(&memo[{number}], key_) : NULL;",
+                         "    if (hit_) cnt_ = *hit_; else {"]
+                leaf += ["        " + x for x in inner]
+                leaf += [f"        if (memo) ss_memo_put(&memo[{number}], key_, cnt_); }}", "    prod_ *= cnt_; }"]
             leaf += ["st->count += prod_; }"]
+            self.memo_widths = [max(len(k), 1) for k in keys]
         lines += ["    " + x for x in self.nest(outer, order, slots, buffers, leaf)]
         lines.append("    done: ;")
         for i, size in buffers:
@@ -228,6 +257,24 @@ class CGenerator:
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}}}")
         return lines
+
+    def component_keys(self, order, components, slots) -> list[list[str]]:
+        """For each independent group, the values from outside it that its count depends on
+        (its memo key): the outer parameters and derived values its domains and rules read."""
+        keys = []
+        for component in components:
+            inside = {order[i] for i in component} | {d.name for i in component for d in slots[i][0]}
+            read = set()
+            for i in component:
+                read |= ir.refs(self.model.parameter[order[i]].domain)
+                for item in (*slots[i][0], *slots[i][1]):
+                    read |= ir.refs(item.expr)
+            outside = read - inside
+            while outside & self.rational:  # fractions have no C variable: key on their inputs
+                name = next(iter(outside & self.rational))
+                outside = (outside - {name}) | ir.refs(self.model.derived_value[name].expr)
+            keys.append(sorted(outside))
+        return keys
 
     def component_split(self, order: list[str]):
         """(k, components): the first loop position k from which the remaining loops fall into
@@ -481,20 +528,35 @@ int ss_row_size(void) { return (int)sizeof(ss_row); }
 
 int64_t ss_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st) {
     memset(st, 0, sizeof *st);
-    walk_count(NULL, 0, s, 2, NULL, out, cap, st);
+    walk_count(NULL, 0, s, 2, NULL, out, cap, st, NULL);
     return st->count;
 }
 
+static const int memo_widths[] = {MEMO_WIDTHS};
+#define MEMO_COUNT MEMO_N
+#define MEMO_SIZE (1u << MEMO_BITS_)
+
 int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *counts, ss_stats *stats,
                    int nthreads, volatile int *cancel, int64_t *done) {
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-    for (int64_t unit = 0; unit < nunits; unit++) {
-        if (*cancel) continue;
-        ss_stats st; memset(&st, 0, sizeof st);
-        walk_count(prefixes + unit * s, s, -1, 0, NULL, NULL, 0, &st);
-        counts[unit] = st.count; stats[unit] = st;
-        #pragma omp atomic
-        (*done)++;
+    #pragma omp parallel num_threads(nthreads)
+    {
+        ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
+        for (int c = 0; c < MEMO_COUNT; c++) {
+            memo[c].width = memo_widths[c];
+            memo[c].keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * memo_widths[c]);
+            memo[c].vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
+            memo[c].used = (unsigned char *)calloc(MEMO_SIZE, 1);
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t unit = 0; unit < nunits; unit++) {
+            if (*cancel) continue;
+            ss_stats st; memset(&st, 0, sizeof st);
+            walk_count(prefixes + unit * s, s, -1, 0, NULL, NULL, 0, &st, MEMO_COUNT > 0 ? memo : NULL);
+            counts[unit] = st.count; stats[unit] = st;
+            #pragma omp atomic
+            (*done)++;
+        }
+        for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
     }
     return *cancel ? 1 : 0;
 }
@@ -505,13 +567,15 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
     for (int64_t unit = u0; unit < u1; unit++) {
         if (*cancel) continue;
         ss_stats st; memset(&st, 0, sizeof st);
-        walk_list(prefixes + unit * s, s, -1, 1, (ss_row *)rows + (offsets[unit] - offsets[u0]), NULL, 0, &st);
+        walk_list(prefixes + unit * s, s, -1, 1, (ss_row *)rows + (offsets[unit] - offsets[u0]), NULL, 0, &st, NULL);
         #pragma omp atomic
         (*done)++;
     }
     return *cancel ? 1 : 0;
 }
-""".replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth))
+""".replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth)).replace(
+            "MEMO_WIDTHS", ", ".join(map(str, self.memo_widths)) or "0").replace(
+            "MEMO_N", str(len(self.memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS))
 
     def csv_formatter(self, columns: list[Column]) -> str:
         decls, parts = [], []
