@@ -20,6 +20,7 @@ from solverspace import ir
 from solverspace.bounds import Bounds
 from solverspace.evaluate import compile_domain
 from solverspace.plan import Plan
+from solverspace.printing import to_source
 from solverspace.symbolic import rational_names
 
 from .c_expr import C_HELPERS, CExpressionPrinter, c_name
@@ -318,7 +319,7 @@ class CGenerator:
         breaks = breaks or set()
         lines = []
         for d in derived:
-            item = self.item(d.name)
+            item = self.item(f"{d.name} = {to_source(d.expr)}")
             if d.name in self.rational:
                 # eager definedness of a fraction-valued derived value: its divisors must be non-zero
                 num, den = d.expr.left, d.expr.right
@@ -330,7 +331,7 @@ class CGenerator:
         ordered = [c for c in constraints if c.name in breaks] + [c for c in constraints if c.name not in breaks]
         tests = []
         for c in ordered:
-            item = self.item(c.name)
+            item = self.item(f"{c.name}: {to_source(c.expr)}")
             rejection = self.printer.print(c.expr if c.rejects else ir.Not(c.expr), c)
             action = "break;" if c.name in breaks else on_reject
             tests.append(f"{ind}{{ int r = ({rejection}) != 0;")
