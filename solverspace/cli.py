@@ -39,7 +39,7 @@ class _Progress:
             return
         if self.bar is None:
             from tqdm import tqdm
-            self.bar = tqdm(total=total, desc=self.desc, unit="outer", file=sys.stderr, mininterval=0.5)
+            self.bar = tqdm(total=total, desc=self.desc, unit="unit", file=sys.stderr, mininterval=0.5, delay=1.0)
         self.bar.n = done
         self.bar.refresh() if done == total else self.bar.update(0)
 

@@ -240,3 +240,39 @@ def test_cli_emit_c_prints_compilable_source(tmp_path):
     path = tmp_path / "gemm.c"
     path.write_text(source)
     assert subprocess.run(["gcc", "-fsyntax-only", "-fopenmp", "-w", str(path)]).returncode == 0
+
+
+def _paper_examples():
+    import textwrap
+    from tests import test_paper_examples as paper
+    fig2 = paper.FIG2_HEADER + paper.FIG2_INNER + paper.FIG2_OUTER + paper.FIG2_EXPRESSIONS
+    return {"fig1": paper.FIG1, "fig2": fig2, "fig3": paper.FIG3_INTENT, "fig4": paper.FIG4, "fig5": paper.FIG5,
+            "fig6": paper.FIG6, "closure-with-setting": paper.MULTIPLES}
+
+
+@pytest.mark.parametrize("name", list(_paper_examples()))
+def test_seed_iterator_examples_agree_with_reference(name):
+    import textwrap
+    assert_same(Space.from_source(textwrap.dedent(_paper_examples()[name])), Options())
+
+
+def test_ctrl_c_stops_a_long_run_and_leaves_no_file(tmp_path):
+    import signal
+    import sys
+    import time
+    target = tmp_path / "h100.npy"
+    command = [sys.executable, "-m", "solverspace", "enumerate", "gemm", "--set", "device=h100", "--set",
+               "precision=single", "--set", "shared_memory=opt-in", "-o", str(target), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(tmp_path.glob(".h100.npy.*.partial")):
+        time.sleep(0.05)  # wait until writing has started (after the build)
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(0.3)
+    sent = time.time()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert time.time() - sent < 2.0
+    assert proc.returncode == 130
+    assert list(tmp_path.iterdir()) == []

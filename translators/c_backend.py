@@ -65,11 +65,11 @@ class CEnumerator:
         return cls._cache[key]
 
     # ------------------------------------------------------------------------------ running C
-    def _call(self, fn, *args, progress=None, total=0, done=None):
+    def _call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
         """Run a C function in a worker thread (cffi releases the GIL) so that Ctrl-C and the
-        progress bar stay responsive; Ctrl-C sets the cancel flag, which every unit checks."""
+        progress bar stay responsive; Ctrl-C sets `cancel`, which every work unit checks, and
+        waits for the C threads to stop before raising."""
         result = {}
-        cancel = args[-3] if done is not None else None
 
         def target():
             result["value"] = fn(*args)
@@ -137,7 +137,8 @@ class CEnumerator:
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
         self._call(self.lib.ss_count_units, units.depth, self._ptr(units.prefixes), n,
-                   self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done)
+                   self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done,
+                   cancel=cancel)
         table = np.frombuffer(self.ffi.buffer(stats), dtype=STATS_DTYPE, count=n)
         failed = np.flatnonzero(table["error"])
         if len(failed):
@@ -195,7 +196,7 @@ class CEnumerator:
             rows = np.empty(int(offsets[stop] - offsets[start]), dtype=dtype)
             self._call(self.lib.ss_fill_units, units.depth, self._ptr(units.prefixes), start, stop,
                        self._ptr(offsets), self.ffi.cast("char *", rows.ctypes.data), self.threads, cancel, done,
-                       progress=progress, total=n, done=done)
+                       progress=progress, total=n, done=done, cancel=cancel)
             yield rows
             start = stop
         if total == 0 and n == 0:
