@@ -272,7 +272,7 @@ def test_ctrl_c_stops_a_long_run_and_leaves_no_file(tmp_path):
     time.sleep(0.3)
     sent = time.time()
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
+    out, err = proc.communicate(timeout=30)
     assert time.time() - sent < 2.0
-    assert proc.returncode == 130
+    assert proc.returncode == 130, (proc.returncode, out, err)
     assert list(tmp_path.iterdir()) == []

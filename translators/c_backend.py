@@ -9,6 +9,8 @@ Files are written to a temporary name and renamed when complete.
 from __future__ import annotations
 
 import os
+import queue
+import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +40,46 @@ class Units:
     prefix_stats: Stats
 
 
-class Interrupted(KeyboardInterrupt):
-    pass
+class _Job:
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+        self.value = self.error = None
+        self.done = threading.Event()
+
+
+class _CThread:
+    """One long-lived daemon thread runs every C call. OpenMP keeps its thread pool per calling
+    thread; a calling thread that exits tears the pool down, which can race with interpreter
+    exit (seen as a crash after Ctrl-C). A thread that lives as long as the process avoids it.
+    It blocks SIGINT/SIGTERM, and the OpenMP threads inherit that, so Ctrl-C reaches Python."""
+
+    def __init__(self):
+        self.queue: "queue.SimpleQueue[_Job]" = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def submit(self, fn, args) -> _Job:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="solverspace-c", daemon=True)
+                self.thread.start()
+        job = _Job(fn, args)
+        self.queue.put(job)
+        return job
+
+    def _run(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        while True:
+            job = self.queue.get()
+            try:
+                job.value = job.fn(*job.args)
+            except BaseException as exc:  # handed to the caller
+                job.error = exc
+            finally:
+                job.done.set()
+
+
+_C_THREAD = _CThread()
 
 
 class CEnumerator:
@@ -66,28 +106,24 @@ class CEnumerator:
 
     # ------------------------------------------------------------------------------ running C
     def _call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
-        """Run a C function in a worker thread (cffi releases the GIL) so that Ctrl-C and the
+        """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
         progress bar stay responsive; Ctrl-C sets `cancel`, which every work unit checks, and
         waits for the C threads to stop before raising."""
-        result = {}
-
-        def target():
-            result["value"] = fn(*args)
-        worker = threading.Thread(target=target, daemon=True)
-        worker.start()
+        job = _C_THREAD.submit(fn, args)
         try:
-            while worker.is_alive():
-                worker.join(0.1)
+            while not job.done.wait(0.1):
                 if progress and done is not None:
                     progress(int(done[0]), total)
         except KeyboardInterrupt:
             if cancel is not None:
                 cancel[0] = 1
-            worker.join()
+            job.done.wait()
             raise
         if progress and done is not None:
             progress(int(done[0]), total)
-        return result["value"]
+        if job.error is not None:
+            raise job.error
+        return job.value
 
     def _check(self, stats, strict: bool, where: str = ""):
         if stats.error == ERROR_STEP_ZERO:
