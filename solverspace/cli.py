@@ -100,6 +100,60 @@ def cmd_enumerate(args) -> int:
     return 0
 
 
+def cmd_sample(args) -> int:
+    from .sampling import sample
+    space = _load(args)
+    start = time.perf_counter()
+    rows, info = sample(space, args.n, args.seed, replace=args.with_replacement, method=args.method,
+                        threads=args.threads)
+    seconds = time.perf_counter() - start
+    meta = {"space": space.model.source, "settings": space.settings, "method": info.method, "seed": info.seed,
+            "n": info.n, "with_replacement": info.replace, "space_size": info.size, "guarantee": info.guarantee}
+    if args.output is None:
+        print(args.sep.join(rows.dtype.names))
+        for row in rows.tolist():
+            print(args.sep.join(map(str, row)))
+        return 0
+    _write_rows(rows, args.output, args.sep)
+    sidecar = f"{args.output}.meta.json"
+    with open(sidecar, "w") as handle:
+        json.dump(meta, handle, indent=2)
+    print(f"wrote {len(rows)} sampled configurations to {args.output} ({info.method} method, seed {info.seed}, "
+          f"{seconds:.2f} s); seed and method recorded in {sidecar}", file=sys.stderr)
+    return 0
+
+
+def _write_rows(rows, path, sep):
+    """A small in-memory result (a sample) as CSV or .npy, appearing only when complete."""
+    import numpy as np
+    tmp = f"{path}.{os.getpid()}.partial"
+    try:
+        if str(path).endswith(".npy"):
+            with open(tmp, "wb") as handle:
+                np.save(handle, rows)
+        else:
+            with open(tmp, "w") as handle:
+                handle.write(sep.join(rows.dtype.names) + "\n")
+                for row in rows.tolist():
+                    handle.write(sep.join(map(str, row)) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cmd_get(args) -> int:
+    space = _load(args)
+    for position in args.index:
+        try:
+            row = space[position]
+        except IndexError as exc:
+            raise SolverspaceError(str(exc), hint="positions run from 0 to count - 1 (negative ones from the end)") from None
+        print(" ".join(f"{k}={v}" for k, v in zip(space.parameters, row)))
+    return 0
+
+
 def cmd_emit_c(args) -> int:
     from translators.c_codegen import CGenerator
     from translators.c_optimize import Options
@@ -149,6 +203,79 @@ def cmd_check(args) -> int:
     return 1
 
 
+class _CpSatOption(argparse.Action):
+    """`--time-limit` / `--workers`: stored on the namespace and made the CP-SAT backend's
+    defaults for this run (`_backend` configures only the C backend; the registered CP-SAT backend
+    reads `translators.cpsat.DEFAULTS`). Building the parser resets them, so one run's options do
+    not leak into the next `main()` call."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        cpsat = sys.modules.get("translators.cpsat")
+        if cpsat is not None:
+            setattr(cpsat.DEFAULTS, self.dest, None)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        try:
+            from translators.cpsat import DEFAULTS
+        except ImportError:  # no OR-Tools: the option has nothing to configure
+            return
+        setattr(DEFAULTS, self.dest, values)
+
+
+def cmd_best(args) -> int:
+    """`best`: the K best configurations by an objective, found by CP-SAT."""
+    from translators.cpsat import best
+    space = _load(args)
+    maximize = args.maximize is not None
+    objective = args.maximize if maximize else args.minimize
+    result = best(space, objective, maximize=maximize, top=args.top, time_limit=args.time_limit,
+                  workers=args.workers)
+    goal = "maximize" if maximize else "minimize"
+    print(f"best {len(result.ranked)} configuration(s) by {goal} {objective} (cpsat backend, {result.seconds:.2f} s)"
+          + ("" if result.exact else "; stopped by the time limit: not proven best"))
+    for r in result.ranked:
+        print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={v}" for k, v in r.configuration.items()))
+    return 0 if result.ranked else 1
+
+
+def cmd_check_cpsat(args) -> int:
+    """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
+    of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
+    try:
+        from translators.cpsat import complete
+    except ImportError:
+        return cmd_check(args)
+    space = _load(args)
+    assignment = {}
+    for pair in args.assignment:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            return cmd_check(args)  # its message
+        assignment[name] = parse_value(value)
+    if set(assignment) == set(space.parameters):
+        return cmd_check(args)
+    result = complete(space, assignment)
+    given = " ".join(f"{k}={v}" for k, v in assignment.items())
+    if result.feasible:
+        print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
+        return 0
+    if result.feasible is None:
+        print(f"unknown: the search stopped before deciding whether a configuration has {given}")
+        return 1
+    print(f"no valid configuration has {given}")
+    if not result.conflict:
+        print("ruled out by the parameters' domains alone (no constraint is needed)")
+        return 1
+    print(f"ruled out by {len(result.conflict)} constraint(s) together"
+          + (" (minimal: without any one of them a valid configuration exists):" if result.minimal
+             else " (the time limit stopped the minimisation):"))
+    for line in result.describe(space.model):
+        print("  " + line)
+    return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solverspace", description="Count, list and explain autotuning search spaces.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -169,6 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--backend", default="c",
                        help="c (compiled C/OpenMP, default), reference (pure Python) or cpsat")
         p.add_argument("--threads", type=int, default=None, metavar="N", help="C backend threads (default: all cores)")
+        p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", action=_CpSatOption,
+                       help="CP-SAT backend: stop after SECONDS (a count stopped early is a lower bound)")
+        p.add_argument("--workers", type=int, default=None, metavar="N", action=_CpSatOption,
+                       help="CP-SAT backend: solver threads (default: all cores)")
         optimizations(p)
         p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -184,6 +315,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sep", default=",", help="CSV field separator (default ','; ';' for ATF-style tools)")
     p.add_argument("--derived", help="comma-separated derived values to add as columns")
     p.set_defaults(func=cmd_enumerate)
+
+    p = sub.add_parser("sample", help="uniform random valid configurations, reproducible by seed")
+    common(p)
+    p.add_argument("-n", type=int, required=True, help="how many configurations")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--with-replacement", action="store_true", help="allow the same configuration twice")
+    p.add_argument("--method", default="exact", choices=["exact", "reference"],
+                   help="exact (compiled per-prefix counts, default) or reference (lists the space in Python)")
+    p.add_argument("--threads", type=int, default=None, metavar="N")
+    p.add_argument("-o", "--output", help="write .csv or .npy (plus FILE.meta.json with seed and method) "
+                                         "instead of printing CSV")
+    p.add_argument("--sep", default=",", help="CSV field separator")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("get", help="the configuration(s) at the given position(s) of the canonical order")
+    common(p)
+    p.add_argument("index", type=int, nargs="+", help="positions (negative counts from the end)")
+    p.set_defaults(func=cmd_get)
 
     p = sub.add_parser("emit-c", help="print the generated C/OpenMP enumerator")
     common(p), optimizations(p)
@@ -201,7 +350,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="is a configuration valid? which rules reject it?")
     common(p)
     p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=cmd_check_cpsat)
+
+    p = sub.add_parser("best", help="the K best configurations by an objective (CP-SAT)")
+    common(p)
+    goal = p.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--maximize", metavar="EXPR", help="an expression of parameters, derived values and settings")
+    goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings")
+    p.add_argument("--top", type=int, default=10, metavar="K", help="how many configurations (default 10)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="stop after SECONDS")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="solver threads (default: all cores)")
+    p.set_defaults(func=cmd_best)
     return parser
 
 

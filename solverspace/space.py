@@ -86,9 +86,47 @@ class Space:
         if hasattr(chosen, "array"):
             return chosen.array(self.plan, strict=strict, with_derived=self._check_derived(with_derived),
                                 progress=progress)
-        import numpy as np
         rows = list(chosen.rows(self.plan, strict=strict, with_derived=with_derived, progress=progress))
-        return np.array(rows, dtype=[(c, object) for c in self.columns(with_derived)])
+        return rows_to_array(rows, self.columns(with_derived))
+
+    # ------------------------------------------------------------------------------ sampling
+    def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None):
+        """n valid configurations drawn uniformly at random (distinct unless `replace`), as a
+        structured array; identical for the same seed whatever the thread count."""
+        from .sampling import sample
+        return sample(self, n, seed, replace=replace, method=method, threads=threads)[0]
+
+    def __len__(self) -> int:
+        from .sampling import get_sampler
+        return self._sampler().size()
+
+    def __getitem__(self, position: int) -> tuple:
+        """The configuration at `position` of the canonical (C enumerator) order."""
+        size = len(self)
+        if not isinstance(position, (int,)) or isinstance(position, bool):
+            raise TypeError(f"space indices are integers, not {type(position).__name__}")
+        if position < 0:
+            position += size
+        if not 0 <= position < size:
+            raise IndexError(f"configuration index {position} out of range: the space has {size} configurations")
+        return tuple(self._sampler().rows_at([position])[0].tolist())
+
+    def index(self, config) -> int:
+        """Position of a valid configuration (dict or tuple in column order) in the canonical order."""
+        values = dict(config) if isinstance(config, dict) else dict(zip(self.parameters, config))
+        missing = [p for p in self.parameters if p not in values]
+        if missing:
+            raise SpaceDefinitionError(f"configuration lacks parameters {missing}")
+        position = self._sampler().index(values)
+        if position is None:
+            raise ValueError(f"{values} is not a valid configuration of this space")
+        return position
+
+    def _sampler(self):
+        if getattr(self, "_cached_sampler", None) is None:
+            from .sampling import get_sampler
+            self._cached_sampler = get_sampler(self, "exact")
+        return self._cached_sampler
 
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:
@@ -134,3 +172,18 @@ class Space:
 
     def __repr__(self):
         return f"Space({self.model.source!r}, parameters={list(self.parameters)})"
+
+
+def rows_to_array(rows: list[tuple], columns) -> "np.ndarray":
+    """Python rows as a structured array: int64 columns, or str columns for categorical values."""
+    import numpy as np
+    fields = []
+    for j, name in enumerate(columns):
+        values = [r[j] for r in rows]
+        if any(isinstance(v, str) for v in values):
+            fields.append((name, f"<U{max(len(str(v)) for v in values)}"))
+        elif any(not isinstance(v, int) for v in values):
+            fields.append((name, object))
+        else:
+            fields.append((name, np.int64))
+    return np.array([tuple(r) for r in rows], dtype=fields)

@@ -238,6 +238,92 @@ class CEnumerator:
         if total == 0 and n == 0:
             yield np.empty(0, dtype=dtype)
 
+    def offsets(self) -> np.ndarray:
+        """Row offset of each work unit in the output order (length units + 1)."""
+        counts = self.count_units().counts
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return offsets
+
+    def rows_at(self, indices, batch_rows=DEFAULT_BATCH_ROWS, progress=None) -> np.ndarray:
+        """The configurations at the given positions of the output order (in the order given),
+        filling only the work units that hold them, a batch of units at a time."""
+        indices = np.asarray(indices, dtype=np.int64)
+        offsets = self.offsets()
+        total = int(offsets[-1])
+        if len(indices) and (indices.min() < 0 or indices.max() >= total):
+            raise IndexError(f"configuration index out of range: the space has {total} configurations")
+        units = self.units
+        order = np.argsort(indices, kind="stable")
+        ordered = indices[order]
+        unit_of = np.searchsorted(offsets, ordered, side="right") - 1
+        needed = np.unique(unit_of)
+        result = np.empty(len(indices), dtype=self.generated.dtype)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        sizes = units.counts[needed]
+        start = 0
+        while start < len(needed):
+            stop = start + 1
+            rows = sizes[start]
+            while stop < len(needed) and rows + sizes[stop] <= batch_rows:
+                rows += sizes[stop]
+                stop += 1
+            chosen = np.ascontiguousarray(needed[start:stop])
+            out_offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+            np.cumsum(units.counts[chosen], out=out_offsets[1:])
+            buffer = np.empty(int(out_offsets[-1]), dtype=self.generated.dtype)
+            self._call(self.lib.ss_fill_list, units.depth, self._ptr(units.prefixes), self._ptr(chosen), len(chosen),
+                       self._ptr(out_offsets), self.ffi.cast("char *", buffer.ctypes.data), self.threads, cancel, done,
+                       progress=progress, total=len(needed), done=done, cancel=cancel)
+            lo, hi = np.searchsorted(unit_of, [chosen[0], chosen[-1]], side="left")[0], \
+                np.searchsorted(unit_of, chosen[-1], side="right")
+            which = np.searchsorted(chosen, unit_of[lo:hi])
+            positions = out_offsets[which] + (ordered[lo:hi] - offsets[unit_of[lo:hi]])
+            result[order[lo:hi]] = buffer[positions]
+            start = stop
+        return result
+
+    def encode(self, values: dict) -> tuple:
+        """A configuration as the row tuple of the structured array (categorical values as codes)."""
+        row = []
+        for c in self.generated.columns:
+            v = values[c.name]
+            if c.categorical is not None:
+                if v not in self.generated.codes:
+                    return None
+                v = self.generated.codes[v]
+            row.append(v)
+        return tuple(row)
+
+    def index_of(self, values: dict) -> int | None:
+        """Position of a configuration in the output order, or None if it is not valid."""
+        offsets = self.offsets()
+        units = self.units
+        row = self.encode(values)
+        if row is None:
+            return None
+        if units.depth:
+            if getattr(self, "_unit_of_prefix", None) is None:
+                self._unit_of_prefix = {tuple(p): u for u, p in enumerate(units.prefixes.tolist())}
+            key = tuple(values[name] for name in self.plan.order[: units.depth])
+            key = tuple(self.generated.codes.get(v, v) if isinstance(v, str) else v for v in key)
+            unit = self._unit_of_prefix.get(key)
+            if unit is None:
+                return None
+        else:
+            unit = 0
+        size = int(units.counts[unit])
+        if size == 0:
+            return None
+        rows = self.rows_at(np.arange(offsets[unit], offsets[unit] + size))
+        target = np.array([row], dtype=self.generated.dtype)
+        try:
+            hits = np.flatnonzero(rows == target[0])
+        except (OverflowError, ValueError):
+            return None
+        return int(offsets[unit] + hits[0]) if len(hits) else None
+
     def _with_derived(self):
         return tuple(c.name for c in self.generated.columns[len(self.plan.model.parameters):])
 

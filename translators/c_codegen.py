@@ -35,6 +35,8 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
 int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const int64_t *offsets,
                   char *rows, int nthreads, volatile int *cancel, int64_t *done);
 int64_t ss_format_csv(const char *rows, int64_t nrows, char *buf, int64_t cap, int nthreads, char sep);
+int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t nsel, const int64_t *out_offsets,
+                 char *rows, int nthreads, volatile int *cancel, int64_t *done);
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
 """
@@ -558,6 +560,20 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
             (*done)++;
         }
         for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
+    }
+    return *cancel ? 1 : 0;
+}
+
+/* fill only the listed units (for sampling and indexing), unit j at out_offsets[j] */
+int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t nsel, const int64_t *out_offsets,
+                 char *rows, int nthreads, volatile int *cancel, int64_t *done) {
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int64_t j = 0; j < nsel; j++) {
+        if (*cancel) continue;
+        ss_stats st; memset(&st, 0, sizeof st);
+        walk_list(prefixes + units[j] * s, s, -1, 1, (ss_row *)rows + out_offsets[j], NULL, 0, &st, NULL);
+        #pragma omp atomic
+        (*done)++;
     }
     return *cancel ? 1 : 0;
 }
