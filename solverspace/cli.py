@@ -165,7 +165,34 @@ def cmd_emit_c(args) -> int:
 
 def cmd_explain(args) -> int:
     from .explain import explain
-    print(explain(_load(args).plan))
+    space = _load(args)
+    if args.plot:
+        from .pictures import plot_dag
+        plot_dag(space.plan, args.plot)
+        print(f"drew the dependency DAG to {args.plot}", file=sys.stderr)
+    print(explain(space.plan))
+    return 0
+
+
+def cmd_funnel(args) -> int:
+    space = _load(args)
+    progress = _Progress(not args.quiet, "funnel")
+    try:
+        if args.backend == "c":
+            from translators.c_backend import CEnumerator
+            funnel = CEnumerator(space.plan, threads=args.threads, funnel=True).funnel(progress=progress)
+        elif args.backend == "reference":
+            from .funnel import reference_funnel
+            funnel = reference_funnel(space.plan)
+        else:
+            raise SolverspaceError(f"the funnel is computed by the c or reference backend, not {args.backend!r}")
+    finally:
+        progress.close()
+    if args.plot:
+        from .pictures import plot_funnel
+        plot_funnel(funnel, args.plot)
+        print(f"drew the funnel to {args.plot}", file=sys.stderr)
+    print(funnel.to_json() if args.json else funnel.table())
     return 0
 
 
@@ -339,8 +366,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--derived", help="comma-separated derived values to add as columns")
     p.set_defaults(func=cmd_emit_c)
 
+    p = sub.add_parser("funnel", help="per constraint: candidates reached, rejected, undefined, kept; redundancy")
+    common(p)
+    p.add_argument("--backend", default="c", choices=["c", "reference"])
+    p.add_argument("--threads", type=int, default=None, metavar="N")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="FILE", help="also draw the funnel (.svg, .png or .pdf; needs the plot extra)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_funnel)
+
     p = sub.add_parser("explain", help="settings, parameters, DAG level sets and the loop plan")
     common(p)
+    p.add_argument("--plot", metavar="FILE", help="also draw the DAG by level set (.svg/.png/.pdf; needs the plot extra)")
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("settings", help="list the settings with their allowed values")

@@ -23,7 +23,7 @@ from solverspace.plan import Plan
 from solverspace.reference import Stats
 
 from .c_build import build
-from .c_codegen import CDEF, CGenerator, ERROR_STEP_ZERO, Generated
+from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
@@ -88,11 +88,11 @@ class CEnumerator:
     _cache: dict[tuple, "CEnumerator"] = {}
 
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
-                 threads: int | None = None):
+                 threads: int | None = None, funnel: bool = False):
         self.plan = plan
-        self.options = options
-        self.generated: Generated = CGenerator(plan, options, with_derived).generate()
-        self.module = build(self.generated.source, CDEF)
+        self.options = Options.literal() if funnel else options
+        self.generated: Generated = CGenerator(plan, options, with_derived, funnel=funnel).generate()
+        self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if funnel else ""))
         self.lib, self.ffi = self.module.lib, self.module.ffi
         self.threads = threads or os.cpu_count() or 1
         self.units: Units | None = None
@@ -323,6 +323,32 @@ class CEnumerator:
         except (OverflowError, ValueError):
             return None
         return int(offsets[unit] + hits[0]) if len(hits) else None
+
+    def funnel(self, progress=None):
+        """The pruning funnel (see solverspace.funnel) from counters compiled into this build."""
+        from solverspace.funnel import empty_funnel
+        if not hasattr(self.lib, "ss_funnel"):
+            raise TypeError("this enumerator was built without funnel counters (funnel=True)")
+        layout = funnel_layout(self.plan)
+        units = self.split()
+        counters = np.zeros(layout["size"], dtype=np.int64)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        self._call(self.lib.ss_funnel, units.depth, self._ptr(counters), self.threads, cancel, done,
+                   progress=progress, total=max(len(units.prefixes), 1), done=done, cancel=cancel)
+        result = empty_funnel(self.plan)
+        for c in result.constraints:
+            g = layout["index"][c.name]
+            c.reached, c.rejected, c.undefined, c.alone = (int(v) for v in counters[4 * g: 4 * g + 4])
+        n = len(layout["constraints"])
+        for (a, b) in result.overlap:
+            ga, gb = layout["index"][a], layout["index"][b]
+            result.overlap[(a, b)] = int(counters[layout["overlap"] + ga * n + gb])
+        for i, level in enumerate(result.levels):
+            level.candidates = int(counters[layout["candidates"] + i])
+            level.undefined = int(counters[layout["level_undefined"] + i])
+        result.count = int(counters[layout["count"]])
+        return result
 
     def _with_derived(self):
         return tuple(c.name for c in self.generated.columns[len(self.plan.model.parameters):])

@@ -41,6 +41,7 @@ int ss_max_prefix_depth(void);
 int ss_row_size(void);
 """
 
+CDEF_FUNNEL = "int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done);\n"
 MAX_BUFFER = 1 << 20
 MEMO_BITS = 16
 MEMO_C = r"""
@@ -109,9 +110,12 @@ def string_codes(model) -> dict[str, int]:
 
 
 class CGenerator:
-    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = ()):
+    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = (), funnel: bool = False):
         self.plan = plan
         self.model = plan.model
+        self.funnel = funnel  # a funnel build: literal plan, counters compiled in
+        self.emitting_funnel = False
+        options = Options.literal() if funnel else options
         self.options = options
         self.bounds = Bounds(self.model)
         self.codes = string_codes(self.model)
@@ -130,6 +134,35 @@ class CGenerator:
             common += 1
         self.max_prefix_depth = min(common, len(self.count_order))
 
+    # ------------------------------------------------------------------------------ funnel
+    def funnel_layout(self) -> dict:
+        return funnel_layout(self.plan)
+
+    def funnel_tests(self, constraints, ind, on_reject) -> list[str]:
+        """All of a loop's constraints evaluated (no short-circuit between them), counted into fc."""
+        layout = self.funnel_layout()
+        index = layout["index"]
+        lines = [f"{ind}{{ uint64_t rej_ = 0, und_ = 0; int r;"]
+        for bit, c in enumerate(constraints):
+            rejection = self.printer.print(c.expr if c.rejects else ir.Not(c.expr), c)
+            lines.append(f"{ind}  uflag = 0; r = ({rejection}) != 0;"
+                         f" if (uflag) und_ |= (1ULL << {bit}); else if (r) rej_ |= (1ULL << {bit}); uflag = 0;")
+        for bit, c in enumerate(constraints):  # sequential funnel in test order
+            g = index[c.name]
+            lines.append(f"{ind}  fc[{4 * g}]++;")
+            lines.append(f"{ind}  if (und_ & (1ULL << {bit})) fc[{4 * g + 2}]++; else if (rej_ & (1ULL << {bit})) fc[{4 * g + 1}]++;")
+            lines.append(f"{ind}  if ((und_ | rej_) & (1ULL << {bit})) goto seq_done_{id(constraints)}_{len(self.items)};")
+        lines.append(f"{ind}  seq_done_{id(constraints)}_{len(self.items)}: ;")
+        self.items.append("funnel")  # keeps the label unique
+        for bit, c in enumerate(constraints):
+            g = index[c.name]
+            lines.append(f"{ind}  if (rej_ == (1ULL << {bit}) && !und_) fc[{4 * g + 3}]++;")
+            for bit2, c2 in enumerate(constraints[bit + 1:], bit + 1):
+                slot = layout["overlap"] + g * len(layout["constraints"]) + index[c2.name]
+                lines.append(f"{ind}  if ((rej_ >> {bit} & 1) && (rej_ >> {bit2} & 1)) fc[{slot}]++;")
+        lines.append(f"{ind}  if (rej_ | und_) {on_reject} }}")
+        return lines
+
     # ------------------------------------------------------------------------------ public
     def generate(self) -> Generated:
         columns = self.columns()
@@ -146,8 +179,15 @@ class CGenerator:
         self.memo_widths: list[int] = []
         walk_list = self.walk("walk_list", list(self.plan.order), listing=True)
         walk_count = self.walk("walk_count", self.count_order, listing=False)
+        walk_funnel = ""
+        if self.funnel:
+            self.emitting_funnel = True
+            walk_funnel = self.walk("walk_funnel", list(self.plan.order), listing=False)
+            self.emitting_funnel = False
         body += self.tables
-        body += [walk_list, walk_count, self.drivers(), self.csv_formatter(columns)]
+        body += [walk_list, walk_count, walk_funnel, self.drivers(), self.csv_formatter(columns)]
+        if self.funnel:
+            body.append(self.funnel_driver())
         return Generated("\n".join(body) + "\n", columns, self.items, self.max_prefix_depth, self.codes)
 
     def columns(self) -> list[Column]:
@@ -183,12 +223,13 @@ class CGenerator:
             slots[max((position[q] for q in dag_inputs[c.name]), default=-1)][1].append(c)
         decls = [f"int64_t {c_name(n)} = 0;" for n in (*model.parameter_names, *(d.name for d in model.derived))
                  if n not in self.rational]
+        extra = ", int64_t *fc" if self.emitting_funnel else ""
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
-                 "                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo) {",
+                 f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo{extra}) {{",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
                  "    " + " ".join(decls)]
         buffers: list[tuple[int, int]] = []
-        lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;")
+        lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
         split = None if listing else self.component_split(order)
         outer = list(range(len(order))) if split is None else list(range(split[0]))
         if listing:
@@ -244,8 +285,10 @@ class CGenerator:
             lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
             lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
+            if self.emitting_funnel:
+                lines.append(f"{ind}        if (plen <= {i}) fc[{self.funnel_layout()['candidates'] + i}]++;")
             lines += self.derived_and_constraints(slots[i], {c.name for c in lp.breaks}, ind + "        ",
-                                                  guard_prefix=i)
+                                                  guard_prefix=i, level=i)
             if i < self.max_prefix_depth:
                 lines.append(f"{ind}        if (stop == {i + 1}) {{")
                 lines.append(f"{ind}            if (st->count < cap) {{ " +
@@ -316,7 +359,8 @@ class CGenerator:
         by_name = {level.parameter.name: i for i, level in enumerate(self.plan.levels)}
         return [i for i, name in enumerate(order) if self.levels[by_name[name]].solve and "solve" in self.options]
 
-    def derived_and_constraints(self, slot, breaks, ind, on_reject="continue;", guard_prefix=None):
+    def derived_and_constraints(self, slot, breaks, ind, on_reject="continue;", guard_prefix=None, prelude=False,
+                                level=None):
         derived, constraints = slot
         breaks = breaks or set()
         lines = []
@@ -329,7 +373,17 @@ class CGenerator:
             else:
                 text = f"{c_name(d.name)} = {self.printer.print(d.expr, d)};"
             lines.append(f"{ind}{text}")
-            lines.append(f"{ind}if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; {on_reject} }}")
+            count_level = f" if (plen <= {level}) fc[{self.funnel_layout()['level_undefined'] + level}]++;" \
+                if self.emitting_funnel and level is not None else ""
+            lines.append(f"{ind}if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item};{count_level} {on_reject} }}")
+        if self.emitting_funnel:
+            if not constraints:
+                return lines
+            tests = self.funnel_tests(constraints, ind + ("    " if guard_prefix is not None or prelude else ""), on_reject)
+            guard = "plen == 0" if prelude else f"plen <= {guard_prefix}" if guard_prefix is not None else None
+            if guard is None:
+                return lines + tests
+            return lines + [f"{ind}if ({guard}) {{"] + tests + [f"{ind}}}"]
         ordered = [c for c in constraints if c.name in breaks] + [c for c in constraints if c.name not in breaks]
         tests = []
         for c in ordered:
@@ -389,7 +443,9 @@ class CGenerator:
         item = self.item(f"domain of {parameter.name}")
         domain = parameter.domain
         lines = []
-        undefined = f"if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; n_{i} = 0; }}"
+        count_level = f" fc[{self.funnel_layout()['level_undefined'] + i}]++;" \
+            if self.emitting_funnel and isinstance(i, int) else ""
+        undefined = f"if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item};{count_level} n_{i} = 0; }}"
         if isinstance(domain, ir.Range):
             lines += self.range_setup(i, domain, parameter, ind)
         elif count_only and not isinstance(domain, ir.Values):
@@ -594,6 +650,44 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
             "MEMO_WIDTHS", ", ".join(map(str, self.memo_widths)) or "0").replace(
             "MEMO_N", str(len(self.memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS))
 
+    def funnel_driver(self) -> str:
+        layout = self.funnel_layout()
+        return r"""
+int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_stats st; int64_t n = 1; int64_t *prefixes = NULL;
+    if (s > 0) {
+        int64_t *scratch = (int64_t *)calloc(FC_SIZE, sizeof(int64_t));
+        memset(&st, 0, sizeof st);
+        walk_funnel(NULL, 0, s, 2, NULL, NULL, 0, &st, NULL, scratch);
+        free(scratch);
+        n = st.count;
+        prefixes = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n * s : 1));
+        memset(&st, 0, sizeof st);
+        walk_funnel(NULL, 0, s, 2, NULL, prefixes, n, &st, NULL, fc);  /* counts the outer loops */
+    }
+    int64_t total = 0;
+    #pragma omp parallel num_threads(nthreads)
+    {
+        int64_t *local = (int64_t *)calloc(FC_SIZE, sizeof(int64_t)); int64_t mine = 0;
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t unit = 0; unit < n; unit++) {
+            if (*cancel) continue;
+            ss_stats u; memset(&u, 0, sizeof u);
+            walk_funnel(prefixes ? prefixes + unit * s : NULL, s, -1, 0, NULL, NULL, 0, &u, NULL, local);
+            mine += u.count;
+            #pragma omp atomic
+            (*done)++;
+        }
+        #pragma omp critical
+        { for (int k = 0; k < FC_SIZE; k++) fc[k] += local[k]; total += mine; }
+        free(local);
+    }
+    fc[FC_COUNT] = total;
+    free(prefixes);
+    return *cancel ? 1 : 0;
+}
+""".replace("FC_SIZE", str(layout["size"])).replace("FC_COUNT", str(layout["count"]))
+
     def csv_formatter(self, columns: list[Column]) -> str:
         decls, parts = [], []
         for j, c in enumerate(columns):
@@ -660,3 +754,14 @@ def _dedupe_free(node) -> bool:
 def _param_inputs(model):
     from solverspace.dag import DAG
     return DAG(model).parameter_inputs
+
+
+def funnel_layout(plan: Plan) -> dict:
+    """Funnel counter slots: per constraint (prelude first, then by loop) reached, rejected,
+    undefined, alone; a constraints x constraints overlap matrix; per loop candidates and
+    undefined; and the valid count."""
+    names = [c.name for c in plan.prelude_constraints] + [c.name for level in plan.levels for c in level.constraints]
+    n, levels = len(names), len(plan.levels)
+    return {"constraints": names, "index": {name: g for g, name in enumerate(names)}, "overlap": 4 * n,
+            "candidates": 4 * n + n * n, "level_undefined": 4 * n + n * n + levels,
+            "count": 4 * n + n * n + 2 * levels, "size": 4 * n + n * n + 2 * levels + 1}
