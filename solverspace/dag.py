@@ -93,3 +93,25 @@ class DAG:
             for item in items:
                 sets[self.level[item.name]][kind].append(item.name)
         return sets
+
+
+def connected_groups(members, scopes, order) -> list[list[str]]:
+    """Split `members` into groups linked by `scopes` (each an iterable of names; two members in
+    one scope are linked). Groups come in the order of their first member in `order`, members
+    in `order` too. Used by the backends to count independent parts of a space separately."""
+    position = {name: i for i, name in enumerate(order)}
+    parent = {m: m for m in members}
+
+    def find(m):
+        while parent[m] != m:
+            parent[m] = parent[parent[m]]
+            m = parent[m]
+        return m
+    for scope in scopes:
+        linked = [m for m in scope if m in parent]
+        for m in linked[1:]:
+            parent[find(m)] = find(linked[0])
+    groups: dict[str, list[str]] = {}
+    for m in sorted(parent, key=position.__getitem__):
+        groups.setdefault(find(m), []).append(m)
+    return list(groups.values())

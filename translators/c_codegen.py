@@ -18,6 +18,7 @@ import numpy as np
 
 from solverspace import ir
 from solverspace.bounds import Bounds
+from solverspace.dag import connected_groups
 from solverspace.evaluate import compile_domain
 from solverspace.plan import Plan
 from solverspace.printing import to_source
@@ -330,29 +331,15 @@ class CGenerator:
             return None
         inputs = _param_inputs(self.model)
         items = [*self.model.derived, *self.model.constraints]
+        position = {p: i for i, p in enumerate(order)}
         for k in range(self.max_prefix_depth, len(order) - 1):
             rest = set(order[k:])
             if any(inputs[h] & rest for h in self.hoisted):
                 continue
-            parent = {p: p for p in rest}
-
-            def find(p):
-                while parent[p] != p:
-                    parent[p] = parent[parent[p]]
-                    p = parent[p]
-                return p
-            groups = [(inputs[p] | {p}) & rest for p in rest] + [inputs[i.name] & rest for i in items]
-            for group in groups:
-                group = sorted(group)
-                for other in group[1:]:
-                    parent[find(other)] = find(group[0])
-            roots = []
-            for i in range(k, len(order)):
-                root = find(order[i])
-                if root not in roots:
-                    roots.append(root)
-            if len(roots) >= 2:
-                return k, [[i for i in range(k, len(order)) if find(order[i]) == root] for root in roots]
+            scopes = [(inputs[p] | {p}) & rest for p in rest] + [inputs[i.name] & rest for i in items]
+            groups = connected_groups(rest, scopes, order)
+            if len(groups) >= 2:
+                return k, [[position[p] for p in group] for group in groups]
         return None
 
     def solved_levels(self, order):
