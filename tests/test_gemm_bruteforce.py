@@ -69,22 +69,26 @@ ARITHMETICS = ("real", "complex")
 TRANSPOSES = (0, 1)
 
 # A second scaled-down device, obtained from "tiny" by overriding settings.  Every value a
-# constraint reads is changed (the block is not square, so min(dim_x, dim_y) matters), and the
-# values are chosen so that each of the twelve constraints rejects something that no other
-# constraint rejects in at least one of the four precision/arithmetic cases (checked below).
+# constraint reads is changed (and the block is not square, so min(dim_x, dim_y) matters).  The
+# values are chosen so that each of the twelve constraints rejects, in the single-complex case
+# with trans_a=0, trans_b=1, some configuration that no other constraint rejects (checked by
+# test_every_constraint_has_power): e.g. over_max_regs_per_thread (24) must bite a 32-register
+# thread whose block still fits max_regs_per_block (640) and the occupancy minimum (32 threads),
+# while low_occupancy_regs must bite a 24-thread block of 24-register threads (576 registers:
+# 1024 // 576 = 1 block of 24 threads < 32).  On "tiny" three hard constraints never bite alone.
 OTHER_OVERRIDES = {
     "max_threads_per_block": 32,
     "max_threads_dim_x": 24,
     "max_threads_dim_y": 16,
     "warp_size": 8,
-    "max_registers_per_thread": 32,
-    "max_regs_per_block": 512,
-    "max_shared_mem_per_block": 1536,
-    "max_registers_per_multi_processor": 2048,
+    "max_registers_per_thread": 24,
+    "max_regs_per_block": 640,
+    "max_shared_mem_per_block": 2048,
+    "max_registers_per_multi_processor": 1024,
     "max_shmem_per_multi_processor": 4096,
-    "max_blocks_per_multi_processor": 6,
-    "min_threads_per_multi_processor": 64,
-    "min_fmas_per_load": 3,
+    "max_blocks_per_multi_processor": 8,
+    "min_threads_per_multi_processor": 32,
+    "min_fmas_per_load": 2,
 }
 OTHER = {**TINY, **OTHER_OVERRIDES}
 
@@ -227,3 +231,112 @@ def oracle(dev, precision, arithmetic, trans_a, trans_b, drop=frozenset(), liter
                                                                            dim_m_a, dim_n_a, dim_m_b, dim_n_b,
                                                                            tex_a, tex_b, shmem_l1, shmem_banks))
     return found
+
+
+# --------------------------------------------------------------------------------------------
+# solverspace's answers (computed once per case)
+# --------------------------------------------------------------------------------------------
+_LIBRARY_CACHE: dict = {}
+
+
+def library(overrides, precision, arithmetic, trans_a, trans_b):
+    """(parameters, rows, stats) from solverspace's reference enumerator, cached per case."""
+    key = (tuple(sorted(overrides.items())), precision, arithmetic, trans_a, trans_b)
+    if key not in _LIBRARY_CACHE:
+        from solverspace import Space
+
+        settings = {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
+                    "trans_a": trans_a, "trans_b": trans_b, **overrides}
+        space = Space.load("gemm", settings)
+        rows = list(space.rows())
+        _LIBRARY_CACHE[key] = (space.parameters, rows, space.stats())
+    return _LIBRARY_CACHE[key]
+
+
+_ORACLE_CACHE: dict = {}
+
+
+def oracle_cached(name, precision, arithmetic, trans_a, trans_b):
+    key = (name, precision, arithmetic, trans_a, trans_b)
+    if key not in _ORACLE_CACHE:
+        dev = {"tiny": TINY, "other": OTHER}[name]
+        _ORACLE_CACHE[key] = oracle(dev, precision, arithmetic, trans_a, trans_b)
+    return _ORACLE_CACHE[key]
+
+
+def assert_same(expected, parameters, rows, stats):
+    assert tuple(parameters) == COLUMNS
+    assert all(len(r) == len(COLUMNS) for r in rows)
+    got = set(map(tuple, rows))
+    assert len(rows) == len(got), "duplicate rows"
+    assert stats.count == len(rows)
+    missing = sorted(expected - got)
+    extra = sorted(got - expected)
+    assert not missing and not extra, (
+        f"{len(missing)} valid configurations missing (first: {missing[:3]}), "
+        f"{len(extra)} invalid ones present (first: {extra[:3]}); columns {COLUMNS}")
+
+
+ALL_CASES = list(itertools.product(PRECISIONS, ARITHMETICS, TRANSPOSES, TRANSPOSES))
+KINDS = list(itertools.product(PRECISIONS, ARITHMETICS))
+
+
+# --------------------------------------------------------------------------------------------
+# 1. device "tiny": all 16 settings
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("precision,arithmetic,trans_a,trans_b", ALL_CASES)
+def test_tiny_matches_oracle(precision, arithmetic, trans_a, trans_b):
+    expected = oracle_cached("tiny", precision, arithmetic, trans_a, trans_b)
+    assert_same(expected, *library({}, precision, arithmetic, trans_a, trans_b))
+
+
+# --------------------------------------------------------------------------------------------
+# 2. a second device made of setting overrides: each precision/arithmetic, two transpositions
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("trans_a,trans_b", [(0, 1), (1, 0)])
+@pytest.mark.parametrize("precision,arithmetic", KINDS)
+def test_overridden_device_matches_oracle(precision, arithmetic, trans_a, trans_b):
+    expected = oracle_cached("other", precision, arithmetic, trans_a, trans_b)
+    assert_same(expected, *library(OTHER_OVERRIDES, precision, arithmetic, trans_a, trans_b))
+
+
+# --------------------------------------------------------------------------------------------
+# 3. the comparison has power
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["tiny", "other"])
+def test_oracle_counts_are_not_trivial(name):
+    for case in ALL_CASES:
+        n = len(oracle_cached(name, *case))
+        assert n >= 48, (name, case, n)
+    # The two devices differ in every precision/arithmetic: the overrides change the space.
+    for kind in KINDS:
+        assert oracle_cached("tiny", *kind, 0, 1) != oracle_cached("other", *kind, 0, 1)
+
+
+def test_oracle_tiny_counts():
+    # Regression numbers of the oracle itself (hand-derived program, not the library).
+    counts = {case: len(oracle_cached("tiny", *case)) for case in ALL_CASES}
+    per_kind = {("single", "real"): 2000, ("single", "complex"): 1568,
+                ("double", "real"): 336, ("double", "complex"): 48}
+    assert counts == {case: per_kind[case[:2]] for case in ALL_CASES}
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+def test_every_constraint_has_power(constraint):
+    """Dropping any one constraint from the oracle makes it disagree with solverspace."""
+    case = ("single", "complex", 0, 1)
+    expected = oracle_cached("other", *case)
+    wrong = oracle(OTHER, *case, drop={constraint})
+    assert wrong > expected  # strictly more configurations survive
+    _, rows, _ = library(OTHER_OVERRIDES, *case)
+    assert set(rows) != wrong
+
+
+def test_literal_dim_vec_slip_is_detected():
+    """Fig. 11 as printed (arithmetic/precision swapped) gives single-real dim_vec {1, 2}."""
+    case = ("single", "real", 0, 1)
+    wrong = oracle(TINY, *case, literal_dim_vec=True)
+    assert {r[COLUMNS.index("dim_vec")] for r in wrong} == {1, 2}
+    _, rows, _ = library({}, *case)
+    assert {r[COLUMNS.index("dim_vec")] for r in rows} == {1, 4}
+    assert set(rows) != wrong
