@@ -125,6 +125,15 @@ d = a // b
 require(d + a % b < 3)
 require((b * b - 1 == 0) | (12 % (b * b - 1) == 0))
 """,
+    "bounds the optimizer tightens": """
+x = range(1, 20)
+y = range(-3, 12)
+z = range(0, 40, 3)
+d = x * y
+require(y * x < 17)
+reject_if(d * 2 > x + 30)
+require(3 * z <= x + 4 * y - 10)
+""",
     "equalities the optimizer solves": """
 t = range(1, 40)
 p = range(1, 13)
@@ -182,6 +191,14 @@ def test_small_batches_stream_the_same_bytes(tmp_path):
     assert whole.read_bytes() == pieces.read_bytes() and lister == space.count()
     loaded = np.load(pieces)
     assert [tuple(int(v) for v in row) for row in loaded.tolist()] == list(space.rows())
+
+
+def test_tightening_lowers_loop_stops_in_the_generated_code():
+    from translators.c_codegen import CGenerator
+    source = CGenerator(Space.load("gemm").plan, Options(frozenset({"tighten"}))).generate().source
+    assert source.count("int64_t cap_ =") >= 4  # dim_n and blk_k, in both nests
+    plain = CGenerator(Space.load("gemm").plan, Options.literal()).generate().source
+    assert "cap_" not in plain
 
 
 def test_dtypes_are_the_smallest_that_hold_the_proven_range():

@@ -281,7 +281,8 @@ class CGenerator:
             buffered = not isinstance(parameter.domain, ir.Range)
             if buffered:
                 buffers.append((i, self.buffer_size(parameter)))
-            lines += self.domain_setup(i, parameter, solve, ind + "        ")
+            lines += self.domain_setup(i, parameter, solve, ind + "        ",
+                                       tighten=lp.tighten if "tighten" in self.options else ())
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
@@ -425,7 +426,7 @@ class CGenerator:
             return max((len(v) for v in self.closure_table(node, parameter)[1]), default=0)
         raise TypeError(type(node).__name__)
 
-    def domain_setup(self, i, parameter, solve, ind, count_only=False) -> list[str]:
+    def domain_setup(self, i, parameter, solve, ind, count_only=False, tighten=()) -> list[str]:
         """Set n_i (and start_i/step_i or buf_i) for the parameter's domain at this point."""
         item = self.item(f"domain of {parameter.name}")
         domain = parameter.domain
@@ -434,7 +435,7 @@ class CGenerator:
             if self.emitting_funnel and isinstance(i, int) else ""
         undefined = f"if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item};{count_level} n_{i} = 0; }}"
         if isinstance(domain, ir.Range):
-            lines += self.range_setup(i, domain, parameter, ind)
+            lines += self.range_setup(i, domain, parameter, ind, tighten)
         elif count_only and not isinstance(domain, ir.Values):
             lines.append(f"{ind}int64_t tmp_{i}[{self.buffer_size(parameter)}];")
             lines += self.fill_buffer(f"tmp_{i}", f"n_{i}", domain, parameter, ind)
@@ -465,7 +466,7 @@ class CGenerator:
                     f": (c_ <= start_{i} && c_ > start_{i} + n_{i} * step_{i})) && ((c_ - start_{i}) % step_{i} == 0)")
         return f"ss_member(c_, buf_{i}, n_{i})"
 
-    def range_setup(self, i, domain: ir.Range, parameter, ind) -> list[str]:
+    def range_setup(self, i, domain: ir.Range, parameter, ind, tighten=()) -> list[str]:
         for part in (domain.start, domain.stop, domain.step):
             interval = self.bounds.expr(part)
             if not (-(2 ** 62) <= interval.lo and interval.hi <= 2 ** 62):
@@ -473,8 +474,16 @@ class CGenerator:
                                            owner=parameter, model=self.model)
         p = self.printer
         start, stop, step = (p.print(e, parameter) for e in (domain.start, domain.stop, domain.step))
+        caps = []
+        for coefficient, bound, strict, constraint in tighten:
+            e = p.print(bound, constraint)
+            k = p.print(coefficient, constraint) if coefficient is not None else "INT64_C(1)"
+            # v * k <= e  <=>  v <= floor(e / k);  v * k < e  <=>  v <= ceil(e / k) - 1   (k > 0)
+            last = f"ss_fdiv({e}, {k}, u)" if not strict else f"(-ss_fdiv(-({e}), {k}, u) - 1)"
+            caps.append(f"{ind}{{ int64_t cap_ = {last} + 1; if (step_{i} > 0 && cap_ < stop_) stop_ = cap_; }}")
         return [
             f"{ind}start_{i} = {start}; {{ int64_t stop_ = {stop}; step_{i} = {step};",
+            *caps,
             f"{ind}if (!uflag && step_{i} == 0) {{ st->error = {ERROR_STEP_ZERO}; st->undef_item = {self.item(parameter.name)}; return; /*abort*/ }}",
             f"{ind}if (step_{i} > 0) n_{i} = start_{i} < stop_ ? (stop_ - start_{i} + step_{i} - 1) / step_{i} : 0;",
             f"{ind}else if (step_{i} < 0) n_{i} = start_{i} > stop_ ? (start_{i} - stop_ - step_{i} - 1) / (-step_{i}) : 0; }}",

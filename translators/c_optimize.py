@@ -10,10 +10,13 @@
 - `split`: when only counting, loops that fall into independent groups once the outer loops are
   bound (GEMM's A-reader and B-reader pairs) are counted group by group and multiplied.
 
+- `tighten`: a constraint that bounds a multiple of the loop variable from above
+  (`k * v <= e` or `k * v < e` once derived values are inlined, `k > 0` proven, `k` and `e`
+  known before the loop) lowers the stop of an ascending range: `threads_per_block > 1024`
+  with `threads_per_block = dim_m * dim_n` makes the `dim_n` loop stop at `1024 // dim_m`.
+
 None of these changes the valid set; they change how many candidates are visited (and so the
 undefined-operation tally, which the literal mode reports exactly as the reference does).
-The loop-bound tightening of the issue is realised by `break` (the first value past the bound
-ends the loop); a separate closed-form bound is not computed.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from solverspace.bounds import Bounds
 from solverspace.dag import DAG
 from solverspace.plan import Plan
 
-ALL_OPTIMIZATIONS = ("break", "solve", "hoist", "split")
+ALL_OPTIMIZATIONS = ("break", "tighten", "solve", "hoist", "split")
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class LevelPlan:
 
     index: int
     breaks: list = field(default_factory=list)   # constraints that end the loop when they reject
+    tighten: list = field(default_factory=list)  # (coefficient, bound, strict, constraint): k*v <= bound
     solve: tuple | None = None                    # (coefficient expr or None, value expr, constraint)
 
 
@@ -202,6 +206,12 @@ def analyse(plan: Plan, bounds: Bounds, options: Options) -> list[LevelPlan]:
                     rejection = c.expr if c.rejects else ir.Not(c.expr)
                     if mono.of(rejection) == direction:
                         lp.breaks.append(c)
+        if "tighten" in options and range_direction(bounds, level.parameter.domain) == 1:
+            mono = Monotonicity(plan.model, bounds, variable, dag)
+            earlier = set(plan.order[:index])
+            for c in level.constraints:
+                for found in _upper_bounds(c, variable, mono, bounds, plan.model, dag, earlier):
+                    lp.tighten.append((*found, c))
         if "solve" in options and isinstance(level.parameter.domain, (ir.Range, ir.Values)):
             mono = Monotonicity(plan.model, bounds, variable, dag)
             for c in level.constraints:
@@ -234,12 +244,64 @@ def _equality(constraint, variable, mono: Monotonicity, bounds):
     return None
 
 
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def _upper_bounds(constraint, variable, mono: Monotonicity, bounds, model, dag, earlier):
+    """(k or None, e, strict) for each conjunct of the acceptance condition that reads
+    `k * v <= e` (strict: `<`), with k > 0 proven and k, e computable before v's loop and free
+    of division (so evaluating them early cannot add an undefined operation)."""
+    inline = {d.name: d.expr for d in model.derived if variable in dag.parameter_inputs[d.name]}
+
+    def expand(node):
+        previous = None
+        while previous != node:
+            previous, node = node, ir.substitute(node, inline)
+        return node
+
+    def known_early(node):
+        if any(isinstance(n, ir.BinOp) and n.op in ("//", "%", "/") for n in ir.walk(node)):
+            return False
+        return all((name in earlier) or (name in model.derived_value and dag.parameter_inputs[name] <= earlier)
+                   for name in ir.refs(node))
+
+    found = []
+    for part in _conjuncts(constraint.accept_expr):
+        if not isinstance(part, ir.Compare) or part.op not in ("<", "<=", ">", ">="):
+            continue
+        left, right, op = expand(part.left), part.right, part.op
+        if op in (">", ">="):
+            left, right, op = expand(part.right), part.left, {">": "<", ">=": "<="}[op]
+        if mono.depends(right) or not known_early(right):
+            continue
+        v = ir.Ref(variable)
+        if left == v:
+            found.append((None, right, op == "<"))
+            continue
+        factors = _factors(left)
+        if factors.count(v) == 1 and len(factors) > 1:
+            rest = [f for f in factors if f != v]
+            k_side = rest[0]
+            for f in rest[1:]:
+                k_side = ir.BinOp("*", k_side, f)
+            if not mono.depends(k_side) and known_early(k_side) and bounds.expr(k_side).lo >= 1:
+                found.append((k_side, right, op == "<"))
+    return found
+
+
+def _factors(node) -> list:
+    """The factors of a product `a * b * c` (a non-product is its own single factor)."""
+    if isinstance(node, ir.BinOp) and node.op == "*":
+        return _factors(node.left) + _factors(node.right)
+    return [node]
+
+
 def _conjuncts(expr):
     """Top-level conjuncts of an acceptance condition (`not (a != b)` reads as `a == b`)."""
     if isinstance(expr, ir.Not):
         inner = expr.operand
-        if isinstance(inner, ir.Compare) and inner.op == "!=":
-            return [ir.Compare("==", inner.left, inner.right)]
+        if isinstance(inner, ir.Compare):
+            return [ir.Compare(_NEGATED[inner.op], inner.left, inner.right)]
         if isinstance(inner, ir.Or):
             parts = []
             for o in inner.operands:
