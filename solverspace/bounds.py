@@ -107,9 +107,9 @@ class IntervalAnalysis(ir.Visitor):
         self.rational = rational  # names whose values may be fractions
 
     def integral(self, node) -> bool:
-        """Whether an expression only takes integer values (no exact `/` inside)."""
-        return not any((isinstance(m, ir.BinOp) and m.op == "/") or (isinstance(m, ir.Ref) and m.name in self.rational)
-                       for m in ir.walk(node))
+        """Whether an expression only takes integer values."""
+        from .symbolic import may_be_fraction
+        return not may_be_fraction(node, self.rational)
 
     def _visit_Const(self, n):
         v = n.value
@@ -245,6 +245,8 @@ class Bounds:
         size = 1
         for dep in node.deps:
             b = self.of(dep)
+            if b.empty:
+                return EMPTY  # an input has no values: the generator never runs
             if not b.finite:
                 raise ValueError(f"closure iterator {node.name!r}: input {dep!r} is unbounded")
             ranges.append(range(math.floor(b.lo), math.floor(b.hi) + 1))

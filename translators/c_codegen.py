@@ -538,6 +538,8 @@ class CGenerator:
         intervals = []
         for dep in node.deps:
             b = self.bounds.of(dep)
+            if b.empty:
+                return [(0, -1)] * len(node.deps), []  # an input has no values: nothing to tabulate
             if not b.finite:
                 raise UnsupportedConstruct("C", node, f"its input {dep!r} is unbounded", owner=parameter, model=self.model)
             intervals.append((math.floor(b.lo), math.floor(b.hi)))
