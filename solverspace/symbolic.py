@@ -123,7 +123,9 @@ def from_sympy(expr) -> ir.Expr:
     if isinstance(expr, sympy.floor):
         numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))
         if denominator == 1:
-            return from_sympy(numerator)
+            if numerator.is_integer:
+                return from_sympy(numerator)
+            return ir.BinOp("//", from_sympy(numerator), ir.Const(1))  # floor of a fraction-valued term
         return ir.BinOp("//", from_sympy(numerator), from_sympy(denominator))
     if isinstance(expr, sympy.ceiling):
         numerator, denominator = sympy.fraction(sympy.together(expr.args[0]))

@@ -109,3 +109,13 @@ def test_a_divisor_that_is_always_zero_is_refused_not_converted():
         to_sympy(ir.BinOp("%", ir.Ref("x"), ir.BinOp("-", ir.Ref("y"), ir.Ref("y"))))
     expr = ir.BinOp("//", ir.Ref("x"), ir.Const(0))
     assert simplify(expr) is expr
+
+
+def test_floor_of_a_fraction_valued_term_keeps_its_floor():
+    """Regression (found by the property test): SymPy writes x // (x if x < y else y) as
+    floor(x * Piecewise(1/x, 1/y)); `together` leaves that over 1, and the floor must stay."""
+    x, y = ir.Ref("x"), ir.Ref("y")
+    expr = ir.Abs(ir.BinOp("//", x, ir.IfExp(ir.Compare("<", x, y), x, y)))
+    back = from_sympy(to_sympy(expr))
+    for env in ({"x": -2, "y": -3}, {"x": 5, "y": 3}, {"x": -7, "y": 2}):
+        assert evaluate(back, env) == evaluate(expr, env)
