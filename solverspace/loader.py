@@ -43,13 +43,17 @@ def resolve_space_path(space: str | Path) -> Path:
     if not path.is_file():
         raise SpaceDefinitionError(
             f"space file {str(space)!r} does not exist" if not path.exists() else f"{str(space)!r} is not a file",
-            hint=f"give a path to a space file or a built-in space name ({', '.join(BUILTIN_SPACES)})")
+            hint=f"give a path to a space file, a T1 .json file or a built-in space name ({', '.join(BUILTIN_SPACES)})")
     return path
 
 
 def load(space: str | Path, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
-    """Load a space file (or a built-in space by name) with optional setting overrides."""
+    """Load a space file (or a built-in space by name) with optional setting overrides; a
+    `.json` path is a T1 tuning-problem file (`solverspace.t1.load_t1`)."""
     path = resolve_space_path(space)
+    if path.suffix.lower() == ".json":
+        from .t1 import load_t1
+        return load_t1(path, settings)
     try:
         source = path.read_text()
     except OSError as exc:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -130,22 +131,28 @@ class Space:
 
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:
-        """Write every valid configuration to CSV (header + rows) or `.npy` (format from the
-        file's extension unless `fmt` is given); the file appears only when complete."""
+        """Write every valid configuration to CSV (header + rows), JSON Lines (`.jsonl`: one
+        object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
+        comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
+        appears only when complete."""
         path = Path(path)
-        fmt = fmt or ("npy" if path.suffix == ".npy" else "csv")
+        fmt = fmt or format_of(path)
+        if fmt not in FORMATS.values():
+            raise SpaceDefinitionError(f"unknown output format {fmt!r}",
+                                       hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
         chosen = get_backend(backend, **options)
         with_derived = self._check_derived(with_derived)
         if hasattr(chosen, "write"):
             return chosen.write(self.plan, path, fmt, strict=strict, with_derived=with_derived,
                                 progress=progress, sep=sep)
-        if fmt != "csv":
-            raise SpaceDefinitionError(f"the {getattr(chosen, 'name', backend)} backend writes CSV only",
-                                       hint="use --backend c for .npy output")
-        return self.write_csv(path, chosen, strict=strict, with_derived=with_derived, progress=progress, sep=sep)
+        if fmt not in ("csv", "jsonl"):
+            raise SpaceDefinitionError(f"the {getattr(chosen, 'name', backend)} backend writes CSV and JSON Lines only",
+                                       hint="use --backend c for .npy and .parquet output")
+        return self.write_csv(path, chosen, strict=strict, with_derived=with_derived, progress=progress, sep=sep,
+                              _jsonl=fmt == "jsonl")
 
     def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
-                  with_derived=(), progress=None, sep: str = ",", **options) -> int:
+                  with_derived=(), progress=None, sep: str = ",", _jsonl: bool = False, **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
         appears only when complete."""
         path = Path(path)
@@ -153,6 +160,14 @@ class Space:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
         written = 0
         try:
+            if _jsonl:
+                with os.fdopen(fd, "w") as handle:
+                    for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
+                                         **options):
+                        handle.write(json.dumps(dict(zip(columns, row)), default=str) + "\n")
+                        written += 1
+                os.replace(tmp, path)
+                return written
             with os.fdopen(fd, "w", newline="") as handle:
                 writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
                 writer.writerow(columns)
@@ -172,6 +187,18 @@ class Space:
 
     def __repr__(self):
         return f"Space({self.model.source!r}, parameters={list(self.parameters)})"
+
+
+FORMATS = {".csv": "csv", ".npy": "npy", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+
+
+def format_of(path: str | Path) -> str:
+    """The output format for a file name: by extension (`FORMATS`), CSV for any other.
+
+    >>> format_of("gemm.parquet"), format_of("gemm.jsonl"), format_of("gemm.txt")
+    ('parquet', 'jsonl', 'csv')
+    """
+    return FORMATS.get(Path(path).suffix.lower(), "csv")
 
 
 def rows_to_array(rows: list[tuple], columns) -> "np.ndarray":

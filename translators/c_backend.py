@@ -8,6 +8,7 @@ Files are written to a temporary name and renamed when complete.
 """
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -18,7 +19,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from solverspace.errors import SpaceEvaluationError, UndefinedOperationError
+from solverspace.errors import BackendUnavailableError, SpaceEvaluationError, UndefinedOperationError
 from solverspace.plan import Plan
 from solverspace.reference import Stats
 
@@ -384,11 +385,47 @@ class CEnumerator:
             out[c.name] = np.asarray(c.categorical)[rows[c.name]] if c.categorical is not None else rows[c.name]
         return out
 
+    def format_jsonl(self, rows: np.ndarray) -> bytes:
+        """JSON Lines for a batch of (encoded) rows: the C CSV formatter's output, rearranged
+        into objects by NumPy (no Python loop per row) when every categorical string can be
+        copied into JSON as it is; otherwise one Python format per row."""
+        columns = self.generated.columns
+        if all(c.categorical is None or all(_json_plain(v) for v in c.categorical) for c in columns):
+            return _csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns)
+        return jsonl_bytes(self.decode(rows))
+
+    def _write_parquet(self, handle, strict, progress, batch_rows) -> int:
+        """One Parquet row group per batch; categorical columns as dictionary-encoded strings."""
+        pa, pq = require_pyarrow()
+        columns = self.generated.columns
+        dictionaries = {c.name: pa.array(list(c.categorical), pa.string()) for c in columns
+                        if c.categorical is not None}
+        schema = pa.schema([(c.name, pa.dictionary(pa.from_numpy_dtype(np.dtype(c.dtype)), pa.string())
+                             if c.categorical is not None else pa.from_numpy_dtype(np.dtype(c.dtype)))
+                            for c in columns])
+        written = 0
+        with pq.ParquetWriter(handle, schema) as writer:
+            for rows in self.batches(strict, progress, batch_rows):
+                arrays = []
+                for c in columns:
+                    values = np.ascontiguousarray(rows[c.name])
+                    if c.categorical is not None:
+                        arrays.append(pa.DictionaryArray.from_arrays(values, dictionaries[c.name]))
+                    else:
+                        arrays.append(pa.array(values))
+                writer.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                                   row_group_size=min(max(len(rows), 1), PARQUET_ROW_GROUP_ROWS))
+                written += len(rows)
+        return written
+
     def write(self, path: Path, fmt: str, *, strict=False, progress=None, sep=",",
               batch_rows=DEFAULT_BATCH_ROWS) -> int:
-        """Write CSV or .npy; the file appears under its name only when complete."""
+        """Write CSV, .npy, JSON Lines or Parquet, in batches (bounded memory); the file
+        appears under its name only when complete."""
         path = Path(path)
         columns = self.generated.columns
+        if fmt == "parquet":
+            require_pyarrow()  # before enumerating
         tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
         written = 0
         try:
@@ -409,6 +446,13 @@ class CEnumerator:
                     for rows in self.batches(strict, progress, batch_rows):
                         handle.write(self.decode(rows).tobytes())
                         written += len(rows)
+                elif fmt == "jsonl":
+                    for rows in self.batches(strict, progress, batch_rows):
+                        for start in range(0, len(rows), JSONL_CHUNK_ROWS):
+                            handle.write(self.format_jsonl(rows[start:start + JSONL_CHUNK_ROWS]))
+                        written += len(rows)
+                elif fmt == "parquet":
+                    written = self._write_parquet(handle, strict, progress, batch_rows)
                 else:
                     raise ValueError(f"unknown format {fmt!r}")
             os.replace(tmp, path)
@@ -416,6 +460,81 @@ class CEnumerator:
             tmp.unlink(missing_ok=True)
             raise
         return written
+
+
+PARQUET_ROW_GROUP_ROWS = 1 << 20  # at most this many rows per Parquet row group (one batch or less)
+JSONL_CHUNK_ROWS = 1 << 14   # rows rearranged at once into JSON Lines (bounds the index arrays)
+_UNIT_SEP = "\x1f"           # field separator for the JSON Lines path: in no plain categorical string
+
+
+def require_pyarrow():
+    """`(pyarrow, pyarrow.parquet)`, or an error naming the extra to install."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise BackendUnavailableError("writing Parquet files needs pyarrow, which is not installed",
+                                      hint="pip install 'solverspace[parquet]' (or: pip install 'pyarrow>=12')") from None
+    return pyarrow, pyarrow.parquet
+
+
+def _json_plain(text: str) -> bool:
+    """Whether a string can be copied into a JSON string literal unescaped."""
+    return not any(ch in '"\\' or ord(ch) < 0x20 for ch in text)
+
+
+def jsonl_bytes(rows: np.ndarray) -> bytes:
+    """JSON Lines for a structured array with decoded values (one object per row, keys in
+    column order); the general path, one Python format per row."""
+    names = rows.dtype.names
+    strings = [rows.dtype[n].kind in ("U", "S", "O") for n in names]
+    template = "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s" if text else ": %d")
+                               for n, text in zip(names, strings)) + "}\n"
+    out = []
+    for row in rows.tolist():
+        if any(strings):
+            row = tuple(json.dumps(v) if text else v for v, text in zip(row, strings))
+        out.append(template % row)
+    return "".join(out).encode()
+
+
+def _csv_to_jsonl(buf: bytes, columns) -> bytes:
+    """Rearrange C-formatted rows (fields separated by `_UNIT_SEP`, rows by newlines; categorical
+    strings JSON-plain) into JSON Lines with a gather over the bytes: each output row is
+    prefix_0 field_0 prefix_1 field_1 ... field_n-1 tail, where prefix_k carries the key (and the
+    quotes around categorical values)."""
+    if not buf:
+        return b""
+    data = np.frombuffer(buf, dtype=np.uint8)
+    ends = np.flatnonzero((data == ord(_UNIT_SEP)) | (data == ord("\n")))
+    ncols = len(columns)
+    nrows = len(ends) // ncols
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    pieces = []
+    for k, c in enumerate(columns):
+        close = '"' if k and columns[k - 1].categorical is not None else ""
+        opening = '"' if c.categorical is not None else ""
+        pieces.append((close + (", " if k else "{") + json.dumps(c.name) + ": " + opening).encode())
+    pieces.append((('"' if columns[-1].categorical is not None else "") + "}\n").encode())
+    blob = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    offsets = np.cumsum([0] + [len(p) for p in pieces])
+    source = np.concatenate([data, blob])
+    seg_start = np.empty((nrows, 2 * ncols + 1), dtype=np.int32)
+    seg_len = np.empty_like(seg_start)
+    seg_start[:, 0:2 * ncols:2] = len(data) + offsets[:ncols]
+    seg_len[:, 0:2 * ncols:2] = [len(p) for p in pieces[:ncols]]
+    seg_start[:, 1::2] = starts.reshape(nrows, ncols)
+    seg_len[:, 1::2] = (ends - starts).reshape(nrows, ncols)
+    seg_start[:, -1] = len(data) + offsets[ncols]
+    seg_len[:, -1] = len(pieces[-1])
+    seg_start, seg_len = seg_start.ravel(), seg_len.ravel()
+    total = int(seg_len.sum())
+    first = np.cumsum(seg_len, dtype=np.int32) - seg_len     # output position of each segment
+    index = np.repeat(seg_start - first, seg_len)
+    index += np.arange(total, dtype=np.int32)
+    return source[index].tobytes()
 
 
 class CBackend:
