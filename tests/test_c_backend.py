@@ -81,6 +81,17 @@ c = range(1, 4)
 require(a / b < c)
 require(a / b != b / c)
 """,
+    "fractions inside comparisons, floor divisions and modulo": """
+a = range(-6, 7)
+b = range(-3, 4)
+c = range(1, 5)
+r = (a / b) * 2 - 1 / c
+q = (a / c) // (b / 3)
+require(r < c)
+require(min(a / c, abs(b) / 2) <= 1 + b / c)
+reject_if(((a * 3) / c) % (c / 2) == c / (2 * c))
+require(q != 1)
+""",
     "categorical values and lists": """
 kind = iterator(["tex", "ldg", "tex", "shared"])
 width = iterator([4, 1, 2, 4, 8])
@@ -219,9 +230,9 @@ def test_overflow_and_unsupported_division_are_refused_with_the_line():
     big = Space.from_source("a = range(1, 2**40)\nb = range(1, 2**40)\nc = a * b * a\nrequire(c > 3)\n")
     with pytest.raises(UnsupportedConstruct, match=r"<space>:3.*may not fit in 64-bit"):
         CBackend().count(big.plan)
-    ratio = Space.from_source("a = range(1, 5)\nb = range(1, 5)\nr = (a / b) * 2\nrequire(r < 3)\n")
-    with pytest.raises(UnsupportedConstruct, match=r"<space>:3.*only supported as an operand of a comparison"):
-        CBackend().count(ratio.plan)
+    fraction_bound = Space.from_source("a = range(1, 5)\nb = range(0, a / 2)\n")
+    with pytest.raises(UnsupportedConstruct, match=r"<space>:2.*its value is a fraction"):
+        CBackend().count(fraction_bound.plan)
 
 
 def test_a_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):

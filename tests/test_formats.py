@@ -206,8 +206,6 @@ def test_sample_command_formats(tmp_path, capsys, fmt, reader):
     assert rows == read_csv(tmp_path / "s.csv")[1]
 
 
-@pytest.mark.xfail(strict=True, reason="the C CSV formatter (translators/c_codegen.py csv_formatter) copies categorical "
-                                       "strings unquoted, so a value containing the separator splits its field")
 def test_csv_quotes_categorical_values_that_contain_the_separator(tmp_path):
     space = Space.from_source('k = iterator(["a,b", "c"])\nn = range(0, 2)\n')
     space.write(tmp_path / "c.csv", "c")

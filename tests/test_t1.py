@@ -41,12 +41,6 @@ PEER_FILES = {
     "willemsen2025/hotspot.json": (11, None, 349_853),
     "willemsen2025/microhh.json": (13, None, 138_600),
 }
-# Conditions that use exact `/` under `%` or inside a sum (`KWG % ((MDIMC * NDIMC) / MDIMA) == 0`,
-# `NUM_WI <= INPUT + NUM_WG - 1 / NUM_WG`): the C backend translates `/` only as a direct operand
-# of a comparison and refuses these (a documented capability gap of the backend, not of import).
-C_REFUSES_EXACT_DIVISION = {"benchmark_hub_T1/gemm_milo.json", "kernel_tuner_paper_T1/gemm.json",
-                            "willemsen2025/gemm.json", "willemsen2025/atf_prl.json",
-                            "willemsen2025/atf_prl2.json", "willemsen2025/atf_prl4.json"}
 SLOW_CPSAT = {"kernel_tuner_paper_T1/hotspot.json", "willemsen2025/hotspot.json"}  # about 20 s each
 SLOW_REFERENCE = {"kernel_tuner_paper_T1/hotspot.json", "willemsen2025/hotspot.json", "willemsen2025/atf_prl.json",
                   "benchmark_hub_T1/hotspot_milo.json", "willemsen2025/expdist.json"}
@@ -62,16 +56,8 @@ def _has_cpsat() -> bool:
 needs_cpsat = pytest.mark.skipif(not _has_cpsat(), reason="CP-SAT backend not registered or OR-Tools not installed")
 
 
-def _marked(names, slow=frozenset(), xfail_c=False):
-    params = []
-    for name in names:
-        marks = [pytest.mark.slow] if name in slow else []
-        if xfail_c and name in C_REFUSES_EXACT_DIVISION:
-            from translators.errors import UnsupportedConstruct
-            marks.append(pytest.mark.xfail(raises=UnsupportedConstruct, strict=True,
-                                           reason="C backend refuses exact `/` outside a direct comparison operand"))
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
+def _marked(names, slow=frozenset()):
+    return [pytest.param(name, marks=[pytest.mark.slow] if name in slow else [], id=name) for name in names]
 
 
 @functools.lru_cache(maxsize=None)
@@ -102,7 +88,7 @@ def test_peer_file_imports(name):
 
 
 @needs_peer
-@pytest.mark.parametrize("name", _marked(PEER_FILES, xfail_c=True))
+@pytest.mark.parametrize("name", _marked(PEER_FILES))
 def test_peer_count_c(name):
     assert _space(name).count("c") == PEER_FILES[name][2]
 

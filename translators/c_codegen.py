@@ -24,7 +24,7 @@ from solverspace.plan import Plan
 from solverspace.printing import to_source
 from solverspace.symbolic import rational_names
 
-from .c_expr import C_HELPERS, CExpressionPrinter, c_name
+from .c_expr import C_HELPERS, CExpressionPrinter, c_name, rational_pair
 from .c_optimize import Options, analyse, hoistable
 from .errors import UnsupportedConstruct
 
@@ -355,9 +355,10 @@ class CGenerator:
         for d in derived:
             item = self.item(f"{d.name} = {to_source(d.expr)}")
             if d.name in self.rational:
-                # eager definedness of a fraction-valued derived value: its divisors must be non-zero
-                num, den = d.expr.left, d.expr.right
-                text = f"(void)({self.printer.print(num, d)}); if ({self.printer.print(den, d)} == 0) uflag = 1;"
+                # a fraction-valued derived value has no C variable, but it is eager: evaluating its
+                # integer pair raises the undefined flag exactly where one of its divisions would
+                num, den = rational_pair(d.expr, self.model, self.rational)
+                text = f"(void)({self.printer.print(num, d)}); (void)({self.printer.print(den, d)});"
             else:
                 text = f"{c_name(d.name)} = {self.printer.print(d.expr, d)};"
             lines.append(f"{ind}{text}")
@@ -694,12 +695,22 @@ int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *d
             if c.categorical is not None:
                 names = ", ".join(_c_string(s) for s in c.categorical)
                 decls.append(f"static const char *cat{j}[] = {{{names}}};")
-                parts.append(f"        {{ const char *s_ = cat{j}[r->{c_name(c.name)}]; size_t l_ = strlen(s_); "
-                             f"memcpy(p, s_, l_); p += l_; }}")
+                parts.append(f"        p = ss_put_field(p, cat{j}[r->{c_name(c.name)}], sep);")
             else:
                 parts.append(f"        p += ss_itoa((int64_t)r->{c_name(c.name)}, p);")
-        width = sum(max(21, max((len(s) for s in (c.categorical or ())), default=0)) + 1 for c in columns) + 1
+        width = sum(max(21, max((2 * len(s.encode()) + 2 for s in (c.categorical or ())), default=0)) + 1
+                    for c in columns) + 1
         return "\n".join(decls) + r"""
+/* a categorical field, quoted as Python's csv module does (QUOTE_MINIMAL) for this separator */
+static char *ss_put_field(char *p, const char *s, char sep) {
+    int quote = 0;
+    for (const char *q = s; *q; q++) if (*q == sep || *q == '"' || *q == '\n' || *q == '\r') { quote = 1; break; }
+    if (!quote) { size_t l = strlen(s); memcpy(p, s, l); return p + l; }
+    *p++ = '"';
+    for (const char *q = s; *q; q++) { if (*q == '"') *p++ = '"'; *p++ = *q; }
+    *p++ = '"';
+    return p;
+}
 static int ss_itoa(int64_t v, char *p) {
     char tmp[24]; int n = 0; uint64_t x = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
     do { tmp[n++] = (char)('0' + x % 10); x /= 10; } while (x);
@@ -736,7 +747,13 @@ int64_t ss_format_csv(const char *rows, int64_t nrows, char *buf, int64_t cap, i
 
 
 def _c_string(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A C string literal for any text: printable ASCII as is, every other byte as a fixed
+    three-digit octal escape (UTF-8)."""
+    out = []
+    for byte in s.encode():
+        char = chr(byte)
+        out.append(char if 32 <= byte < 127 and char not in '"\\?' else f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
 
 
 def _string_valued(domain) -> bool:

@@ -4,9 +4,11 @@
 - `//` and `%` are Python's floor operations (`ss_fdiv`, `ss_fmod`), plain C `/` and `%` only
   where bounds prove both operands non-negative; a divisor that may be 0 sets the undefined flag
   `*u` (C's `&&`, `||` and `?:` short-circuit exactly like Python, so guards work).
-- Exact `/` is supported where its value is compared (`p / q < r`, `a / b == c / d`): the
-  comparison is done by cross-multiplication with the denominators' signs normalised.
-  Elsewhere it is refused.
+- Exact `/`: a fraction-valued expression is lowered to an integer pair (numerator,
+  denominator > 0) of IR expressions (`rational_pair`); comparisons cross-multiply and `//` of
+  fractions is an integer floor division of the pair, so fractions may appear anywhere inside a
+  comparison or a floor division (`(a / b) % m == 0`, `x <= y + 1 / z`). A fraction that would
+  itself become a value (a loop bound, an output column) is refused.
 - Every arithmetic node's interval (from `solverspace.bounds`) must fit in 64 bits, otherwise the
   translation is refused naming the expression: no silent overflow.
 """
@@ -31,14 +33,6 @@ static inline int64_t ss_fmod(int64_t a, int64_t b, int *u) {
 static inline int64_t ss_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ss_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ss_abs(int64_t a) { return a < 0 ? -a : a; }
-/* sign of a/b - c/d, exact; *u set when a denominator is 0 */
-static inline int ss_cmp_rat(int64_t a, int64_t b, int64_t c, int64_t d, int *u) {
-    if (b == 0 || d == 0) { *u = 1; return 0; }
-    if (b < 0) { a = -a; b = -b; }
-    if (d < 0) { c = -c; d = -d; }
-    int64_t left = a * d, right = c * b;
-    return (left > right) - (left < right);
-}
 """
 
 _C_COMPARE = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
@@ -102,9 +96,13 @@ class CExpressionPrinter(ir.Visitor):
         return c_name(n.name)
 
     def _visit_BinOp(self, n):
-        if n.op == "/":
-            self.refuse(n, "exact `/` is only supported as an operand of a comparison",
-                        hint="compare the quotient directly (`a / b < c`) or use `//` for integer division")
+        if n.op == "//" and (self.fraction(n.left) or self.fraction(n.right)):
+            (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
+            return self.visit(ir.BinOp("//", _mul(a, d), _mul(b, c)))  # floor((a/b) / (c/d))
+        if self.fraction(n):
+            self.refuse(n, "its value is a fraction (exact `/`), which the C backend handles only inside "
+                           "comparisons and floor divisions",
+                        hint="compare the fraction (`a / b < c`), floor it (`a // b`), or use --backend cpsat")
         self.fits(n)
         a, b = self.visit(n.left), self.visit(n.right)
         if n.op in ("+", "-", "*"):
@@ -153,30 +151,72 @@ class CExpressionPrinter(ir.Visitor):
         return f"(({self.visit(n.cond)}) ? ({self.visit(n.then)}) : ({self.visit(n.orelse)}))"
 
     def _visit_Compare(self, n):
-        left, right = self._quotient(n.left), self._quotient(n.right)
-        if left is None and right is None:
-            if n.op not in ("==", "!=") and (_is_string(n.left) or _is_string(n.right)):
-                self.refuse(n, "categorical values can only be compared with == and !=")
-            return f"({self.visit(n.left)} {_C_COMPARE[n.op]} {self.visit(n.right)})"
-        (a, b), (c, d) = left or (n.left, ir.Const(1)), right or (n.right, ir.Const(1))
-        self.fits(n, self.interval(ir.BinOp("*", a, d)), self.interval(ir.BinOp("*", c, b)))
-        for part in (a, b, c, d):
-            self.fits(part)
-        sign = f"ss_cmp_rat({self.visit(a)}, {self.visit(b)}, {self.visit(c)}, {self.visit(d)}, u)"
-        return f"({sign} {_C_COMPARE[n.op]} 0)"
+        if self.fraction(n.left) or self.fraction(n.right):
+            (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
+            return self.visit(ir.Compare(n.op, _mul(a, d), _mul(c, b)))  # denominators are > 0
+        if n.op not in ("==", "!=") and (_is_string(n.left) or _is_string(n.right)):
+            self.refuse(n, "categorical values can only be compared with == and !=")
+        return f"({self.visit(n.left)} {_C_COMPARE[n.op]} {self.visit(n.right)})"
 
-    def _quotient(self, node):
-        """(numerator, denominator) if `node` is an exact quotient, else None."""
-        if isinstance(node, ir.Ref) and node.name in self.rational:
-            node = self.model.derived_value[node.name].expr
-            if not (isinstance(node, ir.BinOp) and node.op == "/"):
-                self.refuse(node, "a fraction-valued derived value must be a single quotient `p / q` for C")
-        if isinstance(node, ir.BinOp) and node.op == "/":
-            for side in (node.left, node.right):
-                if any(isinstance(m, ir.BinOp) and m.op == "/" for m in ir.walk(side)):
-                    self.refuse(node, "nested exact `/`", hint="write a single quotient `p / q`")
-            return node.left, node.right
-        return None
+    def fraction(self, node) -> bool:
+        from solverspace.symbolic import may_be_fraction
+        return may_be_fraction(node, self.rational)
+
+    def pair(self, node):
+        return rational_pair(node, self.model, self.rational)
+
+
+ONE = ir.Const(1)
+
+
+def _mul(x, y):
+    if x == ONE:
+        return y
+    if y == ONE:
+        return x
+    return ir.BinOp("*", x, y)
+
+
+def rational_pair(node, model, rational) -> tuple:
+    """(numerator, denominator) integer IR expressions with denominator > 0 and value
+    numerator / denominator, undefined exactly where `node` is."""
+    from solverspace.symbolic import may_be_fraction
+    if not may_be_fraction(node, rational):
+        return node, ONE
+    if isinstance(node, ir.Ref):
+        return rational_pair(model.derived_value[node.name].expr, model, rational)
+    if isinstance(node, ir.Neg):
+        n, d = rational_pair(node.operand, model, rational)
+        return ir.Neg(n), d
+    if isinstance(node, ir.Abs):
+        n, d = rational_pair(node.operand, model, rational)
+        return ir.Abs(n), d
+    if isinstance(node, ir.IfExp):
+        (xn, xd), (yn, yd) = rational_pair(node.then, model, rational), rational_pair(node.orelse, model, rational)
+        return ir.IfExp(node.cond, xn, yn), (xd if xd == yd else ir.IfExp(node.cond, xd, yd))
+    if isinstance(node, (ir.Min, ir.Max)):
+        result = rational_pair(node.operands[0], model, rational)
+        keep = "<=" if isinstance(node, ir.Min) else ">="
+        for operand in node.operands[1:]:
+            (xn, xd), (yn, yd) = result, rational_pair(operand, model, rational)
+            first = ir.Compare(keep, _mul(xn, yd), _mul(yn, xd))
+            result = ir.IfExp(first, xn, yn), (xd if xd == yd else ir.IfExp(first, xd, yd))
+        return result
+    (an, ad), (bn, bd) = rational_pair(node.left, model, rational), rational_pair(node.right, model, rational)
+    if node.op in ("+", "-"):
+        return ir.BinOp(node.op, _mul(an, bd), _mul(bn, ad)), _mul(ad, bd)
+    if node.op == "*":
+        return _mul(an, bn), _mul(ad, bd)
+    if node.op == "**":
+        return ir.BinOp("**", an, node.right), ir.BinOp("**", ad, node.right)
+    if node.op == "/":
+        # b // b is 1 for b != 0 and undefined for b == 0: the division keeps its undefinedness
+        signed = ir.IfExp(ir.Compare("<", bn, ir.Const(0)), ir.Neg(_mul(an, bd)), _mul(an, bd))
+        return ir.BinOp("//", signed, ir.BinOp("//", bn, bn)), _mul(ad, ir.Abs(bn))
+    if node.op == "%":  # a % b = a - b * floor(a / b), the sign following b
+        q = ir.BinOp("//", _mul(an, bd), _mul(ad, bn))
+        return ir.BinOp("-", _mul(an, bd), _mul(q, _mul(bn, ad))), _mul(ad, bd)
+    raise ValueError(f"no rational form for {type(node).__name__} {getattr(node, 'op', '')}")
 
 
 def _is_string(node) -> bool:
