@@ -8,7 +8,8 @@ from .errors import (BackendUnavailableError, SettingError, SolverspaceError, Sp
                      SpaceEvaluationError, UndefinedOperationError)
 from .loader import load, load_source
 from .space import Space
+from .t1 import export_t1, load_t1
 
-__all__ = ["Space", "load", "load_source", "SolverspaceError", "SpaceDefinitionError", "SettingError",
+__all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
            "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError"]
 __version__ = "0.1.0"
