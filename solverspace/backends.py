@@ -45,10 +45,19 @@ def _c(*, threads: int | None = None, optimizations=None, **options) -> Backend:
     return CBackend(threads=threads, options=optimizations or Options())
 
 
+def _cpsat(*, time_limit: float | None = None, workers: int | None = None, **options) -> Backend:
+    try:
+        from translators.cpsat import CpSatBackend
+    except ImportError as exc:
+        raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
+                                      hint="pip install 'ortools>=9.10'") from None
+    return CpSatBackend(time_limit=time_limit, workers=workers)
+
+
 # name -> factory taking backend options (threads, optimizations, ...); imports stay lazy so
 # that `import solverspace` needs neither a compiler nor a solver
-BACKENDS: dict[str, Callable[..., Backend]] = {"reference": _reference, "c": _c}
-PLANNED = {"cpsat": "the OR-Tools CP-SAT backend"}
+BACKENDS: dict[str, Callable[..., Backend]] = {"reference": _reference, "c": _c, "cpsat": _cpsat}
+PLANNED: dict[str, str] = {}
 
 
 def get_backend(name: "str | Backend", **options) -> Backend:

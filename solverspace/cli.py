@@ -124,13 +124,27 @@ def cmd_sample(args) -> int:
 
 
 def _write_rows(rows, path, sep):
-    """A small in-memory result (a sample) as CSV or .npy, appearing only when complete."""
+    """A small in-memory result (a sample) as CSV, JSON Lines, .npy or Parquet (by the file's
+    extension, as `enumerate`), appearing only when complete."""
     import numpy as np
+    from .space import format_of
+    fmt = format_of(path)
+    if fmt == "parquet":
+        from translators.c_backend import require_pyarrow
+        pa, pq = require_pyarrow()
     tmp = f"{path}.{os.getpid()}.partial"
     try:
-        if str(path).endswith(".npy"):
+        if fmt == "npy":
             with open(tmp, "wb") as handle:
                 np.save(handle, rows)
+        elif fmt == "jsonl":
+            from translators.c_backend import jsonl_bytes
+            with open(tmp, "wb") as handle:
+                handle.write(jsonl_bytes(rows))
+        elif fmt == "parquet":
+            names = list(rows.dtype.names)
+            pq.write_table(pa.Table.from_arrays([pa.array(np.ascontiguousarray(rows[n])) for n in names],
+                                                names=names), tmp)
         else:
             with open(tmp, "w") as handle:
                 handle.write(sep.join(rows.dtype.names) + "\n")
@@ -141,6 +155,19 @@ def _write_rows(rows, path, sep):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def cmd_export_t1(args) -> int:
+    """`export-t1`: the space as a T1 JSON file (dependent ranges as superset lists + conditions)."""
+    from pathlib import Path
+
+    from .t1 import write_t1
+    space = _load(args)
+    document = write_t1(space.model, args.output, name=Path(args.space).stem)
+    configuration = document["ConfigurationSpace"]
+    print(f"wrote {args.output}: {len(configuration['TuningParameters'])} parameters, "
+          f"{len(configuration['Conditions'])} conditions")
+    return 0
 
 
 def cmd_get(args) -> int:
@@ -271,7 +298,7 @@ def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
     try:
-        from translators.cpsat import complete
+        from translators.cpsat import CpSatRefusal, complete
     except ImportError:
         return cmd_check(args)
     space = _load(args)
@@ -283,7 +310,10 @@ def cmd_check_cpsat(args) -> int:
         assignment[name] = parse_value(value)
     if set(assignment) == set(space.parameters):
         return cmd_check(args)
-    result = complete(space, assignment)
+    try:
+        result = complete(space, assignment)
+    except CpSatRefusal:  # a construct CP-SAT cannot lower: the reference looks for a completion
+        return cmd_check(args)
     given = " ".join(f"{k}={v}" for k, v in assignment.items())
     if result.feasible:
         print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
@@ -303,6 +333,19 @@ def cmd_check_cpsat(args) -> int:
     return 1
 
 
+def cmd_validate(args) -> int:
+    """Run every backend that accepts the space and compare them; exit 0 agree, 1 disagree, 2 could not run."""
+    from validation.validate import ALL_BACKENDS, validate
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else ALL_BACKENDS
+    cpsat_options = {k: v for k, v in (("time_limit", args.time_limit), ("workers", args.workers)) if v is not None}
+    report = validate(args.space, settings=_settings(args.set), backends=backends,
+                      reference_limit=args.reference_limit, threads=args.threads, samples=args.samples,
+                      seed=args.seed, cpsat_options=cpsat_options, max_closure_values=args.max_closure_values,
+                      listing=not args.count_only)
+    print(report.render())
+    return report.status
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solverspace", description="Count, list and explain autotuning search spaces.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -316,8 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
     def optimizations(p):
         p.add_argument("--literal", action="store_true",
                        help="C backend: every optimization off (the benchmark baseline)")
-        p.add_argument("--disable", action="append", metavar="OPT", choices=["break", "solve", "hoist", "split"],
-                       help="C backend: switch one optimization off (break, solve, hoist, split; repeatable)")
+        p.add_argument("--disable", action="append", metavar="OPT", choices=["break", "tighten", "solve", "hoist", "split"],
+                       help="C backend: switch one optimization off (break, tighten, solve, hoist, split; "
+                            "repeatable)")
 
     def running(p):
         p.add_argument("--backend", default="c",
@@ -338,7 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("enumerate", help="write every valid configuration to a file")
     common(p), running(p)
-    p.add_argument("-o", "--output", required=True, help="output file: .csv (header + rows) or .npy")
+    p.add_argument("-o", "--output", required=True,
+                   help="output file: .csv (header + rows), .jsonl (one JSON object per row), .npy, or .parquet "
+                        "(needs the parquet extra); the extension picks the format")
     p.add_argument("--sep", default=",", help="CSV field separator (default ','; ';' for ATF-style tools)")
     p.add_argument("--derived", help="comma-separated derived values to add as columns")
     p.set_defaults(func=cmd_enumerate)
@@ -351,10 +397,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="exact", choices=["exact", "reference"],
                    help="exact (compiled per-prefix counts, default) or reference (lists the space in Python)")
     p.add_argument("--threads", type=int, default=None, metavar="N")
-    p.add_argument("-o", "--output", help="write .csv or .npy (plus FILE.meta.json with seed and method) "
-                                         "instead of printing CSV")
+    p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet (plus FILE.meta.json with seed "
+                                         "and method) instead of printing CSV")
     p.add_argument("--sep", default=",", help="CSV field separator")
     p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("export-t1", help="write the space as a T1 tuning-problem JSON file")
+    common(p)
+    p.add_argument("-o", "--output", required=True, help="the T1 .json file to write")
+    p.set_defaults(func=cmd_export_t1)
 
     p = sub.add_parser("get", help="the configuration(s) at the given position(s) of the canonical order")
     common(p)
@@ -398,6 +449,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="stop after SECONDS")
     p.add_argument("--workers", type=int, default=None, metavar="N", help="solver threads (default: all cores)")
     p.set_defaults(func=cmd_best)
+    p = sub.add_parser("validate", help="run every backend that accepts the space; do they agree?")
+    common(p)
+    p.add_argument("--reference-limit", type=int, default=100_000, metavar="N",
+                   help="run the pure-Python reference only when the space has at most N configurations "
+                        "(default 100000)")
+    p.add_argument("--backends", metavar="LIST",
+                   help="comma-separated subset of c,c-literal,cpsat,reference,sample (default: all)")
+    p.add_argument("--threads", type=int, default=None, metavar="N", help="C backend threads (default: all cores)")
+    p.add_argument("--samples", type=int, default=20, metavar="N", help="configurations to sample and check (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="CP-SAT: stop after SECONDS")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="CP-SAT: solver threads (default: all cores)")
+    p.add_argument("--count-only", action="store_true",
+                   help="C: count without listing (no digests; for very large spaces)")
+    p.set_defaults(func=cmd_validate)
     return parser
 
 

@@ -40,7 +40,7 @@ from ortools.sat.python import cp_model
 
 from solverspace import ir
 from solverspace.bounds import Bounds
-from solverspace.errors import BackendUnavailableError, Location, SpaceEvaluationError
+from solverspace.errors import BackendUnavailableError, Location
 from solverspace.evaluate import Undefined, compile_domain
 from solverspace.printing import to_source
 
@@ -121,17 +121,16 @@ class Codes:
 
     def __init__(self):
         self.code: dict[str, int] = {}
+        self.text: list[str] = []
 
     def __call__(self, text: str) -> int:
         if text not in self.code:
-            self.code[text] = len(self.code)
+            self.code[text] = len(self.text)
+            self.text.append(text)
         return self.code[text]
 
     def decode(self, code: int) -> str:
-        for text, c in self.code.items():
-            if c == code:
-                return text
-        raise KeyError(code)
+        return self.text[code]
 
 
 @dataclass
@@ -161,11 +160,11 @@ class Lowering(ir.Visitor):
         self.domain_memo: dict[str, tuple[object, object]] = {}
         self.derived_memo: dict[str, tuple[Val, object]] = {}
         self.truth_memo: dict = {}
+        self.multiples: dict[tuple[int, int], Val] = {}  # (x, step) -> j where x == step * j
         self.and_memo: dict = {}
         self.errors: list[tuple[object, str, str]] = []  # (literal, parameter, message)
         self.where: list[Where] = []
         self.counter = itertools.count()
-        self._false = None
 
     # ---------------------------------------------------------------------------- messages
     def refuse(self, node: ir.Node | None, why: str, hint: str | None = None):
@@ -201,12 +200,6 @@ class Lowering(ir.Visitor):
 
     def new_bool(self, label: str):
         return self.cp.new_bool_var(f"{label}#{next(self.counter)}")
-
-    def false_literal(self):
-        if self._false is None:
-            self._false = self.cp.new_bool_var("false")
-            self.cp.add(self._false == 0)
-        return self._false
 
     # ---------------------------------------------------------------------------- literals
     def lit_not(self, lit):
@@ -329,8 +322,9 @@ class Lowering(ir.Visitor):
         self.cp.add_multiplication_equality(target, [a.expr, b.expr])
         return Val("int", target, min(corners), max(corners))
 
-    def floordiv(self, a: Val, b: Val, node) -> tuple[Val, Val, object]:
-        """Python's a // b and a % b for integer Vals, and the literal b != 0."""
+    def floordiv(self, a: Val, b: Val, node, want: str = "//") -> tuple[Val, object]:
+        """Python's `a // b` (want="//") or `a % b` (want="%") for integer Vals, and the literal
+        b != 0 (where it is false the result is pinned: the operation is undefined there)."""
         nonzero = self.relation(b, "!=", _const_int(0), "nonzero")
         parts = []
         if b.hi >= 1:
@@ -338,7 +332,7 @@ class Lowering(ir.Visitor):
         if b.lo <= -1:
             parts.append((b.lo, min(b.hi, -1)))
         if not parts:  # the divisor is always 0: always undefined
-            return _const_int(0), _const_int(0), False
+            return _const_int(0), False
         qs = [_floor_div(x, y) for lo, hi in parts for x in (a.lo, a.hi) for y in (lo, hi)]
         qlo, qhi = min(qs), max(qs)
         rlo, rhi = 0, 0
@@ -353,11 +347,29 @@ class Lowering(ir.Visitor):
                 if a.hi <= 0:
                     bottom = max(bottom, a.lo)
                 rlo = min(rlo, bottom)
-        if nonzero is False:
-            qlo, qhi, rlo, rhi = min(qlo, 0), max(qhi, 0), min(rlo, 0), max(rhi, 0)
+        if nonzero is not True:
+            qlo, qhi = min(qlo, 0), max(qhi, 0)
         if a.constant and b.constant:
-            q = a.lo // b.lo
-            return _const_int(q), _const_int(a.lo - b.lo * q), True
+            return _const_int(a.lo // b.lo if want == "//" else a.lo % b.lo), True
+        if b.lo >= 1 and isinstance(a.expr, cp_model.IntVar) and isinstance(b.expr, cp_model.IntVar):
+            multiple = self.multiples.get((a.expr.index, b.expr.index))
+            if multiple is not None:  # a == b * j exactly (a range stepping by b)
+                return (multiple if want == "//" else _const_int(0)), True
+        if a.lo >= 0 and b.lo >= 0 and (b.lo >= 1 or not b.constant):
+            # CP-SAT's truncating division and modulo agree with Python's here
+            divisor = b.expr
+            if b.lo == 0:  # divide by 1 where b is 0 (undefined there): the result stays determined
+                divisor = self.new_int(1, b.hi, "divisor", node)
+                self.cp.add(divisor == b.expr).only_enforce_if(nonzero)
+                self.cp.add(divisor == 1).only_enforce_if(self.lit_not(nonzero))
+                qlo, qhi = min(qlo, a.lo), max(qhi, a.hi)
+            if want == "//":
+                q = self.new_int(qlo, qhi, "floordiv", node)
+                self.cp.add_division_equality(q, a.expr, divisor)
+                return Val("int", q, qlo, qhi), nonzero
+            r = self.new_int(rlo, rhi, "mod", node)
+            self.cp.add_modulo_equality(r, a.expr, divisor)
+            return Val("int", r, rlo, rhi), nonzero
         if b.constant:
             c = b.lo
             q = self.new_int(qlo, qhi, "floordiv", node)
@@ -367,38 +379,31 @@ class Lowering(ir.Visitor):
             else:
                 self.cp.add(c * q >= a.expr)
                 self.cp.add(a.expr >= c * q + c + 1)
-            return Val("int", q, qlo, qhi), Val("int", a.expr - c * q, rlo, rhi), True
-        if a.lo >= 0 and b.lo >= 0:  # CP-SAT's truncating division and modulo agree with Python's
-            divisor = b.expr
-            if b.lo == 0:  # divide by 1 where b is 0 (undefined there): the results stay determined
-                divisor = self.new_int(1, b.hi, "divisor", node)
-                self.cp.add(divisor == b.expr).only_enforce_if(nonzero)
-                self.cp.add(divisor == 1).only_enforce_if(self.lit_not(nonzero))
-                qlo, qhi = min(qlo, a.lo), max(qhi, a.hi)
-            q = self.new_int(qlo, qhi, "floordiv", node)
-            self.cp.add_division_equality(q, a.expr, divisor)
-            r = self.new_int(rlo, rhi, "mod", node)
-            self.cp.add_modulo_equality(r, a.expr, divisor)
-            return Val("int", q, qlo, qhi), Val("int", r, rlo, rhi), nonzero
+            if want == "//":
+                return Val("int", q, qlo, qhi), True
+            return Val("int", _sub(a.expr, c * q), rlo, rhi), True
         # general signs: a == q*b + r with the remainder's sign following the divisor
         q = self.new_int(qlo, qhi, "floordiv", node)
         product = self.mul(Val("int", q, qlo, qhi), b, node)
         r = self.new_int(rlo, rhi, "mod", node)
-        positive = self.relation(b, ">", _const_int(0), "positive")
-        negative = self.relation(b, "<", _const_int(0), "negative")
-        if positive is not False:
-            self.enforce(self.cp.add(a.expr == product.expr + r), [positive] if positive is not True else [])
-            self.enforce(self.cp.add(r <= b.expr - 1), [positive] if positive is not True else [])
-            self.enforce(self.cp.add(r >= 0), [positive] if positive is not True else [])
-        if negative is not False:
-            self.enforce(self.cp.add(a.expr == product.expr + r), [negative] if negative is not True else [])
-            self.enforce(self.cp.add(r >= b.expr + 1), [negative] if negative is not True else [])
-            self.enforce(self.cp.add(r <= 0), [negative] if negative is not True else [])
+        signs = ((self.relation(b, ">", _const_int(0), "positive"), True),
+                 (self.relation(b, "<", _const_int(0), "negative"), False))
+        for sign, positive in signs:
+            if sign is False:
+                continue
+            guard = [] if sign is True else [sign]
+            self.enforce(self.cp.add(a.expr == product.expr + r), guard)
+            if positive:
+                self.enforce(self.cp.add(r <= b.expr - 1), guard)
+                self.enforce(self.cp.add(r >= 0), guard)
+            else:
+                self.enforce(self.cp.add(r >= b.expr + 1), guard)
+                self.enforce(self.cp.add(r <= 0), guard)
         if nonzero is not True:  # b == 0: undefined, pin both results
             zero = self.lit_not(nonzero)
             self.cp.add(q == _clamp(0, qlo, qhi)).only_enforce_if(zero)
             self.cp.add(r == _clamp(0, rlo, rhi)).only_enforce_if(zero)
-        return Val("int", q, qlo, qhi), Val("int", r, rlo, rhi), nonzero
+        return (Val("int", q, qlo, qhi) if want == "//" else Val("int", r, rlo, rhi)), nonzero
 
     def select(self, cond, then: Val, orelse: Val, node) -> Val:
         """`then if cond else orelse` for Vals of compatible kinds."""
@@ -469,8 +474,8 @@ class Lowering(ir.Visitor):
             return Val("int", _sub(a.expr, b.expr), a.lo - b.hi, a.hi - b.lo), ok
         if n.op == "*":
             return self.mul(a, b, n), ok
-        q, r, nonzero = self.floordiv(a, b, n)
-        return (q if n.op == "//" else r), self.lit_and([ok, nonzero])
+        value, nonzero = self.floordiv(a, b, n, n.op)
+        return value, self.lit_and([ok, nonzero])
 
     def _power(self, base: Val, exponent: ir.Expr, node):
         k = exponent.value if isinstance(exponent, ir.Const) else None
@@ -523,7 +528,7 @@ class Lowering(ir.Visitor):
             den = self.select(positive, den, _scale(den, -1), node)
             return _rat(num, den), nonzero
         # floor division and modulo of fractions: q = floor((pa*db) / (da*pb))
-        q, _, defined = self.floordiv(self.mul(pa, db, node), self.mul(da, pb, node), node)
+        q, defined = self.floordiv(self.mul(pa, db, node), self.mul(da, pb, node), node)
         if op == "//":
             return q, defined
         # a - b*q = (pa*db - pb*q*da) / (da*db)
@@ -654,12 +659,20 @@ class Lowering(ir.Visitor):
                 self.require(node.orelse, truth, [*enforce, self.lit_not(cond)] if cond is not False else enforce)
             return
         if isinstance(node, ir.Compare):
+            op = node.op if truth else _NEGATE[node.op]
+            if op == "==" and self._require_divisible(node, enforce):
+                return
             (a, oka), (b, okb) = self.lower(node.left), self.lower(node.right)
             self.assert_lit(oka, enforce)
             self.assert_lit(okb, enforce)
-            op = node.op if truth else _NEGATE[node.op]
             if {a.kind, b.kind} <= {"int", "bool"}:
                 self.post_relation(self.as_int(a, node), op, self.as_int(b, node), enforce)
+                return
+            if "rat" in (a.kind, b.kind) and "str" not in (a.kind, b.kind):
+                a, b = self.as_rat(a, node), self.as_rat(b, node)
+                left = self.mul(Val("int", a.expr, a.lo, a.hi), Val("int", b.den, b.dlo, b.dhi), node)
+                right = self.mul(Val("int", b.expr, b.lo, b.hi), Val("int", a.den, a.dlo, a.dhi), node)
+                self.post_relation(left, op, right, enforce)
                 return
             self.assert_lit(self.compare(op, a, b, node), enforce)
             return
@@ -667,6 +680,37 @@ class Lowering(ir.Visitor):
         self.assert_lit(ok, enforce)
         lit = self.truth(value)
         self.assert_lit(lit if truth else self.lit_not(lit), enforce)
+
+    def _require_divisible(self, node: ir.Compare, enforce) -> bool:
+        """Post `x % y == 0` as `x == y * k` (k a new variable): CP-SAT propagates a product
+        better than a modulo. False when `node` is not of that form."""
+        sides = (node.left, node.right)
+        zero = [s for s in sides if isinstance(s, ir.Const) and s.value == 0 and type(s.value) is int]
+        mod = [s for s in sides if isinstance(s, ir.BinOp) and s.op == "%"]
+        if not zero or not mod:
+            return False
+        (x, okx), (y, oky) = self.lower(mod[0].left), self.lower(mod[0].right)
+        if not {x.kind, y.kind} <= {"int", "bool"}:
+            return False
+        x, y = self.as_int(x, mod[0]), self.as_int(y, mod[0])
+        nonzero = self.relation(y, "!=", _const_int(0), "nonzero")
+        self.assert_lit(self.lit_and([okx, oky, nonzero]), enforce)
+        if nonzero is False:
+            return True
+        parts = [(max(y.lo, 1), y.hi)] if y.hi >= 1 else []
+        parts += [(y.lo, min(y.hi, -1))] if y.lo <= -1 else []
+        # an exact quotient is an integer between the real quotients at the corners
+        ks = [_floor_div(a, b) for lo, hi in parts for a in (x.lo, x.hi) for b in (lo, hi)]
+        klo, khi = min(ks + [0]), max(ks + [0])
+        if x.lo >= 0 and y.lo >= 1:
+            klo, khi = 0, x.hi // y.lo
+        k = Val("int", self.new_int(klo, khi, "quotient", mod[0]), klo, khi)
+        product = self.mul(y, k, mod[0])
+        self.enforce(self.cp.add(_as_linear(x.expr) == product.expr), enforce)
+        active = self.lit_and(list(enforce) + [nonzero])
+        if active is not True:  # keep k determined where the equation is not enforced
+            self.cp.add(k.expr == _clamp(0, klo, khi)).only_enforce_if(self.lit_not(active))
+        return True
 
     # ---------------------------------------------------------------------------- items
     def derived(self, name: str) -> tuple[Val, object]:
@@ -687,7 +731,7 @@ class Lowering(ir.Visitor):
                     coded = [self.codes(v) if type(v) is str else v for v in values]
                     lo, hi = (min(coded), max(coded)) if coded else (0, 0)
                 else:
-                    semantic = self._semantic_bounds(name)
+                    semantic = self._semantic_bounds(name) if kind == "int" else None  # codes are ours
                     if semantic is not None:
                         lo, hi = max(lo, semantic[0]), min(hi, semantic[1])
                     if lo > hi:
@@ -698,6 +742,17 @@ class Lowering(ir.Visitor):
                         var = self.new_int(lo, hi, name, p.domain)
                 self.param_vars[name] = var
                 self.params[name] = Val(kind, var, lo, hi)
+        return self.params[name]
+
+    def fix_param(self, name: str, value) -> Val:
+        """The variable of a parameter held at one value (its domain is not lowered, so nothing
+        it depends on enters the model)."""
+        if name in self.params:
+            raise ValueError(f"parameter {name!r} already has a variable")
+        code = self.codes(value) if type(value) is str else int(value)
+        var = self.cp.new_constant(code)
+        self.param_vars[name] = var
+        self.params[name] = Val("str" if type(value) is str else "int", var, code, code)
         return self.params[name]
 
     def _semantic_bounds(self, name):
@@ -727,6 +782,12 @@ class Lowering(ir.Visitor):
 
     def _domain_shape(self, node: ir.Domain, p):
         """(kind, lo, hi, constant values or None) of a parameter's domain."""
+        key = ("shape", p.name)
+        if key not in self.domain_memo:
+            self.domain_memo[key] = self._compute_shape(node, p)
+        return self.domain_memo[key]
+
+    def _compute_shape(self, node: ir.Domain, p):
         if not p.depends_on and not isinstance(node, ir.Closure):
             try:
                 values = compile_domain(node, p.name, closure_globals=dict(self.model.closure_globals),
@@ -750,9 +811,7 @@ class Lowering(ir.Visitor):
                 lo, hi = min(lo, start.lo), max(hi, stop.hi - 1)
             if step.lo <= -1:
                 lo, hi = min(lo, stop.lo + 1), max(hi, start.hi)
-            if lo > hi:
-                return "int", 1, 0
-            return "int", max(lo, start.lo) if step.lo >= 1 else lo, hi
+            return ("int", 1, 0) if lo > hi else ("int", lo, hi)
         if isinstance(node, ir.Values):
             kinds, lo, hi = set(), math.inf, -math.inf
             for item in node.items:
@@ -833,11 +892,8 @@ class Lowering(ir.Visitor):
         return result
 
     # ---------------------------------------------------------------------------- domains
-    def domain_ok(self, name: str):
-        """Literal: the domain of parameter `name` evaluates without an undefined operation."""
-        return self._domain(name)[1]
-
     def _domain(self, name: str):
+        """(membership literal, definedness literal) of parameter `name`'s domain."""
         if name not in self.domain_memo:
             p = self.model.parameter[name]
             with self._item("parameter", name, p.line):
@@ -920,6 +976,13 @@ class Lowering(ir.Visitor):
                 return
             span = (x.hi - start.lo) if positive else (start.hi - x.lo)
             kmax = max(0, span // min(abs(step.lo), abs(step.hi)))
+            first = 1 if node.start == node.step else 0 if start.constant and start.lo == 0 else None
+            if first is not None and isinstance(x.expr, cp_model.IntVar) and isinstance(step.expr, cp_model.IntVar):
+                # x = step * j: remember it, so that `x // step` is j (see floordiv)
+                j = Val("int", self.new_int(first, kmax + first, f"{p.name}_multiple", node), first, kmax + first)
+                self.cp.add_multiplication_equality(x.expr, [step.expr, j.expr])
+                self.multiples[(x.expr.index, step.expr.index)] = j
+                return
             k = Val("int", self.new_int(0, kmax, f"{p.name}_index", node), 0, kmax)
             offset = self.mul(step, k, node)
             self.cp.add(x.expr == _add(start.expr, offset.expr))
@@ -952,7 +1015,7 @@ class Lowering(ir.Visitor):
             if step.constant and abs(step.lo) == 1:
                 return inside, ok
             offset = Val("int", _sub(x.expr, start.expr), x.lo - start.hi, x.hi - start.lo)
-            _, remainder, _ = self.floordiv(offset, step, node)
+            remainder, _ = self.floordiv(offset, step, node, "%")
             divisible = self.relation(remainder, "==", _const_int(0), "divisible")
             return self.lit_and([inside, divisible]), ok
         if isinstance(node, ir.Values):
@@ -1120,19 +1183,29 @@ DEFAULTS = CpSatDefaults()
 
 
 class CpSatBackend:
-    """Counts with CP-SAT (see `translators.cpsat_count`); does not list configurations."""
+    """Counts with CP-SAT (see `translators.cpsat_count`); does not list configurations.
+
+    `time_limit` (seconds, per call) turns a count that does not finish into a `LowerBound`;
+    `workers` is the number of solver threads (default: every core)."""
 
     name = "cpsat"
 
-    def count(self, plan, *, strict: bool = False, progress=None, time_limit: float | None = None,
-              workers: int | None = None, undefined: bool = True):
-        """Stats with the exact count (or a `LowerBound` with `exact=False` when `time_limit`
-        stopped it) and the undefined-operation tally of the reference enumerator over `plan`."""
+    def __init__(self, *, time_limit: float | None = None, workers: int | None = None, seed: int | None = None):
+        self.time_limit = time_limit
+        self.workers = workers
+        self.seed = seed
+
+    def options(self) -> dict:
+        """Explicit options, else the defaults the command line set."""
+        return {"time_limit": DEFAULTS.time_limit if self.time_limit is None else self.time_limit,
+                "workers": DEFAULTS.workers if self.workers is None else self.workers,
+                "seed": DEFAULTS.seed if self.seed is None else self.seed}
+
+    def count(self, plan, *, strict: bool = False, progress=None, undefined: bool = True):
+        """Stats with the exact count (or a `LowerBound` with `exact=False` when the time limit
+        stopped it) and the undefined-operation tally the reference enumerator reports for `plan`."""
         from .cpsat_run import count_plan
-        return count_plan(plan, strict=strict, progress=progress,
-                          time_limit=DEFAULTS.time_limit if time_limit is None else time_limit,
-                          workers=DEFAULTS.workers if workers is None else workers,
-                          seed=DEFAULTS.seed, undefined=undefined)
+        return count_plan(plan, strict=strict, progress=progress, undefined=undefined, **self.options())
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         raise BackendUnavailableError(
@@ -1141,10 +1214,17 @@ class CpSatBackend:
                  "`solverspace best SPACE --maximize EXPR --top K` lists the K best")
 
 
-def count(space, **options):
-    """Count a `Space` (or a `Plan`) with CP-SAT: `count(space, time_limit=30, workers=2)`."""
+def count(space, *, strict: bool = False, progress=None, undefined: bool = True, **options):
+    """Count a `Space` (or a `Plan`) with CP-SAT; `options` are `time_limit`, `workers`, `seed`.
+
+    >>> from solverspace import Space
+    >>> s = Space.from_source("x = range(-3, 4)\\ny = range(-2, 3)\\nrequire(x // y >= 1)")
+    >>> stats = count(s, workers=1)
+    >>> stats.count, stats.undefined, stats.exact
+    (10, 7, True)
+    """
     plan = getattr(space, "plan", space)
-    return CpSatBackend().count(plan, **options)
+    return CpSatBackend(**options).count(plan, strict=strict, progress=progress, undefined=undefined)
 
 
 def complete(space, assignment: dict, **options):

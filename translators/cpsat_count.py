@@ -3,7 +3,7 @@
 A counting *problem* is a set of parameters and a list of *factors*, each a condition over the
 parameters in its scope: a parameter's domain (it lies in its domain, which is defined), a
 derived value being defined, a constraint accepting. The count is the number of assignments of
-the parameters that satisfy every factor. Three steps, all read from the model's DAG:
+the parameters that satisfy every factor. Four steps, all read from the model's DAG:
 
 1. **Free parameters are summed out in Python, not enumerated.** A parameter whose only factor is
    its own domain (no constraint, no derived value, no other domain uses it) contributes the size
@@ -14,18 +14,30 @@ the parameters that satisfy every factor. Three steps, all read from the model's
 2. **Independent components multiply.** What remains splits into connected components of the
    factor graph; each is counted separately.
 3. **Each component is enumerated by CP-SAT** (a fixed search over its parameters in plan order,
-   no LP: thousands of solutions per second where the default search gives hundreds), with the
-   weights of its peeled parameters multiplied in the solution callback. With several workers the
-   first parameter's values are split into many small sub-problems, one solver each, so no
-   solution is reported twice.
+   no LP, no inprocessing: thousands of solutions per second where the default search gives
+   hundreds), with the weights of its peeled parameters multiplied in the solution callback.
+4. **Groups that become independent given their separator are counted once per separator
+   assignment** when that pays. A group is a set of sink parameters of a component (no other
+   parameter depends on them) linked by shared conditions; its separator is the other parameters
+   those conditions read (GEMM's A-reader pair `dim_m_a, dim_n_a` given `dim_m, dim_n, blk_m,
+   blk_k, dim_vec`). The component's outer part (without its groups) is enumerated, aggregated by
+   separator assignment, and each group is counted (recursively, by this same procedure) once per
+   distinct assignment, memoised. CP-SAT cannot project an enumeration onto some variables, so
+   the outer part loses the groups' pruning: on the README's tour that costs nothing (25 thousand
+   solutions instead of 344 thousand), but the K40c GEMM space's outer part has 1.18 million
+   solutions (6.1 million in single precision) where the joint enumeration has 59,166 (324,036).
+   So the outer part is tried with a cap (`SEPARATE_SOLUTIONS`, and `SEPARATE_KEYS` separator
+   assignments per group); then the most frequent assignments are counted and the time the rest
+   would take is compared with the joint enumeration's, estimated from the mean group count. The
+   component falls back to the joint enumeration when that is cheaper (GEMM on every device: the
+   outer solutions barely share separator assignments and most have no reader pair at all).
 
-Groups of parameters that become independent given their ancestors (GEMM's A-reader pair
-`dim_m_a, dim_n_a` given `threads_per_block, blk_m, blk_k, dim_vec`) are found as well
-(`Structure.groups`), but a group that has constraints stays in its component: CP-SAT cannot
-project an enumeration, so counting such a group per separator assignment would either enumerate
-every separator assignment without the group's pruning (1.18 million outer assignments for the
-K40c space instead of 59 thousand joint solutions) or keep the group's variables for their
-pruning and enumerate them anyway. `explain()` prints the structure and the choice.
+CP-SAT's enumeration slows down as the solutions of one solve accumulate (quadratically: 40,000
+solutions of a single free variable take 40 times as long as 5,000), so a component with more
+than `PROBE_SOLUTIONS` solutions is counted as many small sub-problems: the first parameter's
+values one at a time, and a sub-problem that turns out to have more than `CHUNK_SOLUTIONS`
+solutions is split on the next parameter and counted again. With several workers the sub-problems run in parallel (each its own solver, so no
+solution is reported twice).
 
 A time limit stops the search; the count found so far is then a lower bound and `exact` is False.
 """
@@ -34,13 +46,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ortools.sat.python import cp_model
 
-from solverspace import ir
 from solverspace.dag import DAG
 from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
@@ -66,6 +77,7 @@ class Factor:
 class Problem:
     params: tuple[str, ...]     # the parameters whose assignments are counted, in plan order
     factors: list[Factor]
+    fixed: dict = field(default_factory=dict)  # parameters held at one value (a separator's)
 
 
 @dataclass
@@ -73,9 +85,26 @@ class Weight:
     """A peeled parameter: the number of its (and its peeled descendants') assignments."""
 
     param: str
-    scope: tuple[str, ...]      # the parameters it depends on, sorted
+    scope: tuple[str, ...]      # the parameters it depends on (fixed ones included), plan order
     children: list["Weight"]
     memo: dict = field(default_factory=dict)
+
+
+@dataclass
+class Group:
+    """Sink parameters that are independent of the rest of their component given `separator`."""
+
+    params: tuple[str, ...]
+    separator: tuple[str, ...]
+    factors: list[Factor]
+
+
+@dataclass
+class Component:
+    params: tuple[str, ...]
+    factors: list[Factor]
+    weights: list[Weight]
+    groups: list[Group] = field(default_factory=list)
 
 
 @dataclass
@@ -83,10 +112,13 @@ class Structure:
     """How a problem is counted."""
 
     weights: list[Weight]                  # peeled parameters (roots of peeled trees)
-    components: list[tuple[tuple[str, ...], list[Factor], list[Weight]]]
-    constant_factors: list[Factor]         # factors over no parameter
+    components: list[Component]
+    constant_factors: list[Factor]         # factors over no counted parameter
     constant_weights: list[Weight]
-    groups: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)  # (group, separator)
+
+    @property
+    def groups(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        return [(g.params, g.separator) for c in self.components for g in c.groups]
 
 
 @dataclass
@@ -106,6 +138,18 @@ class CountResult:
     exact: bool
     solutions: int = 0          # CP-SAT solutions enumerated
     seconds: float = 0.0
+    strategy: str = ""
+
+
+#: Separated counting of a component's groups is tried when its outer part has at most this many
+#: solutions, and each group at most `SEPARATE_KEYS` distinct separator assignments.
+SEPARATE_SOLUTIONS = 5_000
+SEPARATE_KEYS = 2_000
+
+#: Separator assignments counted first to decide whether separated counting pays, and the cost
+#: of one solution of a joint enumeration assumed in that decision (measured: 60-150 us).
+SAMPLE_KEYS = 16
+JOINT_SECONDS_PER_SOLUTION = 60e-6
 
 
 class Counter:
@@ -122,6 +166,7 @@ class Counter:
         self.closure_globals = dict(model.closure_globals)
         self._domains: dict[str, Callable] = {}
         self._derived_fns: dict[str, Callable] = {}
+        self.group_memo: dict = {}
 
     # ------------------------------------------------------------------------------ facts
     def scope(self, name: str) -> frozenset:
@@ -146,8 +191,11 @@ class Counter:
 
     # ------------------------------------------------------------------------------ structure
     def structure(self, problem: Problem) -> Structure:
+        """Peel free parameters, then split the rest into components (fixed parameters are
+        constants: they link nothing)."""
+        fixed = set(problem.fixed)
         factors = list(problem.factors)
-        remaining = [p for p in problem.params]
+        remaining = list(problem.params)
         weights: list[Weight] = []
         changed = True
         while changed:
@@ -166,7 +214,6 @@ class Counter:
                 factors.remove(touching[0])
                 remaining.remove(p)
                 changed = True
-        # connected components of the rest
         parent = {p: p for p in remaining}
 
         def find(p):
@@ -185,41 +232,41 @@ class Counter:
         components = []
         for params in roots.values():
             members = set(params)
-            comp_factors = [f for f in factors if f.scope and f.scope <= members]
-            comp_weights = [w for w in weights if w.scope and set(w.scope) <= members]
-            components.append((tuple(params), comp_factors, comp_weights))
-        constant_factors = [f for f in factors if not f.scope]
-        constant_weights = [w for w in weights if not w.scope]
-        return Structure(weights, components, constant_factors, constant_weights,
-                         self._groups(components))
+            comp_factors = [f for f in factors if (f.scope - fixed) and f.scope - fixed <= members]
+            comp_weights = [w for w in weights if (set(w.scope) - fixed) and set(w.scope) - fixed <= members]
+            component = Component(tuple(params), comp_factors, comp_weights)
+            component.groups = self._groups(component, fixed)
+            components.append(component)
+        constant_factors = [f for f in factors if f.scope <= fixed]
+        constant_weights = [w for w in weights if set(w.scope) <= fixed]
+        return Structure(weights, components, constant_factors, constant_weights)
 
-    def _groups(self, components) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-        """Groups of sink parameters linked by shared factors, with their separators: parameters
-        that become independent of the rest once the separator is fixed (reported, see module)."""
+    def _groups(self, component: Component, fixed: set) -> list[Group]:
+        """Sink parameters (no other parameter of the component depends on them) linked by shared
+        factors, each group with its separator: the other parameters its factors read."""
+        members = set(component.params)
+        used_by_params = {q for p in component.params for q in self.dag.parameter_inputs[p] if q in members}
+        sinks = [p for p in component.params if p not in used_by_params]
+        parent = {p: p for p in sinks}
+
+        def find(p):
+            while parent[p] != p:
+                p = parent[p]
+            return p
+
+        for f in component.factors:
+            inside = [p for p in f.scope if p in parent]
+            for p in inside[1:]:
+                parent[find(p)] = find(inside[0])
+        by_root: dict[str, list[str]] = {}
+        for p in sinks:
+            by_root.setdefault(find(p), []).append(p)
         result = []
-        for params, factors, _ in components:
-            members = set(params)
-            used_by_params = {q for p in params for q in self.dag.parameter_inputs[p] if q in members}
-            sinks = [p for p in params if p not in used_by_params]
-            parent = {p: p for p in sinks}
-
-            def find(p):
-                while parent[p] != p:
-                    p = parent[p]
-                return p
-
-            for f in factors:
-                inside = [p for p in f.scope if p in parent]
-                for p in inside[1:]:
-                    parent[find(p)] = find(inside[0])
-            groups: dict[str, list[str]] = {}
-            for p in sinks:
-                groups.setdefault(find(p), []).append(p)
-            for group in groups.values():
-                touching = [f for f in factors if set(group) & f.scope]
-                separator = set().union(*(f.scope for f in touching)) - set(group) if touching else set()
-                if separator and len(members - set(group) - separator) > 0:
-                    result.append((tuple(group), tuple(sorted(separator, key=self.order.__getitem__))))
+        for group in by_root.values():
+            touching = [f for f in component.factors if set(group) & f.scope]
+            separator = set().union(*(f.scope for f in touching)) - set(group) - fixed if touching else set()
+            if separator and members - set(group) - separator:
+                result.append(Group(tuple(group), tuple(sorted(separator, key=self.order.__getitem__)), touching))
         return result
 
     # ------------------------------------------------------------------------------ weights
@@ -292,12 +339,17 @@ class Counter:
         return total
 
     # ------------------------------------------------------------------------------ building
-    def build(self, params, factors, enforce=()) -> Lowering:
+    def build(self, params, factors, enforce=(), fixed: dict | None = None) -> Lowering:
         lowering = Lowering(self.model, codes=self.analysis.codes, bounds=self.analysis.bounds)
+        for p, value in (fixed or {}).items():
+            lowering.fix_param(p, value)
         for p in params:
             lowering.param(p)
         for f in factors:
             post(lowering, self.model, f, enforce)
+        stray = set(lowering.params) - set(params) - set(fixed or ())
+        if stray:  # a free variable would multiply the count: never let it through
+            raise RuntimeError(f"internal error: the CP-SAT model of {sorted(params)} has variables for {sorted(stray)}")
         return lowering
 
     # ------------------------------------------------------------------------------ counting
@@ -306,111 +358,317 @@ class Counter:
         s = self.structure(problem)
         total, exact, solutions = 1, True, 0
         for w in s.constant_weights:
-            total *= self.weight(w, {})
+            total *= self.weight(w, problem.fixed)
         if total and s.constant_factors:
-            lowering = self.build((), s.constant_factors)
+            lowering = self.build((), s.constant_factors, fixed=problem.fixed)
             status = _solve_status(lowering, self.options, deadline)
             if status is None:
                 return CountResult(0, False, 0, time.perf_counter() - start)
             if not status:
                 total = 0
-        for index, (params, factors, weights) in enumerate(s.components):
+        strategies = []
+        for component in s.components:
             if not total:
                 break
-            result = self._count_component(params, factors, weights, deadline, index, len(s.components))
+            result = None
+            if component.groups:
+                result = self._count_separated(component, problem.fixed, deadline)
+            if result is None:
+                result = self._count_joint(component, problem.fixed, deadline)
+            strategies.append(result.strategy)
             total *= result.count
             exact = exact and result.exact
             solutions += result.solutions
-        if not total and not exact:
-            total = 0
-        return CountResult(total, exact, solutions, time.perf_counter() - start)
+        return CountResult(total, exact, solutions, time.perf_counter() - start, ", ".join(strategies))
 
-    def _count_component(self, params, factors, weights, deadline, index, n_components) -> CountResult:
-        lowering = self.build(params, factors)
+    def _count_separated(self, component: Component, fixed: dict, deadline) -> CountResult | None:
+        """Count the outer part of a component once per solution, and each group once per
+        assignment of its separator (memoised); None when that would not pay (too many outer
+        solutions or separator assignments: the joint enumeration is used instead)."""
+        grouped = {p for g in component.groups for p in g.params}
+        if any(set(w.scope) & grouped for w in component.weights):
+            return None  # a peeled parameter reads a group: keep it simple, count jointly
+        outer = tuple(p for p in component.params if p not in grouped)
+        group_factors = {id(f) for g in component.groups for f in g.factors}
+        outer_factors = [f for f in component.factors if id(f) not in group_factors]
+        lowering = self.build(outer, outer_factors, fixed=fixed)
+        variables = [lowering.param_vars[p] for p in outer]
+        lowering.cp.add_decision_strategy(variables, cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
+        keys = [(g, [lowering.param_vars[p] for p in g.separator]) for g in component.groups]
+        collector = _OuterCollector(self, lowering, component.weights, fixed, keys, SEPARATE_SOLUTIONS)
+        solver = _solver(self.options, deadline, enumerate_all=True)
+        status = solver.status_name(solver.solve(lowering.cp, collector))
+        if collector.capped or any(len(seen) > SEPARATE_KEYS for seen in collector.keys_seen):
+            return None
+        if status not in ("OPTIMAL", "INFEASIBLE"):
+            return CountResult(0, False, collector.solutions, strategy="separated")
+        exact, solutions = True, collector.solutions
+        counts: list[dict] = [{} for _ in keys]
+
+        def count_keys(index, wanted):
+            nonlocal exact, solutions
+            group = keys[index][0]
+            for key in wanted:
+                if key not in counts[index]:
+                    result = self._count_group(group, dict(zip(group.separator, key)), fixed, deadline)
+                    counts[index][key] = result.count
+                    exact = exact and result.exact
+                    solutions += result.solutions
+
+        # Does it pay? Count the most frequent separator assignments of each group first, then
+        # compare the time the other assignments would take with the joint enumeration's
+        # (estimated from the mean group count: the joint enumeration lists every combination).
+        started = time.perf_counter()
+        sampled = 0
+        for index in range(len(keys)):
+            frequent = sorted(collector.frequency[index], key=collector.frequency[index].get, reverse=True)
+            count_keys(index, frequent[:SAMPLE_KEYS])
+            sampled += min(SAMPLE_KEYS, len(frequent))
+        per_key = (time.perf_counter() - started) / max(1, sampled)
+        remaining = sum(len(seen) for seen in collector.keys_seen) - sampled
+        means = [sum(c[k] * collector.frequency[i][k] for k in c) / max(1, sum(collector.frequency[i][k] for k in c))
+                 for i, c in enumerate(counts)]
+        joint = 0.0
+        for key_tuple, (_, occurrences) in collector.outer.items():
+            product = float(occurrences)
+            for index, key in enumerate(key_tuple):
+                product *= counts[index].get(key, means[index])
+            joint += product
+        if remaining * per_key > joint * JOINT_SECONDS_PER_SOLUTION:
+            return None
+        for index, seen in enumerate(collector.keys_seen):
+            count_keys(index, seen)
+        total = 0
+        for key_tuple, (weight, _) in collector.outer.items():
+            product = weight
+            for per_key_counts, key in zip(counts, key_tuple):
+                product *= per_key_counts[key]
+                if not product:
+                    break
+            total += product
+        return CountResult(total, exact, solutions, strategy="separated")
+
+    def _count_group(self, group: Group, separator: dict, fixed: dict, deadline) -> CountResult:
+        values = {**fixed, **separator}
+        key = (group.params, tuple(sorted(values.items())))
+        found = self.group_memo.get(key)
+        if found is None:
+            needed = {p: v for p, v in values.items() if any(p in f.scope for f in group.factors)}
+            found = self.count(Problem(group.params, list(group.factors), needed), deadline)
+            if found.exact:
+                self.group_memo[key] = found
+        return found
+
+    def _count_joint(self, component: Component, fixed: dict, deadline) -> CountResult:
+        params, factors, weights = component.params, component.factors, component.weights
+        lowering = self.build(params, factors, fixed=fixed)
         error = lowering.cp.validate()
         if error:
             raise CpSatRefusal(f"the CP-SAT model of this space is invalid: {error}",
                                where=Location(self.model.source))
         variables = [lowering.param_vars[p] for p in params]
         lowering.cp.add_decision_strategy(variables, cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
-        weight_vars = [(w, [lowering.param_vars[s] for s in w.scope]) for w in weights]
-        chunks = self._chunks(lowering, params) if self.options.worker_count > 1 else [None]
-        results: list[tuple[int, bool, int]] = []
+        weight_vars = [(w, [lowering.param_vars[s] for s in w.scope if s not in fixed]) for w in weights]
+        splittable = [v for v in variables if _size(v) >= 2]
         lock = threading.Lock()
-        done = [0]
+        state = {"done": 0, "total": 0, "solutions": 0, "exact": True, "chunks": 0}
 
-        def run(chunk):
+        def run(chunk, cap=CHUNK_SOLUTIONS):
+            """Count one sub-problem; None when it has more than `cap` solutions."""
             if deadline is not None and time.perf_counter() >= deadline:
                 return 0, False, 0
-            model = lowering.cp
-            if chunk is not None:
-                model = lowering.cp.clone()
-                var = model.get_int_var_from_proto_index(chunk[0].index)
-                model.add_linear_expression_in_domain(var, chunk[1])
-            counter = _Enumerator(self, weight_vars)
+            model = lowering.cp.clone()
+            for var_index, domain in chunk:
+                model.add_linear_expression_in_domain(model.get_int_var_from_proto_index(var_index), domain)
+            cap = cap if _refinable(chunk, splittable) else None
+            counter = _Enumerator(self, lowering, weight_vars, fixed, cap)
             solver = _solver(self.options, deadline, enumerate_all=True)
             status = solver.solve(model, counter)
             if status == cp_model.MODEL_INVALID:
                 raise CpSatRefusal(f"the CP-SAT model of this space is invalid: {model.validate()}",
                                    where=Location(self.model.source))
-            complete = status in (cp_model.OPTIMAL, cp_model.INFEASIBLE)
-            if self.progress is not None:
-                with lock:
-                    done[0] += 1
-                    self.progress(done[0], len(chunks))
-            return counter.total, complete, counter.solutions
+            if counter.capped:
+                return None
+            return counter.total, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE), counter.solutions
 
-        if len(chunks) == 1:
-            results.append(run(chunks[0]))
-        else:
-            with ThreadPoolExecutor(self.options.worker_count) as pool:
-                results = list(pool.map(run, chunks))
-        return CountResult(sum(r[0] for r in results), all(r[1] for r in results), sum(r[2] for r in results))
+        def finish(result):
+            with lock:
+                count, complete, solutions = result
+                state["total"] += count
+                state["exact"] = state["exact"] and complete
+                state["solutions"] += solutions
+                state["done"] += 1
+                if self.progress is not None and not fixed:
+                    self.progress(state["done"], state["chunks"])
 
-    def _chunks(self, lowering, params):
-        """Sub-problems: the values of the first parameter with several values, split into
-        single values first and growing runs after (solutions tend to crowd at the start)."""
-        for p in params:
-            var = lowering.param_vars[p]
-            bounds = list(var.proto.domain)
-            size = sum(hi - lo + 1 for lo, hi in zip(bounds[::2], bounds[1::2]))
-            if size >= 2:
-                break
+        probe = run((), PROBE_SOLUTIONS) if splittable else run(())
+        if probe is not None:  # a small problem: one solve was enough
+            finish(probe)
+            return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint")
+        pending = _initial_chunks(splittable)
+        state["chunks"] = len(pending)
+        workers = self.options.worker_count if not fixed else 1
+        if workers == 1 or len(pending) == 1:
+            while pending:
+                chunk = pending.pop(0)
+                result = run(chunk)
+                if result is None:
+                    refined = _refine(chunk, splittable)
+                    state["chunks"] += len(refined) - 1
+                    pending[:0] = refined
+                else:
+                    finish(result)
         else:
-            return [None]
-        if size > 1_000_000:
-            return [None]
-        values = [v for lo, hi in zip(bounds[::2], bounds[1::2]) for v in range(lo, hi + 1)]
-        chunks, position, run_length = [], 0, 1
-        singles = 4 * self.options.worker_count
-        while position < len(values):
-            if len(chunks) >= singles:
-                run_length *= 2
-            piece = values[position: position + run_length]
-            chunks.append((var, cp_model.Domain.from_values(piece)))
-            position += len(piece)
-        return chunks
+            with ThreadPoolExecutor(workers) as pool:
+                futures = {pool.submit(run, chunk): chunk for chunk in pending}
+                while futures:
+                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        chunk = futures.pop(future)
+                        result = future.result()
+                        if result is None:
+                            refined = _refine(chunk, splittable)
+                            with lock:
+                                state["chunks"] += len(refined) - 1
+                            futures.update({pool.submit(run, c): c for c in refined})
+                        else:
+                            finish(result)
+        return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint")
+
+
+#: A sub-problem with more solutions than this is split and counted again in parts: CP-SAT's
+#: enumeration slows down as the solutions of one solve accumulate (40,000 solutions of one free
+#: variable take 40 times as long as 5,000), so many small solves beat one large one.
+CHUNK_SOLUTIONS = 10_000
+
+#: A component is first solved whole, stopping at this many solutions; only a larger one is split.
+PROBE_SOLUTIONS = 2_000
+
+
+def _size(var) -> int:
+    bounds = list(var.proto.domain)
+    return sum(hi - lo + 1 for lo, hi in zip(bounds[::2], bounds[1::2]))
+
+
+def _values(var) -> list[int] | None:
+    if _size(var) > 1_000_000:
+        return None
+    bounds = list(var.proto.domain)
+    return [v for lo, hi in zip(bounds[::2], bounds[1::2]) for v in range(lo, hi + 1)]
+
+
+def _runs(values: list[int], singles: int) -> list[list[int]]:
+    """Single values first (solutions crowd at the start of a loop), then doubling runs."""
+    runs, position, length = [], 0, 1
+    while position < len(values):
+        if len(runs) >= singles:
+            length *= 2
+        runs.append(values[position: position + length])
+        position += len(runs[-1])
+    return runs
+
+
+def _initial_chunks(splittable) -> list[tuple]:
+    """Sub-problems: the first parameter's values, each alone when there are few, else in runs.
+    A sub-problem is a tuple of (variable index, allowed values)."""
+    if not splittable:
+        return [()]
+    values = _values(splittable[0])
+    if values is None:
+        return [()]
+    runs = [[v] for v in values] if len(values) <= 2048 else _runs(values, 64)
+    return [((splittable[0].index, cp_model.Domain.from_values(run)),) for run in runs]
+
+
+def _refinable(chunk: tuple, splittable) -> bool:
+    if chunk and chunk[-1][1].size() > 1:
+        return True
+    return len(chunk) < len(splittable) and _size(splittable[len(chunk)]) <= 1_000_000
+
+
+def _refine(chunk: tuple, splittable) -> list[tuple]:
+    """Split a sub-problem with too many solutions: its last restricted parameter's values one by
+    one, or else the next parameter's values in runs."""
+    if chunk:
+        var_index, domain = chunk[-1]
+        if domain.size() > 1:
+            bounds = domain.flattened_intervals()
+            values = [v for lo, hi in zip(bounds[::2], bounds[1::2]) for v in range(lo, hi + 1)]
+            return [chunk[:-1] + ((var_index, cp_model.Domain.from_values([v])),) for v in values]
+    position = len(chunk)
+    values = _values(splittable[position])
+    return [chunk + ((splittable[position].index, cp_model.Domain.from_values(run)),) for run in _runs(values, 16)]
 
 
 class _Enumerator(cp_model.CpSolverSolutionCallback):
     """Counts solutions, multiplying each by the weights of the peeled parameters."""
 
-    def __init__(self, counter: Counter, weight_vars):
+    def __init__(self, counter: Counter, lowering: Lowering, weight_vars, fixed: dict, cap: int | None = None):
         super().__init__()
         self.counter = counter
+        self.lowering = lowering
         self.weight_vars = weight_vars
+        self.fixed = fixed
+        self.cap = cap
+        self.capped = False
         self.total = 0
         self.solutions = 0
 
     def on_solution_callback(self):
         self.solutions += 1
+        if self.cap is not None and self.solutions > self.cap:
+            self.capped = True
+            self.stop_search()
+            return
         product = 1
         for w, variables in self.weight_vars:
-            values = dict(zip(w.scope, (self.value(v) for v in variables)))
+            values = dict(self.fixed)
+            for name, var in zip((s for s in w.scope if s not in self.fixed), variables):
+                values[name] = self.lowering.decode(name, self.value(var))
             product *= self.counter.weight(w, values)
             if not product:
                 break
         self.total += product
+
+
+class _OuterCollector(cp_model.CpSolverSolutionCallback):
+    """Solutions of a component's outer part, aggregated by the separator assignments of its
+    groups (with the peeled weights); stops beyond `cap` solutions."""
+
+    def __init__(self, counter: Counter, lowering: Lowering, weights, fixed: dict, keys, cap: int):
+        super().__init__()
+        self.counter, self.lowering, self.weights, self.fixed = counter, lowering, weights, fixed
+        self.keys, self.cap = keys, cap
+        self.outer: dict[tuple, list[int]] = {}   # separator assignments -> [weight, solutions]
+        self.keys_seen = [set() for _ in keys]
+        self.frequency: list[dict] = [{} for _ in keys]
+        self.solutions = 0
+        self.capped = False
+        self.weight_vars = [(w, [(s, lowering.param_vars[s]) for s in w.scope if s not in fixed]) for w in weights]
+
+    def on_solution_callback(self):
+        self.solutions += 1
+        if self.solutions > self.cap:
+            self.capped = True
+            self.stop_search()
+            return
+        decode = self.lowering.decode
+        product = 1
+        for w, variables in self.weight_vars:
+            values = dict(self.fixed)
+            values.update((name, decode(name, self.value(var))) for name, var in variables)
+            product *= self.counter.weight(w, values)
+        if not product:
+            return
+        key = []
+        for (group, variables), seen, frequency in zip(self.keys, self.keys_seen, self.frequency):
+            k = tuple(decode(name, self.value(var)) for name, var in zip(group.separator, variables))
+            seen.add(k)
+            frequency[k] = frequency.get(k, 0) + 1
+            key.append(k)
+        entry = self.outer.setdefault(tuple(key), [0, 0])
+        entry[0] += product
+        entry[1] += 1
 
 
 def _solver(options: Options, deadline: float | None, *, enumerate_all: bool = False, workers: int = 1):
@@ -424,6 +682,7 @@ def _solver(options: Options, deadline: float | None, *, enumerate_all: bool = F
         params.linearization_level = 0
         params.cp_model_probing_level = 0
         params.symmetry_level = 0
+        params.use_sat_inprocessing = False
     if deadline is not None:
         params.max_time_in_seconds = max(0.001, deadline - time.perf_counter())
     return solver
@@ -468,8 +727,29 @@ def post(lowering: Lowering, model, factor: Factor, enforce=()):
                 raise ValueError(f"unknown factor kind {kind!r}")
 
 
-def _noop(*_):
-    return None
+def describe(plan) -> str:
+    """How the CP-SAT backend counts a plan: peeled parameters, components, groups."""
+    counter = Counter(plan.model, plan, Options(workers=1))
+    s = counter.structure(counter.full_problem())
+    lines = []
+    for w in s.weights:
+        inputs = f"per value of ({', '.join(w.scope)})" if w.scope else "a constant factor"
+        inner = f" (with {', '.join(_peeled_names(w.children))})" if w.children else ""
+        lines.append(f"summed out in Python: {w.param}{inner}, {inputs}")
+    for c in s.components:
+        lines.append(f"enumerated by CP-SAT: {', '.join(c.params)} ({len(c.factors)} conditions"
+                     + (f", weights of {', '.join(w.param for w in c.weights)}" if c.weights else "") + ")")
+        for g in c.groups:
+            lines.append(f"  group {', '.join(g.params)} is independent given {', '.join(g.separator)}: "
+                         f"counted once per separator assignment when the rest has at most "
+                         f"{SEPARATE_SOLUTIONS} solutions, else enumerated with the component")
+    return "\n".join(lines)
 
 
-__all__ = ["Counter", "CountResult", "Factor", "Options", "Problem", "Structure", "post", "ir"]
+def _peeled_names(weights) -> list[str]:
+    names = []
+    for w in weights:
+        names.append(w.param)
+        names.extend(_peeled_names(w.children))
+    return names
+

@@ -22,17 +22,20 @@ from solverspace.printing import to_source
 from solverspace.reference import Stats
 
 from .cpsat import LowerBound
-from .cpsat_count import Counter, Factor, Options, Problem, _solver, post
+from .cpsat_count import Counter, Factor, Options, Problem, _solver
 
 
 @dataclass
 class CpSatStats(Stats):
     """`Stats` plus whether the count is exact (False: a time limit stopped it, and `count` is a
-    `LowerBound`), the CP-SAT solutions enumerated and the seconds spent."""
+    `LowerBound`), whether the undefined tally is (False: it is a lower bound), the CP-SAT
+    solutions enumerated and the seconds spent."""
 
     exact: bool = True
+    undefined_exact: bool = True
     solutions: int = 0
     seconds: float = 0.0
+    strategy: str = ""          # per component: "joint" or "separated" (see cpsat_count)
 
 
 def count_plan(plan, *, strict=False, progress=None, time_limit=None, workers=None, seed=0,
@@ -43,12 +46,15 @@ def count_plan(plan, *, strict=False, progress=None, time_limit=None, workers=No
     counter = Counter(plan.model, plan, options, progress)
     _raise_reachable_errors(counter, deadline)
     stats = CpSatStats()
-    if undefined or strict:
-        _undefined_tally(counter, stats, deadline, strict)
+    if strict:  # raises at the first reachable undefined operation, before any counting
+        _undefined_tally(counter, stats, deadline, strict=True)
     result = counter.count(counter.full_problem(), deadline)
     stats.count = result.count if result.exact else LowerBound(result.count)
-    stats.exact = stats.exact and result.exact
+    stats.exact = result.exact
+    stats.strategy = result.strategy
     stats.solutions += result.solutions
+    if undefined and not strict:
+        _undefined_tally(counter, stats, deadline, strict=False)
     stats.seconds = time.perf_counter() - start
     return stats
 
@@ -92,7 +98,7 @@ def _undefined_tally(counter: Counter, stats: CpSatStats, deadline, strict: bool
         factors = before + [_undefined_factor(counter, kind, name)]
         witness = _witness(counter, params, factors, deadline)
         if witness is None:  # the time limit stopped the question: the tally is a lower bound
-            stats.exact = False
+            stats.undefined_exact = False
             continue
         if witness is False:
             continue
@@ -105,7 +111,7 @@ def _undefined_tally(counter: Counter, stats: CpSatStats, deadline, strict: bool
                 hint="guard the expression (e.g. `b == 0 or a // b < 2`) or run without strict mode, "
                      "where such configurations are invalid and counted as undefined")
         result = counter.count(Problem(tuple(params), factors), deadline)
-        stats.exact = stats.exact and result.exact
+        stats.undefined_exact = stats.undefined_exact and result.exact
         stats.solutions += result.solutions
         if result.count:
             stats.undefined += result.count
@@ -140,7 +146,7 @@ def _raise_reachable_errors(counter: Counter, deadline):
 def _witness(counter: Counter, params, factors, deadline):
     """An assignment of `params` satisfying `factors` (dict), False if none, None if stopped."""
     lowering = counter.build(params, factors)
-    solver = _solver(counter.options, deadline, workers=min(counter.options.worker_count, 8))
+    solver = _solver(counter.options, deadline)  # one worker: the same witness on every run
     status = solver.solve(lowering.cp)
     name = solver.status_name(status)
     if name in ("OPTIMAL", "FEASIBLE"):

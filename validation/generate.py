@@ -1,0 +1,629 @@
+"""Random space files for cross-validation: Hypothesis strategies that produce SOURCE TEXT.
+
+`spaces()` draws a whole space file, as a user would write it, covering the language:
+
+- parameters forming a random DAG: `range`s whose bounds and steps depend on earlier parameters
+  and derived values (negative steps, empty ranges), value lists with duplicates and with
+  expressions, categorical value lists, iterator algebra (`|`, `&`, `-`), deferred `@iterator`
+  functions with `if/elif/else` and local variables (sometimes defined before their inputs, or
+  reading an input that is not in the argument list), and closure iterators (generators);
+- derived values using every operator of DESIGN.md's fixed semantics: `+ - * // % **`, exact
+  `/` (as an operand of comparisons, or as a fraction-valued derived value that is compared),
+  `min`, `max`, `abs`, `if_then_else`, comparisons as 0/1 values, reassignment, module-level
+  `if` on a setting; `//` and `%` get negative operands and divisors that can be 0;
+- constraints of both polarities: `require(...)`, `reject_if(...)` combined with `&`, `|`, `~`,
+  and `@require` / `@reject_if` functions with `if/elif/else`, local variables, chained
+  comparisons and `and`/`or`/`not` guards that short-circuit a division by zero (or do not).
+
+Every space stays small for the reference enumerator: each parameter's domain size is bounded
+through interval arithmetic on the generated expressions, so the number of candidates (the
+product of the domain sizes) is at most `max_candidates`.
+
+With `c_compatible=False`, a few spaces use `/` where the C backend refuses it (outside a
+comparison); validation treats that refusal as "declined", not as a disagreement.
+
+>>> from hypothesis import given, settings
+>>> text = spaces().example()  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+CATEGORIES = ("a", "bb", "tex", "ldg", "ü", "x_1")
+_CMP = ("<", "<=", ">", ">=", "==", "!=")
+_MAX_CAP = 8          # largest domain size of one parameter
+
+
+# ------------------------------------------------------------------------------ intervals
+@dataclass(frozen=True)
+class E:
+    """A generated expression: its text and a sound interval of its values (where defined)."""
+
+    text: str
+    lo: int
+    hi: int
+    atom: bool = False
+    static: bool = False   # known when the file is loaded (constants and settings only)
+
+    def paren(self) -> str:
+        return self.text if self.atom else f"({self.text})"
+
+
+def _const(v: int) -> E:
+    return E(str(v), v, v, atom=v >= 0, static=True)
+
+
+def _hull(*es: E) -> tuple[int, int]:
+    return min(e.lo for e in es), max(e.hi for e in es)
+
+
+def _nonzero_parts(lo: int, hi: int) -> list[tuple[int, int]]:
+    parts = []
+    if lo <= -1:
+        parts.append((lo, min(hi, -1)))
+    if hi >= 1:
+        parts.append((max(lo, 1), hi))
+    return parts
+
+
+def _floordiv_interval(a: E, b: E) -> tuple[int, int]:
+    values = [x // y for lo, hi in _nonzero_parts(b.lo, b.hi) for x in (a.lo, a.hi) for y in (lo, hi)]
+    return (min(values), max(values)) if values else (0, 0)
+
+
+def _mod_interval(a: E, b: E) -> tuple[int, int]:
+    lo, hi = 0, 0
+    for plo, phi in _nonzero_parts(b.lo, b.hi):
+        if plo > 0:
+            hi = max(hi, phi - 1)
+        else:
+            lo = min(lo, plo + 1)
+    return lo, hi
+
+
+def _pow_interval(a: E, k: int) -> tuple[int, int]:
+    values = [a.lo ** k, a.hi ** k]
+    if a.lo <= 0 <= a.hi:
+        values.append(0)
+    return min(values), max(values)
+
+
+# ------------------------------------------------------------------------------ the space under construction
+@dataclass
+class _Block:
+    text: str
+    movable: bool = False      # a function form: it may appear before its inputs
+    limit: int | None = None   # a movable block must stay at or before this block index
+
+
+@dataclass
+class _State:
+    ints: dict = field(default_factory=dict)        # int-valued name -> (lo, hi)
+    cats: dict = field(default_factory=dict)        # categorical parameter -> values
+    rationals: list = field(default_factory=list)   # fraction-valued derived values (only compared)
+    bools: list = field(default_factory=list)       # boolean derived values
+    params: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
+    static: set = field(default_factory=set)         # derived names computed at load time
+    candidates: int = 1
+    derived_count: int = 0
+    constraint_count: int = 0
+
+
+class _Gen:
+    """Draws pieces of one space; `draw` is Hypothesis's draw function."""
+
+    def __init__(self, draw, state: _State, max_candidates: int, c_compatible: bool):
+        self.draw = draw
+        self.s = state
+        self.max_candidates = max_candidates
+        self.c_compatible = c_compatible
+
+    # ---------------------------------------------------------------- small helpers
+    def boolean(self, p_true: float = 0.5) -> bool:
+        return self.draw(st.integers(0, 99)) < p_true * 100
+
+    def pick(self, items):
+        return self.draw(st.sampled_from(list(items)))
+
+    def small(self, lo=-4, hi=6) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def nonzero(self, lo=-3, hi=3) -> int:
+        return self.draw(st.integers(lo, hi).filter(lambda v: v != 0))
+
+    # ---------------------------------------------------------------- integer expressions
+    def leaf(self) -> E:
+        if self.s.ints and self.boolean(0.7):
+            name = self.pick(self.s.ints)
+            lo, hi = self.s.ints[name]
+            return E(name, lo, hi, atom=True, static=name in self.s.static)
+        if self.s.settings and self.boolean(0.15):
+            name = self.pick(self.s.settings)
+            v = self.s.settings[name]
+            return E(name, v, v, atom=True, static=True)
+        return _const(self.small())
+
+    def name_leaf(self) -> E | None:
+        """A leaf that is not known at load time (a parameter or derived value), if any."""
+        names = [n for n in self.s.ints if n not in self.s.static]
+        if not names:
+            return None
+        name = self.pick(names)
+        return E(name, *self.s.ints[name], atom=True)
+
+    def dynamic(self, e: E) -> E:
+        """`e`, or a parameter instead when `e` would be computed when the file is loaded
+        (module-level Python would then divide constants, or negate a bool with `~`)."""
+        if e.static:
+            return self.name_leaf() or e
+        return e
+
+    def int_expr(self, depth: int = 2, py: bool = False) -> E:
+        """An integer expression; `py`: inside a function body (Python `x if c else y`)."""
+        if depth <= 0 or self.boolean(0.3):
+            return self.leaf()
+        op = self.pick(["+", "-", "*", "//", "%", "neg", "abs", "min", "max", "**", "ite", "cmp"])
+        sub = lambda: self.int_expr(depth - 1, py)  # noqa: E731
+        if op in ("+", "-", "*"):
+            a, b = sub(), sub()
+            corners = [eval(f"{x} {op} {y}") for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+            return E(f"{a.paren()} {op} {b.paren()}", min(corners), max(corners), static=a.static and b.static)
+        if op in ("//", "%"):
+            a, b = sub(), self.divisor(depth - 1, py)
+            lo, hi = _floordiv_interval(a, b) if op == "//" else _mod_interval(a, b)
+            text = f"{a.paren()} {op} {b.paren()}"
+            if b.lo <= 0 <= b.hi and b.lo != b.hi and self.boolean(0.3):  # guarded: never undefined
+                alt = self.small()
+                cond = f"{b.paren()} == 0"
+                text = f"{alt} if {cond} else {text}" if py else f"if_then_else({cond}, {alt}, {text})"
+                lo, hi = min(lo, alt), max(hi, alt)
+            return E(text, lo, hi, static=a.static and b.static)
+        if op == "neg":
+            a = sub()
+            return E(f"-{a.paren()}", -a.hi, -a.lo, static=a.static)
+        if op == "abs":
+            a = sub()
+            lo = 0 if a.lo <= 0 <= a.hi else min(abs(a.lo), abs(a.hi))
+            return E(f"abs({a.text})", lo, max(abs(a.lo), abs(a.hi)), atom=True, static=a.static)
+        if op in ("min", "max"):
+            args = [sub() for _ in range(self.draw(st.integers(2, 3)))]
+            fn = min if op == "min" else max
+            return E(f"{op}({', '.join(a.text for a in args)})", fn(a.lo for a in args),
+                     fn(a.hi for a in args), atom=True, static=all(a.static for a in args))
+        if op == "**":
+            a = self.leaf()
+            k = self.draw(st.integers(0, 3))
+            return E(f"{a.paren()} ** {k}", *_pow_interval(a, k), static=a.static)
+        if op == "ite":
+            cond = self.condition(depth - 1, py=py)
+            a, b = sub(), sub()
+            if py and self.boolean(0.5):
+                return E(f"{a.paren()} if {cond} else {b.paren()}", *_hull(a, b))
+            return E(f"if_then_else({cond}, {a.text}, {b.text})", *_hull(a, b), atom=True)
+        a, b = sub(), sub()  # a comparison used as the value 0/1
+        c = self.draw(st.integers(0, 3))
+        return E(f"({a.paren()} {self.pick(_CMP)} {b.paren()}) + {c}", c, c + 1, static=a.static and b.static)
+
+    def divisor(self, depth: int, py: bool) -> E:
+        """A divisor: a non-zero constant (often negative), or an expression that can be 0."""
+        if self.boolean(0.4):
+            return _const(self.nonzero(-4, 4))
+        x = self.name_leaf()
+        if x is not None and self.boolean(0.7):
+            c = self.draw(st.integers(x.lo, x.hi)) if x.lo <= x.hi else 0
+            return E(f"{x.text} - {c}" if c >= 0 else f"{x.text} + {-c}", x.lo - c, x.hi - c)
+        e = self.int_expr(depth, py)
+        if e.static and e.lo <= 0 <= e.hi:  # a constant 0 would divide at load time
+            return _const(self.nonzero(-4, 4))
+        return e
+
+    # ---------------------------------------------------------------- conditions
+    def condition(self, depth: int = 2, py: bool = False) -> str:
+        """A boolean expression over parameters. Module level: `&`, `|`, `~` on parenthesised
+        conditions; in a function body (`py`): `and`, `or`, `not`, chained comparisons."""
+        dynamic_ints = any(n not in self.s.static for n in self.s.ints)
+        kinds = []
+        if dynamic_ints or py:
+            kinds += ["cmp", "cmp", "cmp", "exact"]
+        if self.s.cats:
+            kinds += ["cat", "cat"] if not kinds else ["cat"]
+        if self.s.rationals:
+            kinds.append("rat")
+        if self.s.bools:
+            kinds.append("bool")
+        if py and dynamic_ints:
+            kinds.append("chain")
+        if not kinds:  # nothing to compare yet (the first parameter's domain)
+            return "True"
+        if depth > 0:
+            kinds += ["and", "or", "not"] + (["guard"] if dynamic_ints else [])
+        kind = self.pick(kinds)
+        sub = lambda: self.condition(depth - 1, py)  # noqa: E731
+        if kind == "cmp":
+            a, b = self.int_expr(1 if depth else 0, py), self.int_expr(1 if depth else 0, py)
+            if not py:
+                a = self.dynamic(a)
+            if a.text == b.text:  # `x < x` is decided at once: compare with a constant instead
+                b = _const(self.draw(st.integers(a.lo, a.hi)) if a.lo <= a.hi and a.hi - a.lo < 100 else 0)
+            return f"{a.paren()} {self.pick(_CMP)} {b.paren()}"
+        if kind == "cat":
+            name = self.pick(self.s.cats)
+            value = self.pick(sorted(set(self.s.cats[name]) | {"a", "ldg"}))
+            return f"{name} {self.pick(['==', '!='])} {value!r}"
+        if kind == "rat":
+            r = self.pick(self.s.rationals)
+            other = self.int_expr(1, py)
+            if self.boolean(0.3):
+                other = E(self.pick(self.s.rationals), 0, 0, atom=True)
+            if self.boolean(0.5):
+                return f"{r} {self.pick(_CMP)} {other.paren()}"
+            return f"{other.paren()} {self.pick(_CMP)} {r}"
+        if kind == "bool":
+            return f"{self.pick(self.s.bools)} {self.pick(['==', '!='])} {self.pick([0, 1])}"
+        if kind == "exact":
+            return self.exact_comparison(py)
+        if kind == "chain":
+            a, b, c = (self.int_expr(0, py) for _ in range(3))
+            return f"{a.paren()} {self.pick(['<', '<='])} {b.paren()} {self.pick(['<', '<=', '!='])} {c.paren()}"
+        if kind == "guard":  # a short-circuit guard around a division that may be undefined
+            x = self.name_leaf()
+            c = self.draw(st.integers(x.lo, x.hi)) if x.lo <= x.hi else 0
+            a = self.int_expr(1, py)
+            body = f"{a.paren()} {self.pick(['//', '%', '/'])} ({x.text} - {c}) {self.pick(_CMP)} {self.small(-2, 3)}"
+            if self.boolean(0.5):
+                return f"{x.text} == {c} or {body}" if py else f"({x.text} == {c}) | ({body})"
+            return f"{x.text} != {c} and {body}" if py else f"({x.text} != {c}) & ({body})"
+        if kind == "not":
+            return f"not ({sub()})" if py else f"~({sub()})"
+        word = ("and" if kind == "and" else "or") if py else ("&" if kind == "and" else "|")
+        parts = [sub() for _ in range(self.draw(st.integers(2, 3)))]
+        return f" {word} ".join(f"({p})" for p in parts)
+
+    def lenient(self, polarity: str, depth: int, py: bool = False) -> str:
+        """A constraint's condition, biased so that it keeps most candidates (random conditions
+        would leave most spaces empty): `require` prefers `or`, `reject_if` prefers `and`."""
+        if depth == 0 or self.boolean(0.4):
+            return self.condition(depth, py)
+        word = ("or" if polarity == "require" else "and") if py else ("|" if polarity == "require" else "&")
+        parts = [self.condition(depth - 1, py) for _ in range(2)]
+        return f" {word} ".join(f"({p})" for p in parts)
+
+    def exact_comparison(self, py: bool) -> str:
+        """`p / q OP r` or `p / q OP r / s`: exact rational comparison (divisors may be 0)."""
+        a = self.int_expr(1, py)
+        if not py:
+            a = self.dynamic(a)  # a constant quotient would be a Python float at load time
+        b = self.divisor(0, py)
+        left = f"{a.paren()} / {b.paren()}"
+        if self.boolean(0.5):
+            c = self.int_expr(1, py)
+            if not py:
+                c = self.dynamic(c)
+            right = f"{c.paren()} / {self.divisor(0, py).paren()}"
+        else:
+            right = self.int_expr(1, py).paren()
+        return f"{left} {self.pick(_CMP)} {right}"
+
+    # ---------------------------------------------------------------- parameters
+    def cap(self) -> int:
+        return max(1, min(_MAX_CAP, self.max_candidates // self.s.candidates))
+
+    def add_param(self, index: int) -> None:
+        name = f"p{index}"
+        cap = self.cap()
+        kinds = ["range", "range", "values", "deferred", "closure", "algebra"]
+        if index > 0 or self.boolean(0.5):
+            kinds.append("categorical")
+        kind = self.pick(kinds)
+        movable = False
+        if kind == "categorical":
+            values = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap + 1, 4)))
+            text = f"{name} = iterator({values!r})"
+            self.s.cats[name] = list(dict.fromkeys(values))
+            self.s.candidates *= len(self.s.cats[name])
+            self.s.blocks.append(_Block(text))
+            self.s.params.append(name)
+            return
+        if kind == "range":
+            text, lo, hi, size = self.range_domain(cap)
+            text = f"{name} = {text}"
+        elif kind == "values":
+            text, lo, hi, size = self.values_domain(cap)
+            text = f"{name} = iterator({text})"
+        elif kind == "algebra":
+            t1, lo1, hi1, s1 = self.range_domain(max(1, cap // 2))
+            t2, lo2, hi2, s2 = self.values_domain(max(1, cap // 2))
+            op = self.pick(["|", "&", "-", "|"])
+            t2 = f"iterator({t2})"
+            text = f"{name} = {t1} {op} {t2}" if self.boolean(0.5) else f"{name} = {t2} {op} {t1}"
+            lo, hi, size = (min(lo1, lo2), max(hi1, hi2), s1 + s2)
+        elif kind == "deferred":
+            text, lo, hi, size = self.deferred(name, cap)
+            movable = True
+        else:
+            text, lo, hi, size = self.closure(name, cap)
+            movable = True
+        self.s.ints[name] = (lo, hi) if lo <= hi else (0, 0)
+        self.s.candidates *= max(1, size)
+        self.s.params.append(name)
+        self.s.blocks.append(_Block(text, movable=movable))
+
+    def bound_expr(self) -> E:
+        return self.int_expr(self.draw(st.integers(0, 1)))
+
+    def step(self) -> E:
+        if self.boolean(0.75) or not self.s.ints:
+            return _const(self.nonzero(-3, 3))
+        # a step that depends on a parameter but is never 0
+        x = self.pick(self.s.ints)
+        k = self.draw(st.integers(2, 3))
+        if self.boolean(0.5):
+            return E(f"abs({x}) % {k} + 1", 1, k)
+        return E(f"-(abs({x}) % {k} + 1)", -k, -1)
+
+    def range_domain(self, cap: int):
+        """`range(start, stop[, step])` with at most `cap` values: (text, lo, hi, size)."""
+        start = self.bound_expr() if self.boolean(0.85) else None
+        step = self.step() if start is not None and self.boolean(0.5) else _const(1)
+        start_e = start or _const(0)
+        if start is None and self.boolean(0.7):
+            stop = _const(self.draw(st.integers(0, cap)))
+        elif start is not None and self.boolean(0.7):  # stop relative to start: rarely empty
+            k = (self.draw(st.integers(1, cap)) if self.boolean(0.9) else 0) * (1 if step.lo > 0 else -1)
+            stop = E(f"{start.paren()} + {k}" if k >= 0 else f"{start.paren()} - {-k}",
+                     start.lo + k, start.hi + k, static=start.static)
+        else:
+            stop = self.bound_expr()
+        if step.lo > 0:
+            size = max(0, math.ceil((stop.hi - start_e.lo) / step.lo))
+            if size > cap:
+                reach = cap * step.lo
+                stop = E(f"min({stop.text}, {start_e.paren()} + {reach})", min(stop.lo, start_e.lo + reach),
+                         min(stop.hi, start_e.hi + reach), atom=True)
+                size = cap
+            lo, hi = start_e.lo, stop.hi - 1
+        else:
+            size = max(0, math.ceil((start_e.hi - stop.lo) / -step.hi))
+            if size > cap:
+                reach = cap * -step.hi
+                stop = E(f"max({stop.text}, {start_e.paren()} - {reach})", max(stop.lo, start_e.lo - reach),
+                         max(stop.hi, start_e.hi - reach), atom=True)
+                size = cap
+            lo, hi = stop.lo + 1, start_e.hi
+        if start is None:
+            text = f"range({stop.text})"
+        elif step.text == "1" and self.boolean(0.7):
+            text = f"range({start.text}, {stop.text})"
+        else:
+            text = f"range({start_e.text}, {stop.text}, {step.text})"
+        return text, lo, hi, size
+
+    def values_domain(self, cap: int):
+        n = self.draw(st.integers(1, max(1, min(cap, 5))))
+        items = [self.int_expr(self.draw(st.integers(0, 1))) if self.boolean(0.3) else _const(self.small())
+                 for _ in range(n)]
+        if self.boolean(0.3):  # a duplicate, dropped keeping the first
+            items.append(self.pick(items))
+        lo, hi = _hull(*items)
+        return "[" + ", ".join(i.text for i in items) + "]", lo, hi, n
+
+    def deferred(self, name: str, cap: int):
+        """An `@iterator` function with if/elif/else over earlier parameters."""
+        ints = list(self.s.ints)
+        args = self.draw(st.lists(st.sampled_from(ints), unique=True, max_size=3)) if ints else []
+        lines = ["@iterator", f"def {name}({', '.join(args)}):"]
+        local = None
+        if ints and self.boolean(0.3):
+            a = self.int_expr(1)
+            local = ("t", a)
+            lines.append(f"    t = {a.text}")
+            self.s.ints["t"] = (a.lo, a.hi)
+        branches = self.draw(st.integers(1, 3))
+        lo, hi, size = None, None, 0
+        try:
+            for i in range(branches):
+                text, blo, bhi, bsize = self.branch_domain(cap)
+                lo = blo if lo is None else min(lo, blo)
+                hi = bhi if hi is None else max(hi, bhi)
+                size = max(size, bsize)
+                if i == branches - 1:
+                    lines.append(f"    return {text}")
+                else:
+                    word = "if" if i == 0 else "elif"
+                    lines.append(f"    {word} {self.condition(1, py=True)}:")
+                    lines.append(f"        return {text}")
+        finally:
+            if local:
+                del self.s.ints["t"]
+        return "\n".join(lines), lo, hi, size
+
+    def branch_domain(self, cap: int):
+        kind = self.pick(["range", "values", "single"])
+        if kind == "range":
+            return self.range_domain(cap)
+        if kind == "values":
+            text, lo, hi, n = self.values_domain(cap)
+            return f"iterator({text})", lo, hi, n
+        e = self.int_expr(1)
+        return e.text, e.lo, e.hi, 1
+
+    def closure(self, name: str, cap: int):
+        """A generator function (closure iterator), run in Python for each combination of its inputs."""
+        ints = list(self.s.ints)
+        args = self.draw(st.lists(st.sampled_from(ints), unique=True, max_size=2)) if ints else []
+        free = [x for x in ints if x not in args]
+        reads = args + ([self.pick(free)] if free and self.boolean(0.3) else [])  # free names are inputs too
+        start = self.small(-4, 3)
+        stop = start + self.draw(st.integers(1, cap))
+        lines = ["@iterator", f"def {name}({', '.join(args)}):"]
+        form = self.pick(["for", "while", "fixed"])
+        if form == "for" or not reads and form == "while":
+            lines.append(f"    for v in range({start}, {stop}):")
+            if reads:
+                x = self.pick(reads)
+                m = self.draw(st.integers(2, 3))
+                lines.append(f"        if (v * {x} + {self.small(-2, 2)}) % {m} != {self.draw(st.integers(0, m - 1))}:")
+                lines.append("            yield v")
+            else:
+                lines.append("        yield v")
+            lo, hi, size = start, max(start, stop - 1), stop - start
+        elif form == "while":
+            x = self.pick(reads)
+            lines += [f"    v = {start}", f"    while v < {stop}:", "        yield v",
+                      f"        v += abs({x}) % 3 + 1"]
+            lo, hi, size = start, max(start, stop - 1), stop - start
+        else:
+            values = [self.small() for _ in range(self.draw(st.integers(0 if self.boolean(0.1) else 1, min(cap, 4))))]
+            if reads:
+                x = self.pick(reads)
+                lines.append(f"    if {x} > {self.small(-2, 3)}:")
+                lines.append(f"        yield {x}")
+                lo, hi = self.s.ints[x]
+            else:
+                lo, hi = 0, 0
+            lines += [f"    yield {v}" for v in values] or ["    return", "    yield 0"]
+            lo = min([lo, *values])
+            hi = max([hi, *values])
+            size = len(values) + (1 if reads else 0)
+        return "\n".join(lines), lo, hi, size
+
+    # ---------------------------------------------------------------- derived values
+    def add_derived(self) -> None:
+        i = self.s.derived_count
+        self.s.derived_count += 1
+        kind = self.pick(["int", "int", "int", "bool", "rational"] + (["cat"] if self.s.cats else []))
+        if kind == "bool":
+            name = f"b{i}"
+            text = self.condition(1)
+            self.s.bools.append(name)
+            self.s.blocks.append(_Block(f"{name} = {text}"))
+            return
+        if kind == "rational":
+            name = f"r{i}"
+            a = self.dynamic(self.int_expr(1))
+            if a.static:  # no parameter to divide: a constant quotient would be a Python float
+                kind = "int"
+            else:
+                b = self.divisor(1, False)
+                if not self.c_compatible and self.boolean(0.3):  # `/` outside a comparison: C declines
+                    text = f"{a.paren()} / {b.paren()} + {self.small(0, 2)}"
+                else:
+                    text = f"{a.paren()} / {b.paren()}"
+                self.s.rationals.append(name)
+                self.s.blocks.append(_Block(f"{name} = {text}"))
+                return
+        name = f"d{i}"
+        if kind == "cat":
+            cat = self.pick(self.s.cats)
+            a, b = self.int_expr(1), self.int_expr(1)
+            e = E(f"if_then_else({cat} == {self.pick(self.s.cats[cat])!r}, {a.text}, {b.text})", *_hull(a, b))
+        else:
+            e = self.int_expr(self.draw(st.integers(1, 3)))
+        self.s.blocks.append(_Block(f"{name} = {e.text}"))
+        lo, hi, static = e.lo, e.hi, e.static
+        if self.boolean(0.15):  # reassignment: the name now means the new expression
+            f = self.int_expr(1)
+            self.s.blocks.append(_Block(f"{name} = {name} + {f.paren()}"))
+            lo, hi, static = lo + f.lo, hi + f.hi, static and f.static
+        if self.s.settings and self.boolean(0.2):  # module-level `if` on a setting
+            setting = self.pick(self.s.settings)
+            k = self.draw(st.integers(-2, 2))
+            self.s.blocks.append(_Block(f"if {setting} > {self.small(0, 3)}:\n    {name} = {name} * {k}"))
+            lo, hi = min(lo, lo * k, hi * k, 0), max(hi, lo * k, hi * k, 0)
+        self.s.ints[name] = (lo, hi)
+        if static:
+            self.s.static.add(name)
+
+    # ---------------------------------------------------------------- constraints
+    def add_constraint(self) -> None:
+        i = self.s.constraint_count
+        self.s.constraint_count += 1
+        form = self.pick(["require", "reject_if", "require", "reject_if", "function", "function"])
+        if form != "function":
+            cond = self.lenient(form, self.draw(st.integers(0, 2)))
+            x = self.name_leaf()
+            if not self.c_compatible and x is not None and self.boolean(0.05):
+                cond = f"{x.text} / 2 * 2 <= {self.int_expr(0).paren()}"  # `/` outside a comparison: C declines
+            if self.boolean(0.3):
+                self.s.blocks.append(_Block(f"c{i} = {form}({cond})"))
+            else:
+                self.s.blocks.append(_Block(f"{form}({cond})"))
+            return
+        word = self.pick(["require", "reject_if"])
+        names = list(self.s.ints) + list(self.s.cats)
+        args = self.draw(st.lists(st.sampled_from(names), unique=True, max_size=3)) if names else []
+        lines = [f"@{word}", f"def c{i}({', '.join(args)}):"]
+        local = False
+        if self.s.ints and self.boolean(0.4):
+            e = self.int_expr(1, py=True)
+            lines.append(f"    t = {e.text}")
+            self.s.ints["t"] = (e.lo, e.hi)
+            local = True
+        try:
+            branches = self.draw(st.integers(1, 3))
+            for b in range(branches):
+                cond = self.lenient(word, self.draw(st.integers(0, 2)), py=True)
+                if b == branches - 1:
+                    lines.append(f"    return {cond}")
+                else:
+                    lines.append(f"    {'if' if b == 0 else 'elif'} {self.condition(1, py=True)}:")
+                    lines.append(f"        return {cond}")
+        finally:
+            if local:
+                del self.s.ints["t"]
+        self.s.blocks.append(_Block("\n".join(lines), movable=True))
+
+
+@st.composite
+def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
+           max_candidates: int = 3000, c_compatible: bool = False) -> str:
+    """A random space file (source text), small enough for the reference enumerator."""
+    state = _State()
+    gen = _Gen(draw, state, max_candidates, c_compatible)
+    header = []
+    if draw(st.booleans()):
+        value = draw(st.integers(-2, 4))
+        state.settings["S"] = value
+        header.append(f"S = {value}")
+    n_params = draw(st.integers(1, max_parameters))
+    if max_parameters > 1 and draw(st.booleans()):  # most spaces have a DAG to speak of
+        n_params = max(n_params, 2)
+    n_derived = draw(st.integers(0, max_derived))
+    n_constraints = draw(st.integers(0, max_constraints))
+    # interleave: parameters in order, derived values and constraints after their inputs
+    plan = ["p"] * n_params + ["d"] * n_derived + ["c"] * n_constraints
+    order = ["p"] + draw(st.permutations(plan[1:]))
+    params = 0
+    for item in order:
+        if item == "p":
+            gen.add_param(params)
+            params += 1
+        elif item == "d":
+            gen.add_derived()
+        else:
+            gen.add_constraint()
+    if state.settings and draw(st.integers(0, 9)) == 0:  # a constraint decided at load time
+        state.blocks.append(_Block(f"require(S {draw(st.sampled_from(['>', '!=']))} {draw(st.integers(-4, -2))})"))
+    blocks = state.blocks
+    # function forms may come before their inputs (they are lowered after the file has run), but
+    # a function-form parameter must stay before the module-level code that uses its name
+    result: list[_Block] = []
+    for block in blocks:
+        if block.movable and result and draw(st.integers(0, 3)) == 0:
+            name = block.text.split("def ", 1)[1].split("(", 1)[0]
+            first_use = next((i for i, b in enumerate(result) if _mentions(b.text, name)), len(result))
+            position = draw(st.integers(0, first_use))
+            result.insert(position, block)
+        else:
+            result.append(block)
+    return "\n".join(header + [b.text for b in result]) + "\n"
+
+
+def _mentions(text: str, name: str) -> bool:
+    import re
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
