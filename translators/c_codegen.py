@@ -166,6 +166,10 @@ class CGenerator:
 
     # ------------------------------------------------------------------------------ public
     def generate(self) -> Generated:
+        for parameter in self.model.parameters:  # register the strings closures yield, before columns
+            for node in ir.walk(parameter.domain):
+                if isinstance(node, ir.Closure):
+                    self.closure_table(node, parameter)
         columns = self.columns()
         body = [
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <stdio.h>",
@@ -201,11 +205,42 @@ class CGenerator:
             interval = self.bounds.of(name)
             dtype, ctype = smallest_int(interval.lo, interval.hi)
             categorical = None
-            if name in self.model.parameter and _string_valued(self.model.parameter[name].domain):
+            if name in self.model.parameter and self.categorical(self.model.parameter[name]):
                 categorical = tuple(strings[i] for i in range(len(strings)))
                 dtype, ctype = smallest_int(0, max(len(strings) - 1, 0))
             result.append(Column(name, dtype, ctype, categorical))
         return result
+
+    def categorical(self, parameter) -> bool:
+        """Whether a parameter's values are strings (its column holds category codes)."""
+        kinds = self.value_kinds(parameter.domain, parameter)
+        if kinds == {"int", "str"}:
+            raise UnsupportedConstruct("C", parameter.domain, "its values mix integers and strings",
+                                       owner=parameter, model=self.model,
+                                       hint="give a parameter either integer or string values")
+        return kinds == {"str"}
+
+    def value_kinds(self, node, parameter) -> set:
+        """'int' and/or 'str': what the values of a domain or expression can be."""
+        if isinstance(node, ir.Const):
+            return {"str"} if type(node.value) is str else {"int"}
+        if isinstance(node, ir.Ref):
+            if node.name in self.model.parameter:
+                target = self.model.parameter[node.name]
+                return self.value_kinds(target.domain, target)
+            return self.value_kinds(self.model.derived_value[node.name].expr, parameter)
+        if isinstance(node, ir.IfExp):
+            return self.value_kinds(node.then, parameter) | self.value_kinds(node.orelse, parameter)
+        if isinstance(node, ir.Values):
+            return set().union(*(self.value_kinds(i, parameter) for i in node.items)) if node.items else {"int"}
+        if isinstance(node, (ir.IfDomain, ir.SetOp)):
+            parts = (node.then, node.orelse) if isinstance(node, ir.IfDomain) else (node.left, node.right)
+            return self.value_kinds(parts[0], parameter) | self.value_kinds(parts[1], parameter)
+        if isinstance(node, ir.Closure):
+            _, values = self.closure_table(node, parameter, codes=False)
+            kinds = {"str" if isinstance(v, str) else "int" for vals in values for v in vals}
+            return kinds or {"int"}
+        return {"int"}  # ranges and arithmetic
 
     # ------------------------------------------------------------------------------ nests
     def item(self, name: str) -> int:
@@ -532,7 +567,7 @@ class CGenerator:
             return self._fill_closure(buf, count, node, parameter, ind)
         raise TypeError(type(node).__name__)
 
-    def closure_table(self, node: ir.Closure, parameter):
+    def closure_table(self, node: ir.Closure, parameter, codes: bool = True):
         """(dependency intervals, value lists per combination) computed in Python now."""
         import itertools
         import math
@@ -553,7 +588,9 @@ class CGenerator:
         values = []
         for combo in combos:
             vals = list(evaluate(dict(zip(node.deps, combo))))
-            values.append([self.codes[v] if isinstance(v, str) else v for v in vals])
+            if codes:  # strings a generator yields get codes too (after the space's own constants)
+                vals = [self.codes.setdefault(v, len(self.codes)) if isinstance(v, str) else v for v in vals]
+            values.append(vals)
         return intervals, values
 
     def _fill_closure(self, buf, count, node, parameter, ind) -> list[str]:
@@ -754,10 +791,6 @@ def _c_string(s: str) -> str:
         char = chr(byte)
         out.append(char if 32 <= byte < 127 and char not in '"\\?' else f"\\{byte:03o}")
     return '"' + "".join(out) + '"'
-
-
-def _string_valued(domain) -> bool:
-    return any(isinstance(n, ir.Const) and type(n.value) is str for n in ir.walk(domain))
 
 
 def _dedupe_free(node) -> bool:
