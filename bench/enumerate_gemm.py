@@ -82,7 +82,7 @@ def literal_ratio(repeat):
     assert lit == opt
     print(f"literal mode on K40c (all {cores} threads): {lit_t:.2f} s vs optimized {opt_t:.3f} s: "
           f"{lit_t / opt_t:.0f}x")
-    for name in ("break", "solve", "hoist", "split"):
+    for name in ("break", "tighten", "solve", "hoist", "split"):
         without = Options(Options().enabled - {name})
         fresh(space, cores, without).enumerator(space.plan)
         t, n = best(lambda: fresh(space, cores, without).count(space.plan).count, repeat)

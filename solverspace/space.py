@@ -90,6 +90,15 @@ class Space:
         rows = list(chosen.rows(self.plan, strict=strict, with_derived=with_derived, progress=progress))
         return rows_to_array(rows, self.columns(with_derived))
 
+    def to_frame(self, backend="c", **kwargs):
+        """All valid configurations as a pandas DataFrame (needs pandas; `to_array` otherwise)."""
+        try:
+            import pandas
+        except ImportError:
+            raise SpaceDefinitionError("to_frame needs pandas",
+                                       hint="pip install pandas, or use to_array() for a NumPy structured array") from None
+        return pandas.DataFrame(self.to_array(backend, **kwargs))
+
     # ------------------------------------------------------------------------------ sampling
     def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None):
         """n valid configurations drawn uniformly at random (distinct unless `replace`), as a

@@ -210,3 +210,11 @@ def test_csv_quotes_categorical_values_that_contain_the_separator(tmp_path):
     space = Space.from_source('k = iterator(["a,b", "c"])\nn = range(0, 2)\n')
     space.write(tmp_path / "c.csv", "c")
     assert read_csv(tmp_path / "c.csv")[1] == list(space.rows("reference"))
+
+
+def test_api_returns_a_dataframe_when_pandas_is_installed():
+    pandas = pytest.importorskip("pandas")
+    space = Space.load("gemm", {"device": "tiny"})
+    frame = space.to_frame("c")
+    assert isinstance(frame, pandas.DataFrame) and list(frame.columns) == list(space.parameters)
+    assert [tuple(r) for r in frame.itertuples(index=False)] == list(space.rows())
