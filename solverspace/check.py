@@ -41,13 +41,18 @@ def parse_value(text: str):
         return text
 
 
-def check(plan: Plan, assignment: dict) -> CheckResult:
-    model = plan.model
-    for name in assignment:
+def check_parameter_names(model, names) -> None:
+    """Every name must be a parameter of the model (with a did-you-mean otherwise)."""
+    for name in names:
         if name not in model.parameter:
             raise SpaceDefinitionError(f"{name!r} is not a parameter of this space",
                                        hint=did_you_mean(name, model.parameter) or
                                        f"parameters: {', '.join(model.parameter_names)}")
+
+
+def check(plan: Plan, assignment: dict) -> CheckResult:
+    model = plan.model
+    check_parameter_names(model, assignment)
     if set(assignment) != set(model.parameter):
         return _complete(plan, assignment)
     env = dict(assignment)
