@@ -280,7 +280,11 @@ class _CpSatOption(argparse.Action):
 
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective, found by CP-SAT."""
-    from translators.cpsat import best
+    try:
+        from translators.cpsat import best
+    except ImportError as exc:
+        raise SolverspaceError(f"`best` needs the CP-SAT solver from OR-Tools ({exc})",
+                               hint="pip install 'ortools>=9.10'") from None
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize

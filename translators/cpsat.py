@@ -14,13 +14,18 @@ of the expression does not divide by zero. Everything below follows from four ru
   infeasible; CP-SAT's 64-bit domains are checked on every new variable, and a bound that does not
   fit is refused with the expression and its line in the space file.
 - **Python's integer meaning, lowered explicitly.** CP-SAT's division and modulo truncate toward
-  zero: they are used only where the bounds prove the dividend non-negative and the divisor
-  positive; otherwise floor division is `q*b + r == a` with `0 <= r < b` (or `b < r <= 0`).
-  `/` is exact: a fraction `num/den` with `den > 0`, compared by cross-multiplication.
+  zero: they are used only where the bounds prove the dividend and the divisor non-negative (a
+  divisor that may be 0 is replaced by 1 there, where the operation is undefined anyway);
+  otherwise floor division is `q*b + r == a` with `0 <= r < b` (or `b < r <= 0`). `/` is exact:
+  a fraction `num/den` with `den > 0`, compared by cross-multiplication.
 - **Short-circuit definedness.** `a and b` is defined when `a` is defined and (`a` is false or `b`
   is defined); `if_then_else` needs only the chosen branch; derived values are eager.
 
-Categorical strings are integer codes (`Codes`), compared only with `==` and `!=`. Closure
+Asserted constraints are posted directly instead of reified where the semantics allow (a
+conjunction that must hold, a comparison, `x % y == 0` as `x == y*k`), and a range stepping by a
+parameter (`range(d, n, d)`) is `x == d*j`, so that `x // d` is `j`: CP-SAT propagates products
+far better than reified modulo. Categorical strings are integer codes (`Codes`), compared only
+with `==` and `!=`. Closure
 iterators become table constraints, tabulated in Python for every combination of their inputs'
 values. A construct that cannot be lowered raises `CpSatRefusal`, which names the expression,
 the item that contains it and its line.
@@ -82,15 +87,6 @@ class Val:
     @property
     def constant(self) -> bool:
         return self.lo == self.hi and (self.kind != "rat" or self.dlo == self.dhi)
-
-    @property
-    def value(self):
-        """The constant value (for constant Vals)."""
-        if self.kind == "rat":
-            return Fraction(self.lo, self.dlo) if self.dlo else None
-        if self.kind == "bool":
-            return bool(self.lo)
-        return self.lo
 
 
 def _const_int(value: int) -> Val:

@@ -449,11 +449,12 @@ class Counter:
         return CountResult(total, exact, solutions, strategy="separated")
 
     def _count_group(self, group: Group, separator: dict, fixed: dict, deadline) -> CountResult:
+        """A group's count for one assignment of the parameters its conditions read (memoised)."""
         values = {**fixed, **separator}
-        key = (group.params, tuple(sorted(values.items())))
+        needed = {p: v for p, v in values.items() if any(p in f.scope for f in group.factors)}
+        key = (group.params, tuple(sorted(needed.items())))
         found = self.group_memo.get(key)
         if found is None:
-            needed = {p: v for p, v in values.items() if any(p in f.scope for f in group.factors)}
             found = self.count(Problem(group.params, list(group.factors), needed), deadline)
             if found.exact:
                 self.group_memo[key] = found
@@ -501,6 +502,7 @@ class Counter:
                 if self.progress is not None and not fixed:
                     self.progress(state["done"], state["chunks"])
 
+        state["chunks"] = 1
         probe = run((), PROBE_SOLUTIONS) if splittable else run(())
         if probe is not None:  # a small problem: one solve was enough
             finish(probe)
