@@ -52,7 +52,7 @@ from typing import Callable
 
 from ortools.sat.python import cp_model
 
-from solverspace.dag import DAG
+from solverspace.dag import DAG, connected_groups
 from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 
@@ -214,23 +214,10 @@ class Counter:
                 factors.remove(touching[0])
                 remaining.remove(p)
                 changed = True
-        parent = {p: p for p in remaining}
-
-        def find(p):
-            while parent[p] != p:
-                parent[p] = parent[parent[p]]
-                p = parent[p]
-            return p
-
-        for scope in [f.scope for f in factors] + [frozenset(w.scope) for w in weights]:
-            members = [p for p in scope if p in parent]
-            for p in members[1:]:
-                parent[find(p)] = find(members[0])
-        roots: dict[str, list[str]] = {}
-        for p in sorted(remaining, key=self.order.__getitem__):
-            roots.setdefault(find(p), []).append(p)
+        order = sorted(self.order, key=self.order.__getitem__)
+        scopes = [f.scope for f in factors] + [w.scope for w in weights]
         components = []
-        for params in roots.values():
+        for params in connected_groups(remaining, scopes, order):
             members = set(params)
             comp_factors = [f for f in factors if (f.scope - fixed) and f.scope - fixed <= members]
             comp_weights = [w for w in weights if (set(w.scope) - fixed) and set(w.scope) - fixed <= members]
@@ -247,22 +234,9 @@ class Counter:
         members = set(component.params)
         used_by_params = {q for p in component.params for q in self.dag.parameter_inputs[p] if q in members}
         sinks = [p for p in component.params if p not in used_by_params]
-        parent = {p: p for p in sinks}
-
-        def find(p):
-            while parent[p] != p:
-                p = parent[p]
-            return p
-
-        for f in component.factors:
-            inside = [p for p in f.scope if p in parent]
-            for p in inside[1:]:
-                parent[find(p)] = find(inside[0])
-        by_root: dict[str, list[str]] = {}
-        for p in sinks:
-            by_root.setdefault(find(p), []).append(p)
+        order = sorted(self.order, key=self.order.__getitem__)
         result = []
-        for group in by_root.values():
+        for group in connected_groups(sinks, [f.scope for f in component.factors], order):
             touching = [f for f in component.factors if set(group) & f.scope]
             separator = set().union(*(f.scope for f in touching)) - set(group) - fixed if touching else set()
             if separator and members - set(group) - separator:
