@@ -107,7 +107,6 @@ class Space:
         return sample(self, n, seed, replace=replace, method=method, threads=threads)[0]
 
     def __len__(self) -> int:
-        from .sampling import get_sampler
         return self._sampler().size()
 
     def __getitem__(self, position: int) -> tuple:
@@ -210,7 +209,7 @@ def format_of(path: str | Path) -> str:
     return FORMATS.get(Path(path).suffix.lower(), "csv")
 
 
-def rows_to_array(rows: list[tuple], columns) -> "np.ndarray":
+def rows_to_array(rows: list[tuple], columns):
     """Python rows as a structured array: int64 columns, or str columns for categorical values."""
     import numpy as np
     fields = []

@@ -15,7 +15,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -554,7 +554,6 @@ class CBackend:
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         enumerator = self.enumerator(plan, with_derived)
-        names = [c.name for c in enumerator.generated.columns]
         for batch in enumerator.batches(strict, progress):
             decoded = enumerator.decode(batch)
             for row in decoded.tolist():

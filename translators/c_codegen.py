@@ -602,7 +602,7 @@ class CGenerator:
             offsets.append(len(flat))
         self.tables.append(f"static const int64_t tab{tid}_values[] = {{{', '.join(map(str, flat or [0]))}}};")
         self.tables.append(f"static const int64_t tab{tid}_offsets[] = {{{', '.join(map(str, offsets))}}};")
-        index, stride, lines = "0", 1, [f"{ind}{{ int64_t ix_ = 0; int ok_ = 1;"]
+        stride, lines = 1, [f"{ind}{{ int64_t ix_ = 0; int ok_ = 1;"]
         for dep, (lo, hi) in reversed(list(zip(node.deps, intervals))):
             var = c_name(dep)
             lines.append(f"{ind}  if ({var} < {lo} || {var} > {hi}) ok_ = 0; else ix_ += ({var} - {lo}) * {stride};")

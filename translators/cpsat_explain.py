@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from solverspace.errors import SpaceDefinitionError, did_you_mean
+from solverspace.check import check_parameter_names
 from solverspace.printing import to_source
 
 from .cpsat_count import Counter, Factor, Options, post
@@ -51,11 +51,7 @@ class AssumptionModel:
 
     def __init__(self, plan, assignment: dict, options: Options, deadline: float | None = None):
         model = plan.model
-        for name in assignment:
-            if name not in model.parameter:
-                raise SpaceDefinitionError(f"{name!r} is not a parameter of this space",
-                                           hint=did_you_mean(name, model.parameter) or
-                                           f"parameters: {', '.join(model.parameter_names)}")
+        check_parameter_names(model, assignment)
         self.model, self.options, self.deadline = model, options, deadline
         counter = Counter(model, plan, options)
         self.lowering = lowering = counter.build(
