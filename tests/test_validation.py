@@ -212,3 +212,22 @@ def test_cli_validate_gemm_tiny(capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "verdict: AGREE" in out and "cpsat (" in out
+
+
+def test_a_different_row_order_is_caught(monkeypatch):
+    """Same rows, another order (as a C enumerator that ignored the plan's loop order would list
+    them): the set digests agree, the order digests do not, and the first differing row is named."""
+    from translators.c_backend import CEnumerator
+    original = CEnumerator.batches
+
+    def reversed_batches(self, *args, **kwargs):
+        for batch in original(self, *args, **kwargs):
+            yield batch[::-1].copy()
+
+    monkeypatch.setattr(CEnumerator, "batches", reversed_batches)
+    report = validate_source("x = range(3)\ny = range(x, 3)\n", backends=("c", "reference"), **FAST)
+    assert report.status == 1, report.render()
+    assert report.outcome("c").digest == report.outcome("reference").digest
+    [problem] = report.problems
+    assert problem == ("the row order differs between reference and c: row 0 is x=0 y=0 in reference "
+                       "and x=2 y=2 in c")

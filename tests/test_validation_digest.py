@@ -38,7 +38,7 @@ def tables(draw):
     return rows, array
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(tables())
 def test_python_and_numpy_row_hashes_are_equal(table):
     rows, array = table
@@ -46,7 +46,7 @@ def test_python_and_numpy_row_hashes_are_equal(table):
     assert digest_rows(rows) == digest_array(array)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(tables(), st.randoms(use_true_random=False), st.integers(1, 7))
 def test_digest_ignores_order_and_batching_but_order_digest_does_not(table, rnd, batch):
     rows, array = table

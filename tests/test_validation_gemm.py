@@ -69,3 +69,17 @@ def test_every_device_double_real_nn_c_and_cpsat_counts_agree(device):
     report = validate("gemm", settings={"device": device}, backends=("c", "cpsat"),
                       cpsat_options={"workers": 2}, listing=False, **OPTIONS)
     _agree(report, ("c", "cpsat"))
+
+
+@pytest.mark.slow
+def test_cli_validate_gemm_k40c_prints_agreement_with_count_and_times(capsys):
+    _cpsat()
+    from solverspace.cli import main
+    status = main(["validate", "gemm", "--threads", "2"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    verdict = out.strip().splitlines()[-1]
+    assert verdict.startswith("verdict: AGREE: c (") and "cpsat (" in verdict and "count 1,207,600" in verdict
+    table = {line.split()[0]: line.split() for line in out.splitlines()[2:7]}
+    assert table["c"][1] == table["cpsat"][1] == "1,207,600"
+    assert float(table["c"][4]) > 0 and float(table["cpsat"][4]) > 0  # the seconds column

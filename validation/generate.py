@@ -22,8 +22,13 @@ product of the domain sizes) is at most `max_candidates`.
 With `c_compatible=False`, a few spaces use `/` where the C backend refuses it (outside a
 comparison); validation treats that refusal as "declined", not as a disagreement.
 
->>> from hypothesis import given, settings
->>> text = spaces().example()  # doctest: +SKIP
+Use it as any strategy (`tests/test_validation_generated.py` does)::
+
+    @given(spaces())
+    def test_backends_agree(source):
+        assert validate_source(source).status != 1
+
+A space a user wants to keep is its text: write it to a file and run `solverspace validate FILE`.
 """
 from __future__ import annotations
 
@@ -322,7 +327,7 @@ class _Gen:
         kind = self.pick(kinds)
         movable = False
         if kind == "categorical":
-            values = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap + 1, 4)))
+            values = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap, 4)))
             text = f"{name} = iterator({values!r})"
             self.s.cats[name] = list(dict.fromkeys(values))
             self.s.candidates *= len(self.s.cats[name])
