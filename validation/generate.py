@@ -32,6 +32,8 @@ A space a user wants to keep is its text: write it to a file and run `solverspac
 """
 from __future__ import annotations
 
+import operator
+
 import math
 from dataclasses import dataclass, field
 
@@ -176,7 +178,8 @@ class _Gen:
         sub = lambda: self.int_expr(depth - 1, py)  # noqa: E731
         if op in ("+", "-", "*"):
             a, b = sub(), sub()
-            corners = [eval(f"{x} {op} {y}") for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+            apply = {"+": operator.add, "-": operator.sub, "*": operator.mul}[op]
+            corners = [apply(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
             return E(f"{a.paren()} {op} {b.paren()}", min(corners), max(corners), static=a.static and b.static)
         if op in ("//", "%"):
             a, b = sub(), self.divisor(depth - 1, py)
