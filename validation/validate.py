@@ -81,6 +81,7 @@ class Outcome:
     seconds: float = 0.0
     note: str = ""
     plan_exact: bool = False          # its undefined tally follows the literal plan
+    first_undefined: tuple | None = None   # (where, values) of the first undefined operation seen
     listing: "Listing | None" = field(default=None, repr=False)
     hashes: np.ndarray | None = field(default=None, repr=False)
     counter: Callable | None = field(default=None, repr=False)   # count of a restricted Space
@@ -280,7 +281,7 @@ class _Validator:
             backend = CBackend(threads=self.threads, options=Options.literal() if literal else Options())
             enumerator = backend.enumerator(self.space.plan)
             stats = enumerator.stats()
-            o.count, o.undefined = stats.count, stats.undefined
+            o.count, o.undefined, o.first_undefined = stats.count, stats.undefined, stats.first_undefined
             if not self.listing:
                 o.note = "counted only"
                 return
@@ -309,6 +310,7 @@ class _Validator:
                 o.note = "time limit: count is a lower bound"
                 o.status = DECLINED
             o.count, o.undefined = int(stats.count), stats.undefined
+            o.first_undefined = getattr(stats, "first_undefined", None)
 
             def counter(space):  # restricted spaces: the count alone (no undefined tally) when possible
                 try:
@@ -338,6 +340,7 @@ class _Validator:
             digest = Digest(keep_hashes=True)
             digest.add_rows(rows)
             o.count, o.undefined = len(rows), enumerator.stats.undefined
+            o.first_undefined = enumerator.stats.first_undefined
             o.digest, o.order, o.hashes = digest.value, digest.order, digest.hashes
             o.listing = Listing.from_rows(self.columns, rows)
         return self.run("reference", body, plan_exact=True)
@@ -407,10 +410,11 @@ class _Validator:
                     examples.append(example)
 
         # undefined tallies along the literal plan
-        tallies = {o.backend: o.undefined for o in ran if o.plan_exact and o.undefined is not None}
-        if len(set(tallies.values())) > 1:
+        exact = [o for o in ran if o.plan_exact and o.undefined is not None]
+        if len({o.undefined for o in exact}) > 1:
             problems.append("undefined-operation tallies along the literal plan differ: "
-                            + ", ".join(f"{b} {u:,}" for b, u in tallies.items()))
+                            + ", ".join(f"{o.backend} {o.undefined:,}" for o in exact)
+                            + "; first undefined: " + "; ".join(f"{o.backend} {_first(o)}" for o in exact))
 
         # samples
         sample = next((o for o in self.outcomes if o.backend == "sample" and o.ran), None)
@@ -601,6 +605,14 @@ class _Validator:
                 verdict += f"; {_join(digests)} list the same configurations"
             status = 0
         return Report(self.label, self.settings, self.outcomes, problems, examples, status, verdict, self.columns)
+
+
+def _first(o: Outcome) -> str:
+    if o.first_undefined is None:
+        return "none"
+    where, values = o.first_undefined
+    bound = " ".join(f"{k}={v!r}" for k, v in (values or {}).items())
+    return f"`{where}`" + (f" at {bound}" if bound else "")
 
 
 def _wait(futures) -> None:
