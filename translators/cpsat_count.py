@@ -423,10 +423,12 @@ class Counter:
         return CountResult(total, exact, solutions, strategy="separated")
 
     def _count_group(self, group: Group, separator: dict, fixed: dict, deadline) -> CountResult:
-        """A group's count for one assignment of the parameters its conditions read (memoised)."""
+        """A group's count for one assignment of the parameters its conditions read (memoised on
+        the group's parameters, its conditions and that assignment: the same group occurs in the
+        valid count and, with an "undefined" condition instead of "defined", in the tally)."""
         values = {**fixed, **separator}
         needed = {p: v for p, v in values.items() if any(p in f.scope for f in group.factors)}
-        key = (group.params, tuple(sorted(needed.items())))
+        key = (group.params, frozenset(group.factors), tuple(sorted(needed.items())))
         found = self.group_memo.get(key)
         if found is None:
             found = self.count(Problem(group.params, list(group.factors), needed), deadline)
