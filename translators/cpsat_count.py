@@ -133,12 +133,23 @@ class Options:
 
 
 @dataclass
+class Table:
+    """A component's solutions listed while counting it (for sampling): each row assigns
+    `params`, in plan order, and weighs the number of completions of its peeled parameters."""
+
+    params: tuple[str, ...]
+    rows: list[tuple]
+    weights: list[int]
+
+
+@dataclass
 class CountResult:
     count: int
     exact: bool
     solutions: int = 0          # CP-SAT solutions enumerated
     seconds: float = 0.0
     strategy: str = ""
+    tables: list = field(default_factory=list)  # per component: a Table, or None (see `record`)
 
 
 #: Separated counting of a component's groups is tried when its outer part has at most this many
@@ -280,22 +291,27 @@ class Counter:
                 stack.extend(n for n in self.dag.uses[d] if n in self.model.derived_value)
         return frozenset(needed)
 
-    def weight(self, w: Weight, values: dict) -> int:
-        key = tuple(values[s] for s in w.scope)
-        found = w.memo.get(key)
-        if found is not None:
-            return found
-        param = self.model.parameter[w.param]
+    def domain_values(self, p: str, values: dict) -> list:
+        """The values of parameter `p` for the values of its inputs (empty where its domain is
+        undefined), in domain order: the reference's own evaluation."""
+        param = self.model.parameter[p]
         try:
-            env = self._env({s: values[s] for s in w.scope}, self._needed_derived(w.param))
-            domain = self._domain_fn(w.param)(env)
+            env = self._env({s: values[s] for s in self.dag.parameter_inputs[p]}, self._needed_derived(p))
+            return list(self._domain_fn(p)(env))
         except Undefined:
-            domain = ()
+            return []
         except SpaceEvaluationError as exc:
             if exc.where is None:
                 exc.where = Location(self.model.source, param.line)
                 exc.args = (exc.render(),)
             raise
+
+    def weight(self, w: Weight, values: dict) -> int:
+        key = tuple(values[s] for s in w.scope)
+        found = w.memo.get(key)
+        if found is not None:
+            return found
+        domain = self.domain_values(w.param, values)
         if not w.children:
             total = len(domain)
         else:
@@ -327,7 +343,10 @@ class Counter:
         return lowering
 
     # ------------------------------------------------------------------------------ counting
-    def count(self, problem: Problem, deadline: float | None) -> CountResult:
+    def count(self, problem: Problem, deadline: float | None, record: int = 0) -> CountResult:
+        """Count `problem`. With `record` > 0, each component counted by joint enumeration with
+        at most `record` solutions also returns them as a `Table` (`tables`, per component of
+        `structure(problem)`; None for the others)."""
         start = time.perf_counter()
         s = self.structure(problem)
         total, exact, solutions = 1, True, 0
@@ -340,7 +359,7 @@ class Counter:
                 return CountResult(0, False, 0, time.perf_counter() - start)
             if not status:
                 total = 0
-        strategies = []
+        strategies, tables = [], []
         for component in s.components:
             if not total:
                 break
@@ -348,12 +367,14 @@ class Counter:
             if component.groups:
                 result = self._count_separated(component, problem.fixed, deadline)
             if result is None:
-                result = self._count_joint(component, problem.fixed, deadline)
+                result = self._count_joint(component, problem.fixed, deadline, record)
             strategies.append(result.strategy)
+            tables.append(result.tables[0] if result.tables else None)
             total *= result.count
             exact = exact and result.exact
             solutions += result.solutions
-        return CountResult(total, exact, solutions, time.perf_counter() - start, ", ".join(strategies))
+        return CountResult(total, exact, solutions, time.perf_counter() - start, ", ".join(strategies),
+                           tables if total else [])
 
     def _count_separated(self, component: Component, fixed: dict, deadline) -> CountResult | None:
         """Count the outer part of a component once per solution, and each group once per
@@ -436,7 +457,7 @@ class Counter:
                 self.group_memo[key] = found
         return found
 
-    def _count_joint(self, component: Component, fixed: dict, deadline) -> CountResult:
+    def _count_joint(self, component: Component, fixed: dict, deadline, record: int = 0) -> CountResult:
         params, factors, weights = component.params, component.factors, component.weights
         lowering = self.build(params, factors, fixed=fixed)
         error = lowering.cp.validate()
@@ -448,17 +469,19 @@ class Counter:
         weight_vars = [(w, [lowering.param_vars[s] for s in w.scope if s not in fixed]) for w in weights]
         splittable = [v for v in variables if _size(v) >= 2]
         lock = threading.Lock()
-        state = {"done": 0, "total": 0, "solutions": 0, "exact": True, "chunks": 0}
+        state = {"done": 0, "total": 0, "solutions": 0, "exact": True, "chunks": 0,
+                 "rows": [] if record else None}
 
         def run(chunk, cap=CHUNK_SOLUTIONS):
             """Count one sub-problem; None when it has more than `cap` solutions."""
             if deadline is not None and time.perf_counter() >= deadline:
-                return 0, False, 0
+                return 0, False, 0, None
             model = lowering.cp.clone()
             for var_index, domain in chunk:
                 model.add_linear_expression_in_domain(model.get_int_var_from_proto_index(var_index), domain)
             cap = cap if _refinable(chunk, splittable) else None
-            counter = _Enumerator(self, lowering, weight_vars, fixed, cap)
+            rows = [] if state["rows"] is not None else None
+            counter = _Enumerator(self, lowering, weight_vars, fixed, cap, params, rows)
             solver = _solver(self.options, deadline, enumerate_all=True)
             status = solver.solve(model, counter)
             if status == cp_model.MODEL_INVALID:
@@ -466,14 +489,19 @@ class Counter:
                                    where=Location(self.model.source))
             if counter.capped:
                 return None
-            return counter.total, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE), counter.solutions
+            return counter.total, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE), counter.solutions, rows
 
         def finish(result):
             with lock:
-                count, complete, solutions = result
+                count, complete, solutions, rows = result
                 state["total"] += count
                 state["exact"] = state["exact"] and complete
                 state["solutions"] += solutions
+                if state["rows"] is not None:
+                    if rows is None or state["solutions"] > record:
+                        state["rows"] = None  # too many to keep: counted, not listed
+                    else:
+                        state["rows"].extend(rows)
                 state["done"] += 1
                 if self.progress is not None and not fixed:
                     self.progress(state["done"], state["chunks"])
@@ -482,7 +510,7 @@ class Counter:
         probe = run((), PROBE_SOLUTIONS) if splittable else run(())
         if probe is not None:  # a small problem: one solve was enough
             finish(probe)
-            return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint")
+            return self._joint_result(params, state)
         pending = _initial_chunks(splittable)
         state["chunks"] = len(pending)
         workers = self.options.worker_count if not fixed else 1
@@ -511,7 +539,16 @@ class Counter:
                             futures.update({pool.submit(run, c): c for c in refined})
                         else:
                             finish(result)
-        return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint")
+        return self._joint_result(params, state)
+
+    @staticmethod
+    def _joint_result(params, state) -> CountResult:
+        table = None
+        if state["rows"] is not None and state["exact"]:
+            # chunks finish in any order: sort for one order (strings after numbers in a column)
+            state["rows"].sort(key=lambda item: tuple((isinstance(v, str), v) for v in item[0]))
+            table = Table(params, [r for r, _ in state["rows"]], [w for _, w in state["rows"]])
+        return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint", tables=[table])
 
 
 #: A sub-problem with more solutions than this is split and counted again in parts: CP-SAT's
@@ -581,8 +618,11 @@ def _refine(chunk: tuple, splittable) -> list[tuple]:
 class _Enumerator(cp_model.CpSolverSolutionCallback):
     """Counts solutions, multiplying each by the weights of the peeled parameters."""
 
-    def __init__(self, counter: Counter, lowering: Lowering, weight_vars, fixed: dict, cap: int | None = None):
+    def __init__(self, counter: Counter, lowering: Lowering, weight_vars, fixed: dict, cap: int | None = None,
+                 params=(), rows: list | None = None):
         super().__init__()
+        self.listed = [(p, lowering.param_vars[p]) for p in params] if rows is not None else None
+        self.rows = rows
         self.counter = counter
         self.lowering = lowering
         self.weight_vars = weight_vars
@@ -607,6 +647,9 @@ class _Enumerator(cp_model.CpSolverSolutionCallback):
             if not product:
                 break
         self.total += product
+        if product and self.listed is not None:
+            decode = self.lowering.decode
+            self.rows.append((tuple(decode(p, self.value(var)) for p, var in self.listed), product))
 
 
 class _OuterCollector(cp_model.CpSolverSolutionCallback):
