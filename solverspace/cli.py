@@ -398,9 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-n", type=int, required=True, help="how many configurations")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--with-replacement", action="store_true", help="allow the same configuration twice")
-    p.add_argument("--method", default="exact", choices=["exact", "reference"],
-                   help="exact (compiled per-prefix counts, default) or reference (lists the space in Python)")
-    p.add_argument("--threads", type=int, default=None, metavar="N")
+    p.add_argument("--method", default="exact", choices=["exact", "reference", "cpsat"],
+                   help="exact (compiled per-prefix counts, default), cpsat (exact CP-SAT counts by "
+                        "self-reducibility, for spaces the C backend refuses) or reference (lists the space in Python); "
+                        "all three are exactly uniform")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="threads of the C enumerator, or CP-SAT workers (the sample is the same for any number)")
     p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet (plus FILE.meta.json with seed "
                                          "and method) instead of printing CSV")
     p.add_argument("--sep", default=",", help="CSV field separator")
