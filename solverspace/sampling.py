@@ -16,6 +16,9 @@ Methods:
   not positions (it has no canonical order), so its samples differ from the other methods' for
   the same seed. Without replacement, repeated draws are skipped: the result is distributed as
   n distinct configurations drawn one after another uniformly among those not yet drawn.
+- `cpsat-xor`: near-uniform (UniGen2 with random XOR cells, translators.cpsat_hash), for spaces
+  whose exact counts do not finish: each sample has probability within a factor 1 + epsilon
+  (epsilon 16) of 1/size; the size it reports is an ApproxMC estimate with (0.8, 0.8).
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ class SampleInfo:
     replace: bool
     size: int
     guarantee: str
+    size_exact: bool = True     # False: `size` is an estimate (the cpsat-xor method)
 
 
 def check_sample_size(size: int, n: int, replace: bool):
@@ -152,18 +156,83 @@ class CpSatSampler:
         return tuple(config[c] for c in self.columns)
 
 
-SAMPLERS = {"exact": ExactSampler, "reference": ReferenceSampler, "cpsat": CpSatSampler}
+class XorSampler:
+    """Near-uniform configurations from random XOR cells (UniGen2); see translators.cpsat_hash."""
+
+    name = "cpsat-xor"
+
+    def __init__(self, space, threads=None, seed: int = 0):
+        from translators.cpsat_count import Options
+        self.space = space
+        self.columns = space.columns()
+        self.threads = threads
+        self._options = Options(workers=threads or 1)
+        self._sampler = None
+        self._seed = seed
+
+    def _for_seed(self, seed: int):
+        from translators.cpsat_hash import NearUniformSampler
+        if self._sampler is None or self._seed != seed:
+            self._sampler, self._seed = NearUniformSampler(self.space.plan, self._options, seed), seed
+        return self._sampler
+
+    @property
+    def size_exact(self) -> bool:
+        return self._for_seed(self._seed).count.exact
+
+    @property
+    def guarantee(self) -> str:
+        sampler = self._for_seed(self._seed)
+        if sampler.listed is not None:
+            return "exactly uniform (the space is small enough to list: no hashing needed)"
+        return (f"near-uniform (UniGen2): each configuration's probability within a factor {1 + sampler.epsilon:.1f} "
+                f"of 1/size; size {sampler.count.describe()}")
+
+    def size(self) -> int:
+        return self._for_seed(self._seed).count.estimate
+
+    def draw(self, n: int, seed: int, replace: bool) -> np.ndarray:
+        from .space import rows_to_array
+        sampler = self._for_seed(seed)
+        count = sampler.count
+        if count.exact:
+            check_sample_size(count.estimate, n, replace)
+        elif not replace and n > count.estimate / (1 + count.epsilon):
+            raise SampleSizeError(
+                f"cannot promise {n} distinct configurations: the space has {count.describe()}",
+                hint="ask for at most the estimate divided by 1.8, sample with replacement, or use "
+                     "--method exact / cpsat, which know the exact size")
+        rows, seen, fruitless = [], set(), 0
+        while len(rows) < n:
+            fresh = False
+            for config in sampler.draw_cell():
+                row = tuple(config[c] for c in self.columns)
+                if replace or row not in seen:
+                    seen.add(row)
+                    rows.append(row)
+                    fresh = True
+                    if len(rows) == n:
+                        break
+            fruitless = 0 if fresh else fruitless + 1
+            if fruitless >= 200:
+                raise SampleSizeError(f"found only {len(rows)} distinct configurations after 200 hash cells "
+                                      f"in a row gave nothing new", hint="ask for fewer")
+        return rows_to_array(rows, self.columns)
 
 
-def get_sampler(space, method: str = "exact", threads=None):
+SAMPLERS = {"exact": ExactSampler, "reference": ReferenceSampler, "cpsat": CpSatSampler, "cpsat-xor": XorSampler}
+
+
+def get_sampler(space, method: str = "exact", threads=None, **options):
     factory = SAMPLERS.get(method)
     if factory is None:
         raise SolverspaceError(f"unknown sampling method {method!r}", hint=f"methods: {', '.join(SAMPLERS)}")
-    return factory(space, threads=threads)
+    return factory(space, threads=threads, **options)
 
 
 def sample(space, n: int, seed: int, *, replace: bool = False, method: str = "exact", threads=None):
     """(structured array of n configurations, SampleInfo)."""
-    sampler = get_sampler(space, method, threads)
+    sampler = get_sampler(space, method, threads, **({"seed": seed} if method == "cpsat-xor" else {}))
     rows = sampler.draw(n, seed, replace)
-    return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee)
+    return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee,
+                            getattr(sampler, "size_exact", True))
