@@ -122,8 +122,12 @@ def cmd_sample(args) -> int:
     from .sampling import sample
     space = _load(args)
     start = time.perf_counter()
-    rows, info = sample(space, args.n, args.seed, replace=args.with_replacement, method=args.method,
-                        threads=args.threads)
+    progress = _Progress(not args.quiet, "counting")
+    try:
+        rows, info = sample(space, args.n, args.seed, replace=args.with_replacement, method=args.method,
+                            threads=args.threads, progress=progress)
+    finally:
+        progress.close()
     seconds = time.perf_counter() - start
     meta = {"space": space.model.source, "settings": space.settings, "method": info.method, "seed": info.seed,
             "n": info.n, "with_replacement": info.replace, "space_size": info.size,
@@ -433,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet (plus FILE.meta.json with seed "
                                          "and method) instead of printing CSV")
     p.add_argument("--sep", default=",", help="CSV field separator")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("export-t1", help="write the space as a T1 tuning-problem JSON file")

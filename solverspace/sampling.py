@@ -230,9 +230,11 @@ def get_sampler(space, method: str = "exact", threads=None, **options):
     return factory(space, threads=threads, **options)
 
 
-def sample(space, n: int, seed: int, *, replace: bool = False, method: str = "exact", threads=None):
-    """(structured array of n configurations, SampleInfo)."""
-    sampler = get_sampler(space, method, threads, **({"seed": seed} if method == "cpsat-xor" else {}))
+def sample(space, n: int, seed: int, *, replace: bool = False, method: str = "exact", threads=None, progress=None):
+    """(structured array of n configurations, SampleInfo); `progress(done, total)` follows the
+    CP-SAT count of the `cpsat` method."""
+    options = {"seed": seed} if method == "cpsat-xor" else {"progress": progress} if method == "cpsat" else {}
+    sampler = get_sampler(space, method, threads, **options)
     rows = sampler.draw(n, seed, replace)
     return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee,
                             getattr(sampler, "size_exact", True))
