@@ -165,7 +165,6 @@ class XorSampler:
         from translators.cpsat_count import Options
         self.space = space
         self.columns = space.columns()
-        self.threads = threads
         self._options = Options(workers=threads or 1)
         self._sampler = None
         self._seed = seed
