@@ -79,14 +79,16 @@ def literal_ratio(repeat):
     fresh(space, cores, Options.literal()).enumerator(space.plan)
     lit_t, lit = best(lambda: fresh(space, cores, Options.literal()).count(space.plan).count, 1)
     opt_t, opt = best(lambda: fresh(space, cores).count(space.plan).count, repeat)
-    assert lit == opt
+    if lit != opt:
+        raise SystemExit(f"literal and optimized counts differ: {lit} vs {opt}")
     print(f"literal mode on K40c (all {cores} threads): {lit_t:.2f} s vs optimized {opt_t:.3f} s: "
           f"{lit_t / opt_t:.0f}x")
     for name in ("break", "tighten", "solve", "hoist", "split"):
         without = Options(Options().enabled - {name})
         fresh(space, cores, without).enumerator(space.plan)
         t, n = best(lambda: fresh(space, cores, without).count(space.plan).count, repeat)
-        assert n == opt
+        if n != opt:
+            raise SystemExit(f"count without {name} differs: {n} vs {opt}")
         print(f"  without {name:<5}: {t:.3f} s")
 
 

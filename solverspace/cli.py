@@ -85,7 +85,7 @@ def _approximate_count(space, args) -> int:
     from translators.cpsat_count import Options
     from translators.cpsat_hash import approximate_count
     result = approximate_count(space.plan, args.epsilon, args.delta, seed=args.seed,
-                               options=Options(workers=getattr(args, "workers", None) or 1))
+                               options=Options(workers=args.workers or 1))
     if args.json:
         print(json.dumps({"count": result.estimate, "exact": result.exact, "epsilon": result.epsilon,
                           "delta": result.delta, "method": "approxmc2", "seconds": round(result.seconds, 6),

@@ -81,7 +81,7 @@ class ExactSampler(PositionSampler):
     name = "exact"
     guarantee = "exactly uniform over the valid configurations (positions drawn uniformly)"
 
-    def __init__(self, space, threads=None):
+    def __init__(self, space, threads=None, *, seed: int = 0, progress=None):
         from translators.c_backend import CBackend
         self.enumerator = CBackend(threads=threads).enumerator(space.plan)
 
@@ -101,7 +101,7 @@ class ReferenceSampler(PositionSampler):
     name = "reference"
     guarantee = "exactly uniform over the valid configurations (the whole space is listed)"
 
-    def __init__(self, space, threads=None):
+    def __init__(self, space, threads=None, *, seed: int = 0, progress=None):
         self.columns = space.columns()
         self.rows = list(space.rows())
         self.position = {row: i for i, row in enumerate(self.rows)}
@@ -124,14 +124,14 @@ class CpSatSampler:
     guarantee = ("exactly uniform over the valid configurations (self-reducibility with exact CP-SAT "
                  "counts; configurations drawn directly, not by position)")
 
-    def __init__(self, space, threads=None, **options):
+    def __init__(self, space, threads=None, *, seed: int = 0, progress=None, **options):
         from translators.cpsat import CpSatBackend
         from translators.cpsat_count import Options
         from translators.cpsat_sample import SelfReducibleSampler
         settings = CpSatBackend(workers=threads).options()
         settings["time_limit"] = None  # a stopped count cannot give uniform draws
         self.columns = space.columns()
-        self.sampler = SelfReducibleSampler(space.plan, Options(**settings), **options)
+        self.sampler = SelfReducibleSampler(space.plan, Options(**settings), progress=progress, **options)
 
     def size(self) -> int:
         return self.sampler.size()
@@ -140,20 +140,8 @@ class CpSatSampler:
         from .space import rows_to_array
         check_sample_size(self.size(), n, replace)
         rng = np.random.Generator(np.random.PCG64(seed))
-        if replace:
-            rows = [self._row(c) for c in self.sampler.draw(n, rng)]
-        else:
-            rows, seen = [], set()
-            while len(rows) < n:  # an i.i.d. stream, repeats skipped
-                for config in self.sampler.draw(n - len(rows), rng):
-                    row = self._row(config)
-                    if row not in seen:
-                        seen.add(row)
-                        rows.append(row)
+        rows = collect_rows(lambda wanted: self.sampler.draw(wanted, rng), n, replace, self.columns)
         return rows_to_array(rows, self.columns)
-
-    def _row(self, config: dict) -> tuple:
-        return tuple(config[c] for c in self.columns)
 
 
 class XorSampler:
@@ -161,34 +149,34 @@ class XorSampler:
 
     name = "cpsat-xor"
 
-    def __init__(self, space, threads=None, seed: int = 0):
+    def __init__(self, space, threads=None, *, seed: int = 0, progress=None):
         from translators.cpsat_count import Options
         self.space = space
         self.columns = space.columns()
-        self._options = Options(workers=threads or 1)
-        self._sampler = None
-        self._seed = seed
+        self.options = Options(workers=threads or 1)
+        self._for_seed(seed)
 
     def _for_seed(self, seed: int):
+        """The hashing state of one seed (its ApproxMC2 count included): a new seed starts over."""
         from translators.cpsat_hash import NearUniformSampler
-        if self._sampler is None or self._seed != seed:
-            self._sampler, self._seed = NearUniformSampler(self.space.plan, self._options, seed), seed
-        return self._sampler
+        if getattr(self, "seed", None) != seed:
+            self.sampler, self.seed = NearUniformSampler(self.space.plan, self.options, seed), seed
+        return self.sampler
 
     @property
     def size_exact(self) -> bool:
-        return self._for_seed(self._seed).count.exact
+        return self.sampler.count.exact
 
     @property
     def guarantee(self) -> str:
-        sampler = self._for_seed(self._seed)
+        sampler = self.sampler
         if sampler.listed is not None:
             return "exactly uniform (the space is small enough to list: no hashing needed)"
         return (f"near-uniform (UniGen2): each configuration's probability within a factor {1 + sampler.epsilon:.1f} "
                 f"of 1/size; size {sampler.count.describe()}")
 
     def size(self) -> int:
-        return self._for_seed(self._seed).count.estimate
+        return self.sampler.count.estimate
 
     def draw(self, n: int, seed: int, replace: bool) -> np.ndarray:
         from .space import rows_to_array
@@ -201,39 +189,47 @@ class XorSampler:
                 f"cannot promise {n} distinct configurations: the space has {count.describe()}",
                 hint="ask for at most the estimate divided by 1.8, sample with replacement, or use "
                      "--method exact / cpsat, which know the exact size")
-        rows, seen, fruitless = [], set(), 0
-        while len(rows) < n:
-            fresh = False
-            for config in sampler.draw_cell():
-                row = tuple(config[c] for c in self.columns)
-                if replace or row not in seen:
-                    seen.add(row)
-                    rows.append(row)
-                    fresh = True
-                    if len(rows) == n:
-                        break
-            fruitless = 0 if fresh else fruitless + 1
-            if fruitless >= 200:
-                raise SampleSizeError(f"found only {len(rows)} distinct configurations after 200 hash cells "
-                                      f"in a row gave nothing new", hint="ask for fewer")
+        rows = collect_rows(lambda wanted: sampler.draw_cell(), n, replace, self.columns, patience=200)
         return rows_to_array(rows, self.columns)
+
+
+def collect_rows(next_batch, n: int, replace: bool, columns, patience: int | None = None) -> list[tuple]:
+    """n rows from a stream of independent draws (`next_batch(still_wanted)` gives a list of
+    configurations), repeats skipped unless `replace`: without replacement this is n distinct
+    configurations, each uniform among those not drawn yet when the draws are. `patience`: how
+    many batches in a row may bring nothing new before giving up."""
+    rows, seen, fruitless = [], set(), 0
+    while len(rows) < n:
+        fresh = False
+        for config in next_batch(n - len(rows)):
+            row = tuple(config[c] for c in columns)
+            if replace or row not in seen:
+                seen.add(row)
+                rows.append(row)
+                fresh = True
+                if len(rows) == n:
+                    break
+        fruitless = 0 if fresh else fruitless + 1
+        if patience is not None and fruitless >= patience:
+            raise SampleSizeError(f"found only {len(rows)} distinct configurations after {patience} draws "
+                                  f"in a row gave nothing new", hint="ask for fewer")
+    return rows
 
 
 SAMPLERS = {"exact": ExactSampler, "reference": ReferenceSampler, "cpsat": CpSatSampler, "cpsat-xor": XorSampler}
 
 
-def get_sampler(space, method: str = "exact", threads=None, **options):
+def get_sampler(space, method: str = "exact", threads=None, *, seed: int = 0, progress=None):
     factory = SAMPLERS.get(method)
     if factory is None:
         raise SolverspaceError(f"unknown sampling method {method!r}", hint=f"methods: {', '.join(SAMPLERS)}")
-    return factory(space, threads=threads, **options)
+    return factory(space, threads=threads, seed=seed, progress=progress)
 
 
 def sample(space, n: int, seed: int, *, replace: bool = False, method: str = "exact", threads=None, progress=None):
     """(structured array of n configurations, SampleInfo); `progress(done, total)` follows the
     CP-SAT count of the `cpsat` method."""
-    options = {"seed": seed} if method == "cpsat-xor" else {"progress": progress} if method == "cpsat" else {}
-    sampler = get_sampler(space, method, threads, **options)
+    sampler = get_sampler(space, method, threads, seed=seed, progress=progress)
     rows = sampler.draw(n, seed, replace)
     return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee,
                             getattr(sampler, "size_exact", True))

@@ -174,7 +174,7 @@ class _T1Importer:
         except SyntaxError as exc:
             raise self.error(what, f"syntax error: {exc.msg}", line, source=source,
                              col=(exc.offset or 1) - 1) from None
-        value = _ListEvaluator(self, what, source, line).eval(tree.body, {})
+        value = _ListEvaluator(self, what, source, line).evaluate(tree.body, {})
         if isinstance(value, range):
             value = list(value)
         if not isinstance(value, list):
@@ -339,7 +339,7 @@ class _ListEvaluator:
     def fail(self, node, message, hint=None):
         return self.importer.error(self.what, message, self.line, source=self.source, node=node, hint=hint)
 
-    def eval(self, node, env: dict):
+    def evaluate(self, node, env: dict):
         method = getattr(self, "_eval_" + type(node).__name__, None)
         if method is None:
             raise self.fail(node, f"{type(node).__name__} is not allowed in a value list",
@@ -372,19 +372,19 @@ class _ListEvaluator:
                         hint="the only names a value list may use are its comprehension variables")
 
     def scalar(self, node, env):
-        value = self.eval(node, env)
+        value = self.evaluate(node, env)
         if isinstance(value, (list, range)):
             raise self.fail(node, f"{_kind(value)} where a single value is expected")
         return value
 
     def iterable(self, node, env):
-        value = self.eval(node, env)
+        value = self.evaluate(node, env)
         if not isinstance(value, (list, range)):
             raise self.fail(node, f"{_kind(value)} where a list or range is expected")
         return value
 
     def integer(self, node, env):
-        value = self.eval(node, env)
+        value = self.evaluate(node, env)
         if type(value) not in (int, bool):
             raise self.fail(node, f"{_kind(value)} where an integer is expected")
         return int(value)
@@ -398,11 +398,11 @@ class _ListEvaluator:
             value = self.integer(node.operand, env)
             return -value if isinstance(node.op, ast.USub) else value
         if isinstance(node.op, ast.Not):
-            return not self.eval(node.operand, env)
+            return not self.evaluate(node.operand, env)
         raise self.fail(node, "this operator is not allowed in a value list")
 
     def _eval_BinOp(self, node, env):
-        left, right = self.eval(node.left, env), self.eval(node.right, env)
+        left, right = self.evaluate(node.left, env), self.evaluate(node.right, env)
         op = type(node.op)
         if isinstance(left, (list, range)) or isinstance(right, (list, range)):
             if op is ast.Add and isinstance(left, list) and isinstance(right, list):
@@ -472,7 +472,7 @@ class _ListEvaluator:
         return value
 
     def _eval_IfExp(self, node, env):
-        return self.eval(node.body, env) if self.scalar(node.test, env) else self.eval(node.orelse, env)
+        return self.evaluate(node.body, env) if self.scalar(node.test, env) else self.evaluate(node.orelse, env)
 
     def _eval_Call(self, node, env):
         name = node.func.id if isinstance(node.func, ast.Name) else None
