@@ -4,12 +4,12 @@
     >>> Space.load("gemm", {"device": "k40c"}).parameters[:3]
     ('dim_m', 'dim_n', 'blk_m')
 """
-from .errors import (BackendUnavailableError, SettingError, SolverspaceError, SpaceDefinitionError,
-                     SpaceEvaluationError, UndefinedOperationError)
+from .errors import (BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError,
+                     SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
 from .loader import load, load_source
 from .space import Space
 from .t1 import export_t1, load_t1
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
-           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError"]
+           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError"]
 __version__ = "0.1.0"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable, Iterator, Protocol
 
 from .errors import BackendUnavailableError
+from .options import check_threads
 from .plan import Plan
 from .reference import ReferenceEnumerator, Stats
 
@@ -51,7 +52,7 @@ def _cpsat(*, time_limit: float | None = None, workers: int | None = None, **opt
     except ImportError as exc:
         raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
                                       hint="pip install 'ortools>=9.10'") from None
-    return CpSatBackend(time_limit=time_limit, workers=workers)
+    return CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"))
 
 
 # name -> factory taking backend options (threads, optimizations, ...); imports stay lazy so

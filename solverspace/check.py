@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import Location, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
+from . import ir
+from .errors import Location, OptionError, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -39,6 +40,68 @@ def parse_value(text: str):
         return int(text, 0)
     except ValueError:
         return text
+
+
+def parse_assignment(model, words) -> dict:
+    """`NAME=VALUE` words (the command line's `check` arguments) as an assignment: each name a
+    parameter, given once, with a non-empty value of a kind the parameter takes; integer text
+    becomes an integer unless the parameter's values are all strings.
+
+    >>> from solverspace.loader import load_source
+    >>> parse_assignment(load_source("x = range(4)\nk = iterator(['a', '1'])"), ["x=0x3", "k=1"])
+    {'x': 3, 'k': '1'}
+    """
+    assignment: dict = {}
+    for word in words:
+        name, sep, text = word.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise OptionError(f"{word!r}: expected NAME=VALUE", hint="e.g. solverspace check gemm dim_m=16 dim_n=16")
+        check_parameter_names(model, [name])
+        if name in assignment:
+            raise OptionError(f"parameter {name!r} is given twice ({name}={assignment[name]} and {word})",
+                              hint="give each parameter once")
+        if not text:
+            raise OptionError(f"{word!r}: no value for parameter {name!r}", hint=f"e.g. {name}=16")
+        assignment[name] = _value_for(model, name, text)
+    return assignment
+
+
+def _value_for(model, name: str, text: str):
+    kinds = value_kinds(model, model.parameter[name].domain)
+    number = parse_value(text)
+    if isinstance(number, int) and "int" in kinds:
+        return number
+    if "str" in kinds:
+        return text
+    raise OptionError(f"{name}={text!r}: parameter {name!r} takes integer values",
+                      hint=f"give an integer (decimal, or 0x.. / 0o.. / 0b..), e.g. {name}=16")
+
+
+def value_kinds(model, node, seen: frozenset = frozenset()) -> set:
+    """'int' and/or 'str': what a domain or expression can evaluate to, read from the IR
+    (a closure iterator, whose values are known only by running it, may give either)."""
+    if isinstance(node, ir.Const):
+        return {"str"} if isinstance(node.value, str) else {"int"}
+    if isinstance(node, ir.Ref):
+        if node.name in seen:
+            return set()
+        inner = seen | {node.name}
+        if node.name in model.parameter:
+            return value_kinds(model, model.parameter[node.name].domain, inner)
+        if node.name in model.derived_value:
+            return value_kinds(model, model.derived_value[node.name].expr, inner)
+        return {"int", "str"}
+    if isinstance(node, ir.Values):
+        return set().union(*(value_kinds(model, item, seen) for item in node.items))
+    if isinstance(node, (ir.IfExp, ir.IfDomain)):
+        return value_kinds(model, node.then, seen) | value_kinds(model, node.orelse, seen)
+    if isinstance(node, ir.SetOp):
+        kinds = value_kinds(model, node.left, seen)
+        return kinds | value_kinds(model, node.right, seen) if node.op == "union" else kinds
+    if isinstance(node, ir.Closure):
+        return {"int", "str"}
+    return {"int"}  # ranges, arithmetic, comparisons: integers (and booleans, which are integers)
 
 
 def check_parameter_names(model, names) -> None:

@@ -6,10 +6,16 @@ import json
 import os
 import sys
 import time
+import warnings
 
-from .check import parse_value
-from .errors import SolverspaceError
+from .backends import BACKENDS
+from .check import parse_assignment
+from .errors import SolverspaceError, SolverspaceWarning
+from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
+from .output import atomic_output, check_output_path
 from .space import Space
+
+LISTING_BACKENDS = ("c", "reference")  # the backends that list configurations (CP-SAT counts only)
 
 
 def _settings(pairs: list[str]) -> dict:
@@ -104,6 +110,7 @@ def _print_undefined(stats):
 
 
 def cmd_enumerate(args) -> int:
+    check_output_path(args.output, "-o")
     space = _load(args)
     derived = tuple(n for n in (args.derived or "").split(",") if n)
     progress = _Progress(not args.quiet, "enumerating")
@@ -120,6 +127,8 @@ def cmd_enumerate(args) -> int:
 
 def cmd_sample(args) -> int:
     from .sampling import sample
+    if args.output is not None:
+        check_output_path(args.output, "-o")
     space = _load(args)
     start = time.perf_counter()
     progress = _Progress(not args.quiet, "counting")
@@ -139,7 +148,7 @@ def cmd_sample(args) -> int:
         return 0
     _write_rows(rows, args.output, args.sep)
     sidecar = f"{args.output}.meta.json"
-    with open(sidecar, "w") as handle:
+    with atomic_output(sidecar, "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
     print(f"wrote {len(rows)} sampled configurations to {args.output} ({info.method} method, seed {info.seed}, "
           f"{seconds:.2f} s); seed and method recorded in {sidecar}", file=sys.stderr)
@@ -155,29 +164,22 @@ def _write_rows(rows, path, sep):
     if fmt == "parquet":
         from translators.c_backend import require_pyarrow
         pa, pq = require_pyarrow()
-    tmp = f"{path}.{os.getpid()}.partial"
-    try:
+    with atomic_output(path, "wb", option="-o") as handle:
         if fmt == "npy":
-            with open(tmp, "wb") as handle:
+            with warnings.catch_warnings():  # format 3.0 for non-Latin-1 column names: expected, not news
+                warnings.simplefilter("ignore", UserWarning)
                 np.save(handle, rows)
         elif fmt == "jsonl":
             from translators.c_backend import jsonl_bytes
-            with open(tmp, "wb") as handle:
-                handle.write(jsonl_bytes(rows))
+            handle.write(jsonl_bytes(rows))
         elif fmt == "parquet":
             names = list(rows.dtype.names)
             pq.write_table(pa.Table.from_arrays([pa.array(np.ascontiguousarray(rows[n])) for n in names],
-                                                names=names), tmp)
+                                                names=names), handle)
         else:
-            with open(tmp, "w") as handle:
-                handle.write(sep.join(rows.dtype.names) + "\n")
-                for row in rows.tolist():
-                    handle.write(sep.join(map(str, row)) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+            handle.write((sep.join(rows.dtype.names) + "\n").encode())
+            for row in rows.tolist():
+                handle.write((sep.join(map(str, row)) + "\n").encode())
 
 
 def cmd_export_t1(args) -> int:
@@ -185,6 +187,7 @@ def cmd_export_t1(args) -> int:
     from pathlib import Path
 
     from .t1 import write_t1
+    check_output_path(args.output, "-o")
     space = _load(args)
     document = write_t1(space.model, args.output, name=Path(args.space).stem)
     configuration = document["ConfigurationSpace"]
@@ -209,12 +212,16 @@ def cmd_emit_c(args) -> int:
     from translators.c_optimize import Options
     space = _load(args)
     options = Options.parse(literal=args.literal, disable=args.disable or ())
-    print(CGenerator(space.plan, options, tuple(n for n in (args.derived or "").split(",") if n)).generate().source)
+    derived = space.columns(tuple(n for n in (args.derived or "").split(",") if n))[len(space.parameters):]
+    print(CGenerator(space.plan, options, derived).generate().source)
     return 0
 
 
 def cmd_explain(args) -> int:
     from .explain import explain
+    if args.plot:
+        from .pictures import check_plot_path
+        check_plot_path(args.plot)
     space = _load(args)
     if args.plot:
         from .pictures import plot_dag
@@ -225,6 +232,9 @@ def cmd_explain(args) -> int:
 
 
 def cmd_funnel(args) -> int:
+    if args.plot:
+        from .pictures import check_plot_path
+        check_plot_path(args.plot)
     space = _load(args)
     progress = _Progress(not args.quiet, "funnel")
     try:
@@ -257,12 +267,7 @@ def cmd_settings(args) -> int:
 
 def cmd_check(args) -> int:
     space = _load(args)
-    assignment = {}
-    for pair in args.assignment:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise SolverspaceError(f"{pair!r}: expected NAME=VALUE", hint="e.g. solverspace check gemm dim_m=16 dim_n=16")
-        assignment[name] = parse_value(value)
+    assignment = parse_assignment(space.model, args.assignment)
     result = space.check(assignment)
     if not result.complete:
         if result.completion is None:
@@ -329,12 +334,7 @@ def cmd_check_cpsat(args) -> int:
     except ImportError:
         return cmd_check(args)
     space = _load(args)
-    assignment = {}
-    for pair in args.assignment:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            return cmd_check(args)  # its message
-        assignment[name] = parse_value(value)
+    assignment = parse_assignment(space.model, args.assignment)
     if set(assignment) == set(space.parameters):
         return cmd_check(args)
     try:
@@ -380,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p):
         p.add_argument("space", help="a space file, or a built-in space name (gemm)")
         p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting (repeatable)")
-        p.add_argument("--max-closure-values", type=int, default=100_000, metavar="N",
+        p.add_argument("--max-closure-values", type=POSITIVE, default=100_000, metavar="N",
                        help="stop a closure (generator) iterator that yields more than N values (default 100000)")
 
     def optimizations(p):
@@ -390,53 +390,55 @@ def build_parser() -> argparse.ArgumentParser:
                        help="C backend: switch one optimization off (break, tighten, solve, hoist, split; "
                             "repeatable)")
 
-    def running(p):
-        p.add_argument("--backend", default="c",
-                       help="c (compiled C/OpenMP, default), reference (pure Python) or cpsat")
-        p.add_argument("--threads", type=int, default=None, metavar="N", help="C backend threads (default: all cores)")
-        p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", action=_CpSatOption,
+    def running(p, backends):
+        named = {"c": "c (compiled C/OpenMP, default)", "reference": "reference (pure Python)", "cpsat": "cpsat"}
+        p.add_argument("--backend", default="c", choices=backends,
+                       help=", ".join(named.get(b, b) for b in backends))
+        p.add_argument("--threads", type=THREADS, default=None, metavar="N", help="C backend threads (default: all cores)")
+        p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", action=_CpSatOption,
                        help="CP-SAT backend: stop after SECONDS (a count stopped early is a lower bound)")
-        p.add_argument("--workers", type=int, default=None, metavar="N", action=_CpSatOption,
+        p.add_argument("--workers", type=WORKERS, default=None, metavar="N", action=_CpSatOption,
                        help="CP-SAT backend: solver threads (default: all cores)")
         optimizations(p)
         p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
     p = sub.add_parser("count", help="number of valid configurations")
-    common(p), running(p)
+    common(p), running(p, tuple(BACKENDS))
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--approximate", action="store_true",
                    help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
                         "count with probability 1-delta; for spaces whose exact count does not finish")
-    p.add_argument("--epsilon", type=float, default=0.8, help="tolerance of --approximate (default 0.8)")
-    p.add_argument("--delta", type=float, default=0.2, help="failure probability of --approximate (default 0.2)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of --approximate (default 0)")
+    p.add_argument("--epsilon", type=POSITIVE_FLOAT, default=0.8, help="tolerance of --approximate (default 0.8)")
+    p.add_argument("--delta", type=PROBABILITY, default=0.2, help="failure probability of --approximate (default 0.2)")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed of --approximate (default 0)")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("enumerate", help="write every valid configuration to a file")
-    common(p), running(p)
+    common(p), running(p, LISTING_BACKENDS)
     p.add_argument("-o", "--output", required=True,
                    help="output file: .csv (header + rows), .jsonl (one JSON object per row), .npy, or .parquet "
                         "(needs the parquet extra); the extension picks the format")
-    p.add_argument("--sep", default=",", help="CSV field separator (default ','; ';' for ATF-style tools)")
+    p.add_argument("--sep", type=SEPARATOR, default=",",
+                   help="CSV field separator, one character (default ','; ';' for ATF-style tools)")
     p.add_argument("--derived", help="comma-separated derived values to add as columns")
     p.set_defaults(func=cmd_enumerate)
 
     p = sub.add_parser("sample", help="uniform random valid configurations, reproducible by seed")
     common(p)
     p.add_argument("-n", type=int, required=True, help="how many configurations")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     p.add_argument("--with-replacement", action="store_true", help="allow the same configuration twice")
     p.add_argument("--method", default="exact", choices=["exact", "reference", "cpsat", "cpsat-xor"],
                    help="exact (compiled per-prefix counts, default), cpsat (exact CP-SAT counts by "
                         "self-reducibility, for spaces the C backend refuses) or reference (lists the space in Python): "
                         "all three exactly uniform; cpsat-xor: near-uniform with random XOR cells (UniGen2, "
                         "probabilities within a factor 17 of uniform), for spaces whose exact counts do not finish")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N",
                    help="threads of the C enumerator, or CP-SAT workers (the sample is the same for any number)")
     p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet (plus FILE.meta.json with seed "
                                          "and method) instead of printing CSV")
-    p.add_argument("--sep", default=",", help="CSV field separator")
+    p.add_argument("--sep", type=SEPARATOR, default=",", help="CSV field separator, one character")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_sample)
 
@@ -457,8 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("funnel", help="per constraint: candidates reached, rejected, undefined, kept; redundancy")
     common(p)
-    p.add_argument("--backend", default="c", choices=["c", "reference"])
-    p.add_argument("--threads", type=int, default=None, metavar="N")
+    p.add_argument("--backend", default="c", choices=LISTING_BACKENDS)
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="also draw the funnel (.svg, .png or .pdf; needs the plot extra)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -484,25 +486,34 @@ def build_parser() -> argparse.ArgumentParser:
     goal.add_argument("--maximize", metavar="EXPR", help="an expression of parameters, derived values and settings")
     goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings")
     p.add_argument("--top", type=int, default=10, metavar="K", help="how many configurations (default 10)")
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="stop after SECONDS")
-    p.add_argument("--workers", type=int, default=None, metavar="N", help="solver threads (default: all cores)")
+    p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="stop after SECONDS")
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="solver threads (default: all cores)")
     p.set_defaults(func=cmd_best)
     p = sub.add_parser("validate", help="run every backend that accepts the space; do they agree?")
     common(p)
-    p.add_argument("--reference-limit", type=int, default=100_000, metavar="N",
+    p.add_argument("--reference-limit", type=NON_NEGATIVE, default=100_000, metavar="N",
                    help="run the pure-Python reference only when the space has at most N configurations "
                         "(default 100000)")
     p.add_argument("--backends", metavar="LIST",
                    help="comma-separated subset of c,c-literal,cpsat,reference,sample (default: all)")
-    p.add_argument("--threads", type=int, default=None, metavar="N", help="C backend threads (default: all cores)")
-    p.add_argument("--samples", type=int, default=20, metavar="N", help="configurations to sample and check (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS", help="CP-SAT: stop after SECONDS")
-    p.add_argument("--workers", type=int, default=None, metavar="N", help="CP-SAT: solver threads (default: all cores)")
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N", help="C backend threads (default: all cores)")
+    p.add_argument("--samples", type=NON_NEGATIVE, default=20, metavar="N",
+                   help="configurations to sample and check (default 20)")
+    p.add_argument("--seed", type=SEED, default=0, help="sampling seed (default 0)")
+    p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="CP-SAT: stop after SECONDS")
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT: solver threads (default: all cores)")
     p.add_argument("--count-only", action="store_true",
                    help="C: count without listing (no digests; for very large spaces)")
     p.set_defaults(func=cmd_validate)
     return parser
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Our warnings as one `solverspace: warning:` line on stderr; others as Python shows them."""
+    if issubclass(category, SolverspaceWarning):
+        print(f"solverspace: warning: {message}", file=sys.stderr)
+    else:
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -514,7 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.func(args)
     except SolverspaceError as exc:
         print(f"solverspace: error: {exc}", file=sys.stderr)
         return 2

@@ -57,6 +57,20 @@ class BackendUnavailableError(SolverspaceError, ValueError):
     """The requested backend does not exist or cannot handle this space."""
 
 
+class OptionError(SolverspaceError, ValueError):
+    """A run option is out of range: a thread count, a CSV separator, a seed, a value given to
+    `check` (checked once, in `solverspace.options`, for the CLI and the API alike)."""
+
+
+class OutputError(SolverspaceError, OSError):
+    """An output file cannot be written: a missing or read-only directory, a directory in place
+    of the file, a full disk. Nothing is left under the file's name."""
+
+
+class SolverspaceWarning(UserWarning):
+    """Something worked, differently than asked (e.g. an unwritable compile cache)."""
+
+
 def did_you_mean(name: str, known) -> str | None:
     """A hint naming the closest known names, or None."""
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)

@@ -54,11 +54,26 @@ def load(space: str | Path, settings: dict | None = None, *, max_closure_values:
     if path.suffix.lower() == ".json":
         from .t1 import load_t1
         return load_t1(path, settings)
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise SpaceDefinitionError(f"cannot read space file {str(path)!r}: {exc.strerror}") from exc
+    source = read_text(path, "space file")
     return load_source(source, str(path), settings, max_closure_values=max_closure_values)
+
+
+def read_text(path: Path, what: str) -> str:
+    """A space or T1 file's text: UTF-8 (a leading byte order mark is dropped); anything else
+    is refused naming the file, the line and the byte."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpaceDefinitionError(f"cannot read {what} {str(path)!r}: {exc.strerror}") from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SpaceDefinitionError(
+            f"the {what} is not UTF-8 text: byte {data[exc.start]:#04x} at line {line}, column {column} "
+            f"(byte offset {exc.start})", where=Location(str(path), line),
+            hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE)") from None
 
 
 def load_source(source: str, filename: str = "<space>", settings: dict | None = None, *,
@@ -218,6 +233,10 @@ class _Loader:
             tree = ast.parse(self.source, filename=self.filename)
         except SyntaxError as exc:
             raise SpaceDefinitionError(f"syntax error: {exc.msg}", where=Location(self.filename, exc.lineno)) from None
+        except (RecursionError, MemoryError):
+            raise SpaceDefinitionError("an expression is nested too deeply for Python's parser",
+                                       where=Location(self.filename),
+                                       hint="split it into named derived values") from None
         self.function_defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
         code = compile(tree, self.filename, "exec")
         try:
@@ -234,9 +253,11 @@ class _Loader:
                 f"unknown name: {exc}", where=Location(self.filename, _traceback_line(exc, self.filename)),
                 hint=hint or "module-level code runs top to bottom: define a name before using it, "
                              "or use an @iterator / @require function, which may come in any order") from None
-        except Exception as exc:
-            raise SpaceDefinitionError(f"{type(exc).__name__}: {exc}",
-                                       where=Location(self.filename, _traceback_line(exc, self.filename))) from None
+        except (Exception, SystemExit) as exc:  # SystemExit: `sys.exit()` in a space file ends only the load
+            raise SpaceDefinitionError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+                                       where=Location(self.filename, _traceback_line(exc, self.filename)),
+                                       hint="a space file only defines the space" if isinstance(exc, SystemExit)
+                                       else None) from None
         unknown = sorted(set(self.overrides) - set(self.settings))
         if unknown:
             name = unknown[0]

@@ -26,6 +26,21 @@ def _check_suffix(path: Path):
         raise SolverspaceError(f"cannot draw to {str(path)!r}", hint="use a .svg, .png or .pdf file name")
 
 
+def check_plot_path(path) -> Path:
+    """A drawable output path (suffix, directory), checked before the work that precedes drawing."""
+    from .output import check_output_path
+    path = Path(path)
+    _check_suffix(path)
+    return check_output_path(path, "--plot")
+
+
+def _save(fig, path: Path) -> None:
+    """Draw to a temporary file renamed when complete (`solverspace.output`)."""
+    from .output import atomic_output
+    with atomic_output(path, "wb", option="--plot") as handle:
+        fig.savefig(handle, format=path.suffix.lower().lstrip("."))
+
+
 def plot_funnel(funnel, path) -> None:
     """Horizontal bars, one per constraint in test order: candidates that reached it and the
     part it kept (log scale), annotated with the fraction kept and 'redundant' where alone = 0."""
@@ -47,7 +62,7 @@ def plot_funnel(funnel, path) -> None:
     ax.set_title(f"pruning funnel: {funnel.count} valid configurations")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     plt.close(fig)
 
 
@@ -90,5 +105,5 @@ def plot_dag(plan, path) -> None:
     ax.set_axis_off()
     ax.set_title("dependency DAG and level sets", pad=28)
     fig.tight_layout()
-    fig.savefig(path)
+    _save(fig, path)
     plt.close(fig)

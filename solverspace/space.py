@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -14,6 +12,8 @@ from .dag import DAG
 from .errors import SpaceDefinitionError, did_you_mean
 from .loader import load, load_source
 from .model import Model
+from .options import check_separator
+from .output import atomic_output, check_output_path
 from .plan import Plan, make_plan
 from .reference import Stats
 
@@ -143,11 +143,12 @@ class Space:
         object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
         comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
         appears only when complete."""
-        path = Path(path)
+        path = check_output_path(path)
         fmt = fmt or format_of(path)
         if fmt not in FORMATS.values():
             raise SpaceDefinitionError(f"unknown output format {fmt!r}",
                                        hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
+        check_separator(sep)
         chosen = get_backend(backend, **options)
         with_derived = self._check_derived(with_derived)
         if hasattr(chosen, "write"):
@@ -163,30 +164,24 @@ class Space:
                   with_derived=(), progress=None, sep: str = ",", _jsonl: bool = False, **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
         appears only when complete."""
-        path = Path(path)
+        path = check_output_path(path)
+        check_separator(sep)
         columns = self.columns(with_derived)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
         written = 0
-        try:
-            if _jsonl:
-                with os.fdopen(fd, "w") as handle:
-                    for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
-                                         **options):
-                        handle.write(json.dumps(dict(zip(columns, row)), default=str) + "\n")
-                        written += 1
-                os.replace(tmp, path)
-                return written
-            with os.fdopen(fd, "w", newline="") as handle:
-                writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
-                writer.writerow(columns)
+        if _jsonl:
+            with atomic_output(path, "w", encoding="utf-8") as handle:
                 for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
                                      **options):
-                    writer.writerow(row)
+                    handle.write(json.dumps(dict(zip(columns, row)), default=str) + "\n")
                     written += 1
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+            return written
+        with atomic_output(path, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
+            writer.writerow(columns)
+            for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
+                                 **options):
+                writer.writerow(row)
+                written += 1
         return written
 
     def check(self, assignment: dict) -> CheckResult:

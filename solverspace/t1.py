@@ -70,11 +70,8 @@ def load_t1(path: str | Path, settings: dict | None = None) -> Model:
         name = next(iter(settings))
         raise SettingError(f"unknown setting {name!r}: a T1 file ({path}) has no settings",
                            hint="remove --set; T1 spaces are fixed by their value lists and conditions")
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpaceDefinitionError(f"cannot read T1 file {str(path)!r}: {exc.strerror}") from exc
-    return load_t1_text(text, str(path))
+    from .loader import read_text
+    return load_t1_text(read_text(path, "T1 file"), str(path))
 
 
 def load_t1_text(text: str, filename: str = "<t1>") -> Model:
@@ -84,6 +81,9 @@ def load_t1_text(text: str, filename: str = "<t1>") -> Model:
     except json.JSONDecodeError as exc:
         raise SpaceDefinitionError(f"not valid JSON: {exc.msg} (column {exc.colno})",
                                    where=Location(filename, exc.lineno)) from None
+    except RecursionError:
+        raise SpaceDefinitionError("JSON nested too deeply to read", where=Location(filename),
+                                   hint="a T1 file is a few levels deep: ConfigurationSpace.TuningParameters[]") from None
     return _T1Importer(data, text, filename).run()
 
 
@@ -537,18 +537,12 @@ def export_t1(model: Model, *, name: str | None = None) -> dict:
 
 def write_t1(model: Model, path: str | Path, *, name: str | None = None) -> dict:
     """Export to a T1 file (written to a temporary name, then renamed); returns the document."""
-    import os
-    path = Path(path)
+    from .output import atomic_output, check_output_path
+    path = check_output_path(path)
     document = export_t1(model, name=name)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        with open(tmp, "w") as handle:
-            json.dump(document, handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_output(path, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2)
+        handle.write("\n")
     return document
 
 

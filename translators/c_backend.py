@@ -20,6 +20,8 @@ from typing import Iterator
 import numpy as np
 
 from solverspace.errors import BackendUnavailableError, SpaceEvaluationError, UndefinedOperationError
+from solverspace.options import check_threads
+from solverspace.output import atomic_output, npy_header
 from solverspace.plan import Plan
 from solverspace.reference import Stats
 
@@ -90,6 +92,7 @@ class CEnumerator:
 
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
                  threads: int | None = None, funnel: bool = False):
+        check_threads(threads)
         self.plan = plan
         self.options = Options.literal() if funnel else options
         self.generated: Generated = CGenerator(plan, options, with_derived, funnel=funnel).generate()
@@ -426,39 +429,31 @@ class CEnumerator:
         columns = self.generated.columns
         if fmt == "parquet":
             require_pyarrow()  # before enumerating
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.partial")
         written = 0
-        try:
-            with open(tmp, "wb") as handle:
-                if fmt == "csv":
-                    handle.write((sep.join(c.name for c in columns) + "\n").encode())
-                    for rows in self.batches(strict, progress, batch_rows):
-                        handle.write(self.format_csv(rows, sep))
-                        written += len(rows)
-                elif fmt == "npy":
-                    total = int(self.count_units(strict).counts.sum())
-                    dtype = self.generated.dtype
-                    if any(c.categorical is not None for c in columns):
-                        dtype = self.decode(np.empty(0, dtype=dtype)).dtype
-                    np.lib.format.write_array_header_1_0(
-                        handle, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
-                                 "shape": (total,)})
-                    for rows in self.batches(strict, progress, batch_rows):
-                        handle.write(self.decode(rows).tobytes())
-                        written += len(rows)
-                elif fmt == "jsonl":
-                    for rows in self.batches(strict, progress, batch_rows):
-                        for start in range(0, len(rows), JSONL_CHUNK_ROWS):
-                            handle.write(self.format_jsonl(rows[start:start + JSONL_CHUNK_ROWS]))
-                        written += len(rows)
-                elif fmt == "parquet":
-                    written = self._write_parquet(handle, strict, progress, batch_rows)
-                else:
-                    raise ValueError(f"unknown format {fmt!r}")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        with atomic_output(path, "wb") as handle:
+            if fmt == "csv":
+                handle.write((sep.join(c.name for c in columns) + "\n").encode())
+                for rows in self.batches(strict, progress, batch_rows):
+                    handle.write(self.format_csv(rows, sep))
+                    written += len(rows)
+            elif fmt == "npy":
+                total = int(self.count_units(strict).counts.sum())
+                dtype = self.generated.dtype
+                if any(c.categorical is not None for c in columns):
+                    dtype = self.decode(np.empty(0, dtype=dtype)).dtype
+                handle.write(npy_header(dtype, total))  # format 3.0 for non-Latin-1 column names
+                for rows in self.batches(strict, progress, batch_rows):
+                    handle.write(self.decode(rows).tobytes())
+                    written += len(rows)
+            elif fmt == "jsonl":
+                for rows in self.batches(strict, progress, batch_rows):
+                    for start in range(0, len(rows), JSONL_CHUNK_ROWS):
+                        handle.write(self.format_jsonl(rows[start:start + JSONL_CHUNK_ROWS]))
+                    written += len(rows)
+            elif fmt == "parquet":
+                written = self._write_parquet(handle, strict, progress, batch_rows)
+            else:
+                raise ValueError(f"unknown format {fmt!r}")
         return written
 
 
@@ -543,7 +538,7 @@ class CBackend:
     name = "c"
 
     def __init__(self, threads: int | None = None, options: Options = Options()):
-        self.threads = threads
+        self.threads = check_threads(threads)
         self.options = options
 
     def enumerator(self, plan, with_derived=()) -> CEnumerator:

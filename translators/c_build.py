@@ -8,6 +8,7 @@ path of the generated source.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -16,9 +17,10 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+import warnings
 from pathlib import Path
 
-from solverspace.errors import SolverspaceError
+from solverspace.errors import SolverspaceError, SolverspaceWarning
 
 FLAGS = ["-O2", "-fopenmp", "-std=gnu99", "-fno-strict-aliasing", "-Wno-unused-variable",
          "-Wno-unused-but-set-variable", "-Wno-unused-function", "-Wno-unused-label"]
@@ -28,11 +30,31 @@ class CompilerError(SolverspaceError, RuntimeError):
     """The C compiler is missing or failed."""
 
 
+_FALLBACK: dict[str, Path] = {}  # unusable cache directory -> this process's temporary one
+
+
 def cache_dir() -> Path:
-    root = os.environ.get("SOLVERSPACE_CACHE") or Path.home() / ".cache" / "solverspace"
-    path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """`$SOLVERSPACE_CACHE` or `~/.cache/solverspace`, created if needed; when it cannot be
+    created or written (a read-only place, a file in the way), a temporary directory for this
+    process, removed at exit, with one warning naming the directory and the variable."""
+    configured = os.environ.get("SOLVERSPACE_CACHE")
+    path = Path(configured or Path.home() / ".cache" / "solverspace")
+    if str(path) in _FALLBACK:
+        return _FALLBACK[str(path)]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.access(path, os.W_OK | os.X_OK):
+            return path
+        reason = "not writable"
+    except OSError as exc:
+        reason = "a file is in the way" if path.exists() else exc.strerror or str(exc)
+    fallback = Path(tempfile.mkdtemp(prefix="solverspace-cache-"))
+    atexit.register(shutil.rmtree, fallback, ignore_errors=True)
+    _FALLBACK[str(path)] = fallback
+    warnings.warn(f"cannot use the compile cache {str(path)!r} ({reason}); compiling into {fallback}, "
+                  f"removed at exit, so every run compiles again: set SOLVERSPACE_CACHE to a writable directory",
+                  SolverspaceWarning, stacklevel=2)
+    return fallback
 
 
 def compiler() -> str:

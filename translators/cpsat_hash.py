@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
+from solverspace.errors import OptionError
+
 from .cpsat_count import Counter, Options, _solver
 
 #: UniGen2's parameters, as in its reference implementation.
@@ -137,7 +139,8 @@ def approximate_count(plan, epsilon: float = 0.8, delta: float = 0.2, seed: int 
                       options: Options | None = None, hashed: HashedSpace | None = None) -> ApproximateCount:
     """ApproxMC2: an estimate within a factor (1 + epsilon) with probability >= 1 - delta."""
     if not epsilon > 0 or not 0 < delta < 1:
-        raise ValueError(f"need epsilon > 0 and 0 < delta < 1 (got epsilon={epsilon}, delta={delta})")
+        raise OptionError(f"need epsilon > 0 and 0 < delta < 1 (got epsilon={epsilon}, delta={delta})",
+                          hint="e.g. --epsilon 0.8 --delta 0.2")
     start = time.perf_counter()
     hashed = hashed or HashedSpace(plan, options)
     cells_before = hashed.cells
