@@ -219,11 +219,11 @@ def cmd_emit_c(args) -> int:
 
 def cmd_explain(args) -> int:
     from .explain import explain
-    if args.plot:
+    if args.plot is not None:
         from .pictures import check_plot_path
         check_plot_path(args.plot)
     space = _load(args)
-    if args.plot:
+    if args.plot is not None:
         from .pictures import plot_dag
         plot_dag(space.plan, args.plot)
         print(f"drew the dependency DAG to {args.plot}", file=sys.stderr)
@@ -232,7 +232,7 @@ def cmd_explain(args) -> int:
 
 
 def cmd_funnel(args) -> int:
-    if args.plot:
+    if args.plot is not None:
         from .pictures import check_plot_path
         check_plot_path(args.plot)
     space = _load(args)
@@ -248,7 +248,7 @@ def cmd_funnel(args) -> int:
             raise SolverspaceError(f"the funnel is computed by the c or reference backend, not {args.backend!r}")
     finally:
         progress.close()
-    if args.plot:
+    if args.plot is not None:
         from .pictures import plot_funnel
         plot_funnel(funnel, args.plot)
         print(f"drew the funnel to {args.plot}", file=sys.stderr)

@@ -29,9 +29,9 @@ def _check_suffix(path: Path):
 def check_plot_path(path) -> Path:
     """A drawable output path (suffix, directory), checked before the work that precedes drawing."""
     from .output import check_output_path
-    path = Path(path)
+    path = check_output_path(path, "--plot")
     _check_suffix(path)
-    return check_output_path(path, "--plot")
+    return path
 
 
 def _save(fig, path: Path) -> None:

@@ -24,3 +24,32 @@ def test_readme_tour_loads_and_counts():
         assert threads <= 1024 and c["tile"] % c["vec"] == 0
         assert c["fib"] in (1, 2, 3, 5, 8) and c["kind"] in ("tex", "ldg")
     assert {r[2] for r in rows} <= {1, 2, 4}
+
+
+def _section(title: str) -> str:
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_python_api_runs_as_pasted(tmp_path, monkeypatch):
+    """Every code block of "The Python API" runs as pasted (in a scratch directory), and each
+    `space.count(...)  # N` comment states what it returns."""
+    import re
+    monkeypatch.chdir(tmp_path)
+    blocks = [b.split("```", 1)[0] for b in _section("The Python API").split("```python\n")[1:]]
+    assert blocks
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+        for expression, value in re.findall(r"^(\S.*?\))\s+# (\d+)\b", block, re.MULTILINE):
+            assert eval(expression, namespace) == int(value), expression
+    assert (tmp_path / "gemm.csv").exists() and (tmp_path / "problem.json").exists()
+
+
+def test_readme_lists_every_command():
+    from solverspace.cli import build_parser
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    listed = _section("The command line")
+    for command in commands:
+        assert f"solverspace {command} " in listed, command
