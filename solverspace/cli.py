@@ -129,6 +129,7 @@ def cmd_sample(args) -> int:
     from .sampling import sample
     if args.output is not None:
         check_output_path(args.output, "-o")
+        check_output_path(f"{args.output}.meta.json")
     space = _load(args)
     start = time.perf_counter()
     progress = _Progress(not args.quiet, "counting")

@@ -6,6 +6,10 @@ Every file the library writes goes through `atomic_output`: the data goes to a h
 A failure while writing (a full disk: ENOSPC, or the file size limit: EFBIG) removes the
 temporary file, leaves NAME as it was, and raises `OutputError` saying what happened.
 `check_output_path` refuses, before minutes of enumeration, a path that cannot be written.
+
+A symbolic link is written through, as `open` would (the temporary file goes next to the file
+it points to, and the rename replaces that file, not the link); an existing device, pipe or
+socket (`/dev/null`, a named pipe) is written in place: renaming onto it would replace it.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import errno
 import io
 import itertools
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,6 +35,20 @@ def _temporary(path: Path) -> tuple[int, Path]:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
         except FileExistsError:
             continue
+
+
+def _special(path: Path) -> bool:
+    """An existing file that is not a regular file or directory: a device, a pipe, a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _target(path: Path) -> Path:
+    """The path a rename must replace: the file a symbolic link points to, or the path itself."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _refusal(path: Path, option: str) -> OutputError | None:
@@ -54,8 +73,12 @@ def check_output_path(path, option: str = "") -> Path:
     refusal = _refusal(path, option)
     if refusal is not None:
         raise refusal
+    if _special(path):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"{option} {str(path)!r}: not writable".lstrip())
+        return path
     try:
-        fd, tmp = _temporary(path)
+        fd, tmp = _temporary(_target(path))
     except OSError as exc:
         raise _error(path, exc, option, writing=False) from None
     os.close(fd)
@@ -85,10 +108,20 @@ def atomic_output(path, mode: str = "wb", *, option: str = "", **open_args):
     refusal = _refusal(path, option)
     if refusal is not None:
         raise refusal
+    if _special(path):
+        try:
+            with open(path, mode, **open_args) as handle:
+                yield handle
+        except (OutputError, BrokenPipeError):  # `-o /dev/stdout | head`: the CLI's quiet exit
+            raise
+        except OSError as exc:
+            raise _error(path, exc, option) from exc
+        return
+    shown, path = path, _target(path)
     try:
         fd, tmp = _temporary(path)
     except OSError as exc:
-        raise _error(path, exc, option, writing=False) from None
+        raise _error(shown, exc, option, writing=False) from None
     try:
         with os.fdopen(fd, mode, **open_args) as handle:
             yield handle
@@ -98,7 +131,7 @@ def atomic_output(path, mode: str = "wb", *, option: str = "", **open_args):
         raise
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise _error(path, exc, option) from exc
+        raise _error(shown, exc, option) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

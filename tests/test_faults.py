@@ -231,6 +231,30 @@ def test_api_refuses_unwritable_paths_with_output_error(tmp_path):
         space.write_csv(tmp_path)
 
 
+def test_a_symbolic_link_is_written_through(tmp_path, capsys):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link.csv").symlink_to("real/target.csv")
+    code, _, err = run(capsys, "enumerate", "gemm", *TINY, "--backend", "reference", "-o", tmp_path / "link.csv")
+    assert code == 0, err
+    assert (tmp_path / "link.csv").is_symlink() and len((tmp_path / "real" / "target.csv").read_text().splitlines()) == 337
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["target.csv"]
+
+
+def test_a_named_pipe_is_written_in_place_not_replaced(tmp_path, capsys):
+    """Renaming onto a pipe or device (`-o /dev/null` as root) would replace it with a file."""
+    import threading
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, _, err = run(capsys, "export-t1", "gemm", *TINY, "-o", fifo)
+    reader.join(timeout=60)
+    assert code == 0, err
+    assert json.loads(received[0])["ConfigurationSpace"]["TuningParameters"]
+    assert not fifo.is_file() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+
+
 # ----------------------------------------------------------------------------------- disk full
 def test_a_failed_write_keeps_the_previous_file_and_removes_the_temporary(tmp_path):
     target = tmp_path / "out.csv"
