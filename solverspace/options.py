@@ -7,6 +7,7 @@ was given, what is expected and how to fix it. The CLI's argparse `type=` functi
 from __future__ import annotations
 
 import argparse
+import operator
 
 from .errors import OptionError
 
@@ -26,10 +27,21 @@ def check_threads(threads, name: str = "threads"):
     """
     if threads is None:
         return None
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+    number = _whole(threads)
+    if number is None or not 1 <= number <= MAX_THREADS:
         raise OptionError(f"{name}={threads!r}: expected a whole number from 1 to {MAX_THREADS}",
                           hint="leave it out to use every core")
-    return threads
+    return number
+
+
+def _whole(value) -> int | None:
+    """An integer (Python's or NumPy's, not a bool) as an int, else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def check_separator(sep) -> str:
@@ -57,9 +69,10 @@ def check_separator(sep) -> str:
 
 def check_seed(seed) -> int:
     """A random seed: a non-negative whole number (NumPy's generators take no negative seeds)."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    number = _whole(seed)
+    if number is None or number < 0:
         raise OptionError(f"seed={seed!r}: expected a non-negative whole number", hint="e.g. --seed 7")
-    return seed
+    return number
 
 
 def _argparse_type(check, convert=int, kind="a whole number"):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import SolverspaceError
-from .options import check_seed
+from .options import check_seed, check_threads
 
 
 class SampleSizeError(SolverspaceError, ValueError):
@@ -230,7 +230,7 @@ def get_sampler(space, method: str = "exact", threads=None, *, seed: int = 0, pr
 def sample(space, n: int, seed: int, *, replace: bool = False, method: str = "exact", threads=None, progress=None):
     """(structured array of n configurations, SampleInfo); `progress(done, total)` follows the
     CP-SAT count of the `cpsat` method."""
-    check_seed(seed)
+    check_seed(seed), check_threads(threads)
     sampler = get_sampler(space, method, threads, seed=seed, progress=progress)
     rows = sampler.draw(n, seed, replace)
     return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee,

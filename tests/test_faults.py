@@ -330,6 +330,9 @@ def test_api_validates_threads_and_separator():
         space.write("never-written.csv", sep="::")
     with pytest.raises(OptionError, match="seed=-1"):
         space.sample(2, seed=-1)
+    with pytest.raises(OptionError, match="threads=0"):
+        space.sample(2, method="cpsat", threads=0)
+    assert space.count("c", threads=np.int64(2)) == 4 and len(space.sample(2, seed=np.uint32(7))) == 2
     assert not Path("never-written.csv").exists()
 
 
