@@ -134,6 +134,16 @@ def test_bad_space_files_exit_2_naming_the_file(tmp_path, capsys, name, content,
     assert name in err
 
 
+@pytest.mark.parametrize("command", ["validate", "export-t1", "explain", "settings", "emit-c", "get", "check",
+                                     "sample", "best", "funnel", "enumerate"])
+def test_a_non_utf8_space_file_is_refused_by_every_command(tmp_path, capsys, command):
+    path = space_file(tmp_path, "latin1.py", BAD_FILES[0][1])
+    extra = {"export-t1": ["-o", tmp_path / "t.json"], "get": ["0"], "check": ["x=1"], "sample": ["-n", "1"],
+             "best": ["--maximize", "x"], "enumerate": ["-o", tmp_path / "x.csv"]}.get(command, [])
+    code, _, err = run(capsys, command, path, *extra)
+    assert code == 2 and "not UTF-8 text" in err and "Traceback" not in err, err
+
+
 def test_a_byte_order_mark_is_not_an_error(tmp_path, capsys):
     path = space_file(tmp_path, "bom.py", b"\xef\xbb\xbfx = range(4)\n")
     code, out, _ = run(capsys, "count", path, "--backend", "reference", "--json")

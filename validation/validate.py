@@ -690,19 +690,19 @@ def validate(space: "Space | str | os.PathLike", *, settings: dict | None = None
     processes while CP-SAT and the reference run. `listing=False` only counts with C (no
     digests): for spaces of hundreds of millions of configurations.
     """
+    from solverspace.loader import read_text, resolve_space_path
     settings = dict(settings or {})
     if isinstance(space, Space):
         loaded = space
         if source is None:
             path = Path(loaded.model.source)
-            source = path.read_text() if path.is_file() else None
+            source = read_text(path, "space file") if path.is_file() else None
         label = label or loaded.model.source
         overridden = {s.name: s.value for s in loaded.model.settings if s.overridden}
         settings = {**overridden, **settings}
     else:
-        from solverspace.loader import resolve_space_path
         path = resolve_space_path(space)
-        source = source or path.read_text()
+        source = source or read_text(path, "space file")
         label = label or str(space)
         loaded = Space.load(space, settings, max_closure_values=max_closure_values)
     validator = _Validator(loaded, source, label, settings, reference_limit=reference_limit, keep_limit=keep_limit,
