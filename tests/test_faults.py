@@ -280,8 +280,6 @@ def test_a_failed_write_keeps_the_previous_file_and_removes_the_temporary(tmp_pa
 FULL_DISK = [
     ["enumerate", "gemm", *TINY, "-o", "out.csv"],
     ["enumerate", "gemm", *TINY, "-o", "out.npy"],
-    ["enumerate", "gemm", *TINY, "-o", "out.jsonl"],
-    ["enumerate", "gemm", *TINY, "--backend", "reference", "-o", "out.csv"],
     ["enumerate", "gemm", *TINY, "--backend", "reference", "-o", "out.jsonl"],
     ["sample", "gemm", *TINY, "-n", "300", "-o", "out.npy"],
     ["export-t1", "gemm", "-o", "out.json"],
