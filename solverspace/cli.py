@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import warnings
@@ -517,7 +518,19 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
+def _ignore_file_size_signal():
+    """Past the file size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills by default;
+    ignored, the write fails with EFBIG and the output code reports it (CPython usually ignores
+    it already; this does not depend on that)."""
+    if hasattr(signal, "SIGXFSZ"):
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread: leave the disposition alone
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _ignore_file_size_signal()
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option
