@@ -187,9 +187,10 @@ class Lowering(ir.Visitor):
     def new_int(self, lo: int, hi: int, label: str, node: ir.Node | None = None) -> cp_model.IntVar:
         lo, hi = int(lo), int(hi)
         if lo < -LIMIT or hi > LIMIT:
-            self.refuse(node, f"its values may reach [{lo}, {hi}], beyond CP-SAT's 64-bit domains "
+            self.refuse(node, f"its values may reach [{_short(lo)}, {_short(hi)}], beyond CP-SAT's 64-bit domains "
                               f"(|value| <= 2**60 here)",
-                        hint="tighten the ranges it depends on, or reformulate the expression")
+                        hint="tighten the ranges it depends on, reformulate the expression, or use the "
+                             "reference backend, which computes with Python integers")
         if lo == hi:
             return self.cp.new_constant(lo)
         return self.cp.new_int_var(lo, hi, f"{label}#{next(self.counter)}")
@@ -724,8 +725,7 @@ class Lowering(ir.Visitor):
                 kind, lo, hi, values = self._domain_shape(p.domain, p)
                 if values is not None:
                     var = self._var_from_values(values, name, p.domain)
-                    coded = [self.codes(v) if type(v) is str else v for v in values]
-                    lo, hi = (min(coded), max(coded)) if coded else (0, 0)
+                    lo, hi = _coded_hull(values, self.codes)
                 else:
                     semantic = self._semantic_bounds(name) if kind == "int" else None  # codes are ours
                     if semantic is not None:
@@ -763,18 +763,15 @@ class Lowering(ir.Visitor):
         return lo, hi
 
     def _var_from_values(self, values, name, node):
-        coded = [self.codes(v) if type(v) is str else v for v in values]
-        if not coded:
+        if not values:
             var = self.new_int(0, 0, name, node)
             self.assert_lit(False)
             return var
-        for v in (min(coded), max(coded)):
+        for v in _coded_hull(values, self.codes):
             if abs(v) > LIMIT:
-                self.refuse(node, f"value {v} is beyond CP-SAT's 64-bit domains")
-        if isinstance(values, range) and values.step == 1:
-            return self.new_int(values.start, values.stop - 1, name, node)
-        return self.cp.new_int_var_from_domain(cp_model.Domain.from_values(sorted(set(coded))),
-                                               f"{name}#{next(self.counter)}")
+                self.refuse(node, f"value {_short(v)} is beyond CP-SAT's 64-bit domains",
+                            hint="use the reference backend, which computes with Python integers")
+        return self.cp.new_int_var_from_domain(_cp_domain(values, self.codes), f"{name}#{next(self.counter)}")
 
     def _domain_shape(self, node: ir.Domain, p):
         """(kind, lo, hi, constant values or None) of a parameter's domain."""
@@ -791,7 +788,7 @@ class Lowering(ir.Visitor):
             except Undefined:
                 values = []
             if not isinstance(values, range) or len(values) <= EXPLICIT_DOMAIN or values.step == 1:
-                kinds = {"str" if type(v) is str else "int" for v in values}
+                kinds = {"int"} if isinstance(values, range) else {"str" if type(v) is str else "int" for v in values}
                 if len(kinds) > 1:
                     self.refuse(node, "its values mix categorical strings and numbers")
                 return (kinds.pop() if kinds else "int"), 0, 0, values
@@ -937,9 +934,8 @@ class Lowering(ir.Visitor):
                         if not values:
                             self.assert_lit(False, enforce)
                         elif enforce:
-                            coded = sorted({self.codes(v) if type(v) is str else v for v in values})
                             self.enforce(self.cp.add_linear_expression_in_domain(
-                                x.expr, cp_model.Domain.from_values(coded)), enforce)
+                                x.expr, _cp_domain(values, self.codes)), enforce)
                         return  # the variable's domain is the parameter's domain
             if isinstance(p.domain, ir.Range) and not enforce:
                 self._require_range(p.domain, x, p)
@@ -1152,6 +1148,30 @@ def _rat(num: Val, den: Val) -> Val:
 
 def _clamp(v, lo, hi):
     return min(max(v, lo), hi)
+
+
+def _coded_hull(values, codes: Codes) -> tuple[int, int]:
+    """(smallest, largest) code of a constant domain; a range is read from its ends, never
+    listed (`range(10**12)` is an interval, not a table)."""
+    if isinstance(values, range):
+        return (min(values[0], values[-1]), max(values[0], values[-1])) if values else (0, 0)
+    coded = [codes(v) if type(v) is str else v for v in values]
+    return (min(coded), max(coded)) if coded else (0, 0)
+
+
+def _cp_domain(values, codes: Codes) -> cp_model.Domain:
+    """A CP-SAT domain of a constant value sequence: a step-1 range is one interval."""
+    if isinstance(values, range) and abs(values.step) == 1:
+        lo, hi = _coded_hull(values, codes)
+        return cp_model.Domain(lo, hi)
+    return cp_model.Domain.from_values(sorted({codes(v) if type(v) is str else v for v in values}))
+
+
+def _short(value: int) -> str:
+    """An integer for a message: huge ones (`3 ** 10000`) by their size, not 4,772 digits."""
+    if abs(value) < 10 ** 30:
+        return str(value)
+    return f"{'-' if value < 0 else ''}about 2**{abs(value).bit_length() - 1}"
 
 
 # ==================================================================================== backend

@@ -114,6 +114,9 @@ class SelfReducibleSampler:
                     self._draw_weight(w, env, rng, values)
                 drawn.append(values)
             return drawn
+        split = self.counter.residue_split(component, fixed)
+        if split is not None:
+            return self._draw_residues(split, k, rng)
         first = component.params[0]
         peeled = [q for w in component.weights for q in _peeled_params(w)]
         rest = set(component.params[1:]) | set(peeled)
@@ -131,6 +134,27 @@ class SelfReducibleSampler:
             value, child, _ = children[index]
             for slot, values in zip(slots[index], self._draw(child, len(slots[index]), rng)):
                 values[first] = value
+                drawn[slot] = values
+        return drawn
+
+    def _draw_residues(self, split, k: int, rng) -> list[dict]:
+        """Draw a component with a wide parameter used only modulo a constant: a residue class
+        in proportion to (class size * count of the rest), the rest from the sub-space at the
+        class's representative (the same sub-space for every value of the class), then the wide
+        parameter uniformly within its class, by arithmetic (its range is never listed)."""
+        x, classes, rest, stride = split
+        children = []
+        for value, size in classes:
+            child = Problem(rest.params, rest.factors, {**rest.fixed, x: value})
+            children.append((value, size, child, size * self._count(child).count))
+        slots: dict[int, list[int]] = {}
+        for slot, index in enumerate(pick([weight for *_, weight in children], k, rng)):
+            slots.setdefault(index, []).append(slot)
+        drawn: list = [None] * k
+        for index in sorted(slots):
+            value, size, child, _ = children[index]
+            for slot, values in zip(slots[index], self._draw(child, len(slots[index]), rng)):
+                values[x] = value + stride * below(size, rng)
                 drawn[slot] = values
         return drawn
 
