@@ -97,7 +97,7 @@ def test_sampling_a_wide_space_draws_without_listing():
     assert len(drawn) == 20
     for p, q, w in drawn:
         assert p % 7 == q and 0 <= p < 10**12 and 0 <= w < 10**15
-        assert check_config(s, {"p": p, "q": q, "w": w}).valid
+        assert check_config(s.plan, {"p": p, "q": q, "w": w}).valid
 
 
 def test_partial_check_of_a_wide_space():
