@@ -44,7 +44,7 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from solverspace import ir
-from solverspace.bounds import Bounds
+from solverspace.bounds import Bounds, short_number
 from solverspace.errors import BackendUnavailableError, Location
 from solverspace.evaluate import Undefined, compile_domain
 from solverspace.printing import to_source
@@ -187,7 +187,7 @@ class Lowering(ir.Visitor):
     def new_int(self, lo: int, hi: int, label: str, node: ir.Node | None = None) -> cp_model.IntVar:
         lo, hi = int(lo), int(hi)
         if lo < -LIMIT or hi > LIMIT:
-            self.refuse(node, f"its values may reach [{_short(lo)}, {_short(hi)}], beyond CP-SAT's 64-bit domains "
+            self.refuse(node, f"its values may reach [{short_number(lo)}, {short_number(hi)}], beyond CP-SAT's 64-bit domains "
                               f"(|value| <= 2**60 here)",
                         hint="tighten the ranges it depends on, reformulate the expression, or use the "
                              "reference backend, which computes with Python integers")
@@ -485,18 +485,34 @@ class Lowering(ir.Visitor):
         return self._int_power(self.as_int(base, node), k, node)
 
     def _int_power(self, base: Val, k: int, node) -> Val:
+        """base ** k by squaring (log k products); refused before any huge number is computed
+        when |base| ** k may leave CP-SAT's domains (every intermediate power is smaller)."""
         if k == 0:
             return _const_int(1)
-        if base.constant:
-            return _const_int(base.lo ** k)
         if k == 1:
             return base
-        ends = (base.lo ** k, base.hi ** k)
-        lo, hi = min(ends), max(ends)
-        if k % 2 == 0 and base.lo < 0 < base.hi:
-            lo = 0
+        top = max(abs(base.lo), abs(base.hi))
+        if top > 1 and k * math.log2(top) > 64:  # the exact limit is new_int's
+            self.refuse(node, f"its values may reach about 2**{int(k * math.log2(top))}, beyond CP-SAT's "
+                              f"64-bit domains", hint="use the reference backend, which computes with Python integers")
+        if base.constant:
+            return _const_int(base.lo ** k)
+        if base.lo >= 0 and base.hi <= 1:  # 0 or 1: every power is the base
+            return base
+        result, square = None, base
+        while True:
+            if k & 1:
+                result = square if result is None else self.mul(result, square, node)
+            k >>= 1
+            if not k:
+                return result
+            square = self._square(square, node)
+
+    def _square(self, v: Val, node) -> Val:
+        lo = 0 if v.lo <= 0 <= v.hi else min(v.lo * v.lo, v.hi * v.hi)
+        hi = max(v.lo * v.lo, v.hi * v.hi)
         target = self.new_int(lo, hi, "pow", node)
-        self.cp.add_multiplication_equality(target, [base.expr] * k)
+        self.cp.add_multiplication_equality(target, [v.expr, v.expr])
         return Val("int", target, lo, hi)
 
     def _rational(self, op, a: Val, b: Val, node) -> tuple[Val, object]:
@@ -769,7 +785,7 @@ class Lowering(ir.Visitor):
             return var
         for v in _coded_hull(values, self.codes):
             if abs(v) > LIMIT:
-                self.refuse(node, f"value {_short(v)} is beyond CP-SAT's 64-bit domains",
+                self.refuse(node, f"value {short_number(v)} is beyond CP-SAT's 64-bit domains",
                             hint="use the reference backend, which computes with Python integers")
         return self.cp.new_int_var_from_domain(_cp_domain(values, self.codes), f"{name}#{next(self.counter)}")
 
@@ -1165,13 +1181,6 @@ def _cp_domain(values, codes: Codes) -> cp_model.Domain:
         lo, hi = _coded_hull(values, codes)
         return cp_model.Domain(lo, hi)
     return cp_model.Domain.from_values(sorted({codes(v) if type(v) is str else v for v in values}))
-
-
-def _short(value: int) -> str:
-    """An integer for a message: huge ones (`3 ** 10000`) by their size, not 4,772 digits."""
-    if abs(value) < 10 ** 30:
-        return str(value)
-    return f"{'-' if value < 0 else ''}about 2**{abs(value).bit_length() - 1}"
 
 
 # ==================================================================================== backend
