@@ -6,10 +6,12 @@ residue path is also checked against the reference on small ranges, with its thr
 """
 from __future__ import annotations
 
+import os
 import textwrap
 import time
 
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
 
 pytest.importorskip("ortools")
 
@@ -18,6 +20,8 @@ from solverspace.check import check as check_config  # noqa: E402
 from solverspace.sampling import CpSatSampler  # noqa: E402
 from translators import cpsat_wide  # noqa: E402
 from translators.cpsat import complete, count  # noqa: E402
+from validation.generate import wide_spaces  # noqa: E402
+from validation.validate import validate_source  # noqa: E402
 
 from .test_sampling_cpsat import per_configuration_p  # noqa: E402
 
@@ -105,3 +109,23 @@ def test_partial_check_of_a_wide_space():
     assert complete(s, {"q": 3}).feasible
     assert complete(s, {"p": 10**12 - 1}).completion["q"] == (10**12 - 1) % 7
     assert complete(s, {"q": 8}).feasible is False
+
+
+#: Generated wide spaces validated by default (each compiles one C module: a few seconds).
+WIDE_EXAMPLES = int(os.environ.get("SOLVERSPACE_WIDE_EXAMPLES", "20"))
+
+
+@pytest.mark.skipif(__import__("shutil").which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
+@settings(max_examples=WIDE_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate])  # no shrinking: each example compiles C
+@given(wide_spaces())
+def test_generated_wide_spaces_cpsat_counts_agree_with_c(tmp_path_factory, source):
+    """Too big for the reference: C counts them (hoisting an untouched wide parameter, enumerating
+    one used modulo a constant near 10**6 values), CP-SAT by summing out and residue classes."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOLVERSPACE_CACHE", str(tmp_path_factory.mktemp("c-cache")))
+        report = validate_source(source, backends=("c", "cpsat"), listing=False,
+                                 cpsat_options={"workers": 1, "time_limit": 120}, threads=2)
+    outcomes = {o.backend: o for o in report.outcomes}
+    assert report.status == 0, report
+    assert outcomes["c"].count == outcomes["cpsat"].count
