@@ -49,6 +49,8 @@ from solverspace.errors import BackendUnavailableError, Location
 from solverspace.evaluate import Undefined, compile_domain
 from solverspace.printing import to_source
 
+from .cpsat_wide import size as domain_size
+
 #: Largest magnitude of any CP-SAT variable bound we create: CP-SAT accepts |v| <= 2**62 - 1 and
 #: checks that linear expressions cannot overflow int64, so keep headroom for sums of a few terms.
 LIMIT = 2 ** 60
@@ -803,7 +805,7 @@ class Lowering(ir.Visitor):
                                         max_closure_values=self.model.max_closure_values)({})
             except Undefined:
                 values = []
-            if not isinstance(values, range) or len(values) <= EXPLICIT_DOMAIN or values.step == 1:
+            if not isinstance(values, range) or domain_size(values) <= EXPLICIT_DOMAIN or values.step == 1:
                 kinds = {"int"} if isinstance(values, range) else {"str" if type(v) is str else "int" for v in values}
                 if len(kinds) > 1:
                     self.refuse(node, "its values mix categorical strings and numbers")
@@ -944,7 +946,7 @@ class Lowering(ir.Visitor):
                 shape = self._domain_shape(p.domain, p)
                 if shape[3] is not None:
                     values = shape[3]
-                    if isinstance(values, range) and values.step != 1 and len(values) > EXPLICIT_DOMAIN:
+                    if isinstance(values, range) and values.step != 1 and domain_size(values) > EXPLICIT_DOMAIN:
                         pass
                     else:
                         if not values:

@@ -58,7 +58,7 @@ from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 
 from .cpsat import CpSatRefusal, Lowering
-from .cpsat_wide import residue_classes, wide_parameter
+from .cpsat_wide import residue_classes, size as domain_size, wide_parameter
 
 
 @dataclass(frozen=True)
@@ -316,7 +316,7 @@ class Counter:
             return found
         domain = self.domain_values(w.param, values)
         if not w.children:
-            total = len(domain)
+            total = domain_size(domain)
         else:
             total = 0
             inner = dict(values)
@@ -403,10 +403,11 @@ class Counter:
         split = self.residue_split(component, fixed)
         if split is None:
             return None
-        x, classes, rest, _ = split
+        x, classes, rest, stride = split
+        modulus = abs(stride)  # the class's values are `stride` apart: any integer in it will do
         total, exact, solutions = 0, True, 0
         for value, size in classes:
-            result = self.count(Problem(rest.params, rest.factors, {**rest.fixed, x: value}), deadline)
+            result = self.count(rest_at(rest, x, value, modulus), deadline)
             total += size * result.count
             exact = exact and result.exact
             solutions += result.solutions
@@ -783,6 +784,13 @@ def post(lowering: Lowering, model, factor: Factor, enforce=()):
                 lowering.assert_lit(lowering.lit_not(ok), enforce)
             else:
                 raise ValueError(f"unknown factor kind {kind!r}")
+
+
+def rest_at(rest: Problem, x: str, value: int, modulus: int) -> Problem:
+    """The sub-problem of a residue class: `x` held at the class's smallest non-negative member
+    (the rest reads `x` only modulo divisors of `modulus`, so any member will do, and this one
+    fits CP-SAT's domains however wide the range)."""
+    return Problem(rest.params, rest.factors, {**rest.fixed, x: value % modulus})
 
 
 def _peeled_params(w: Weight) -> list[str]:

@@ -30,7 +30,8 @@ import itertools
 
 import numpy as np
 
-from .cpsat_count import Component, Counter, CountResult, Factor, Options, Problem, Weight
+from .cpsat_count import Component, Counter, CountResult, Factor, Options, Problem, Weight, rest_at
+from .cpsat_wide import size as domain_size
 
 #: A component with at most this many CP-SAT solutions is listed while counted and drawn from
 #: the list (K40c GEMM: 59,166 rows, about 10 MB); larger ones are split on their first parameter.
@@ -145,7 +146,7 @@ class SelfReducibleSampler:
         x, classes, rest, stride = split
         children = []
         for value, size in classes:
-            child = Problem(rest.params, rest.factors, {**rest.fixed, x: value})
+            child = rest_at(rest, x, value, abs(stride))
             children.append((value, size, child, size * self._count(child).count))
         slots: dict[int, list[int]] = {}
         for slot, index in enumerate(pick([weight for *_, weight in children], k, rng)):
@@ -173,7 +174,7 @@ class SelfReducibleSampler:
                 weights.append(product)
             value = domain[pick(weights, 1, rng)[0]]
         else:
-            value = domain[below(len(domain), rng)]
+            value = domain[below(domain_size(domain), rng)]
         env[w.param] = out[w.param] = value
         for child in w.children:
             self._draw_weight(child, env, rng, out)

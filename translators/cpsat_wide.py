@@ -52,12 +52,19 @@ def residue_modulus(model, x: str, nodes) -> int | None:
     return math.lcm(*moduli) if moduli else 1
 
 
+def size(values) -> int:
+    """The number of values of a domain; a range's from its arithmetic (`len` stops at 2**63)."""
+    if isinstance(values, range):
+        return max(0, (values.stop - values.start + values.step - (1 if values.step > 0 else -1)) // values.step)
+    return len(values)
+
+
 def residue_classes(values: range, modulus: int) -> list[tuple[int, int]]:
-    """(a representative value, how many values share its residue mod `modulus`) for each
-    residue class of a range, from its arithmetic: the residue of `values[i]` is periodic in
-    `i` with period modulus / gcd(step, modulus)."""
+    """(the first value, how many values share its residue mod `modulus`) for each residue class
+    of a range, from its arithmetic: the residue of `values[i]` is periodic in `i` with period
+    modulus / gcd(step, modulus)."""
     period = modulus // math.gcd(values.step, modulus)
-    n = len(values)
+    n = size(values)
     return [(values[i], (n - 1 - i) // period + 1) for i in range(min(n, period))]
 
 
@@ -82,7 +89,7 @@ def wide_parameter(model, dag, params, factors) -> tuple[str, range, int] | None
             continue
         values = range(p.domain.start.value, p.domain.stop.value, p.domain.step.value) \
             if p.domain.step.value != 0 else None
-        if values is None or len(values) <= WIDE_VALUES:
+        if values is None or size(values) <= WIDE_VALUES:
             continue
         nodes = [n for f in factors if x in f.scope and not (f.kind == "domain" and f.name == x)
                  for n in factor_nodes(model, f)]
