@@ -135,3 +135,9 @@ def test_generated_wide_spaces_cpsat_counts_agree_with_c(tmp_path_factory, sourc
     outcomes = {o.backend: o for o in report.outcomes}
     assert report.status == 0, report
     assert outcomes["c"].count == outcomes["cpsat"].count
+
+
+def test_describe_names_the_residue_classes():
+    from translators.cpsat_count import describe
+    s = space("p = range(10**12)\nq = range(10)\nrequire(p % 7 == q)\nrequire(p % 3 != q % 3)")
+    assert describe(s.plan) == "counted by residue classes: p (a wide range read only modulo 21): 21 sub-counts of q"

@@ -807,6 +807,12 @@ def describe(plan) -> str:
         inner = f" (with {', '.join(_peeled_names(w.children))})" if w.children else ""
         lines.append(f"summed out in Python: {w.param}{inner}, {inputs}")
     for c in s.components:
+        split = counter.residue_split(c, {})
+        if split is not None:
+            lines.append(f"counted by residue classes: {split[0]} (a wide range read only modulo "
+                         f"{abs(split[3]) // abs(counter.model.parameter[split[0]].domain.step.value)}): "
+                         f"{len(split[1])} sub-counts of {', '.join(split[2].params) or 'nothing else'}")
+            continue
         lines.append(f"enumerated by CP-SAT: {', '.join(c.params)} ({len(c.factors)} conditions"
                      + (f", weights of {', '.join(w.param for w in c.weights)}" if c.weights else "") + ")")
         for g in c.groups:
