@@ -84,12 +84,12 @@ def wide_parameter(model, dag, params, factors) -> tuple[str, range, int] | None
         p = model.parameter[x]
         if dag.parameter_inputs[x] or not isinstance(p.domain, ir.Range):
             continue
-        if not all(isinstance(e, ir.Const) and type(e.value) is int and not isinstance(e.value, bool)
-                   for e in p.domain.children()):
+        if not all(isinstance(e, ir.Const) and type(e.value) is int for e in p.domain.children()):
             continue
-        values = range(p.domain.start.value, p.domain.stop.value, p.domain.step.value) \
-            if p.domain.step.value != 0 else None
-        if values is None or size(values) <= WIDE_VALUES:
+        if p.domain.step.value == 0:
+            continue  # an error the domain's evaluation reports
+        values = range(p.domain.start.value, p.domain.stop.value, p.domain.step.value)
+        if size(values) <= WIDE_VALUES:
             continue
         nodes = [n for f in factors if x in f.scope and not (f.kind == "domain" and f.name == x)
                  for n in factor_nodes(model, f)]
