@@ -51,7 +51,26 @@ class Interval:
         return self.empty or (-(2 ** 63) <= self.lo and self.hi <= 2 ** 63 - 1)
 
     def __str__(self):
-        return "empty" if self.empty else f"[{self.lo}, {self.hi}]"
+        return "empty" if self.empty else f"[{short_number(self.lo)}, {short_number(self.hi)}]"
+
+
+def short_number(value) -> str:
+    """A bound for a message: a huge integer (`3 ** 10000`) by its size, not its 4,772 digits."""
+    if isinstance(value, int) and abs(value) >= 10 ** 30:
+        return f"{'-' if value < 0 else ''}about 2**{abs(value).bit_length() - 1}"
+    return str(value)
+
+
+#: A power bound with more bits than this is taken as infinite (sound, and bounded work:
+#: `x ** 10**9` is never computed to bound it).
+MAX_POWER_BITS = 4096
+
+
+def _power(x, k: int):
+    """x ** k for an interval end (±inf or an exact number), huge results as ±inf."""
+    if x in (INF, -INF) or (abs(x) > 1 and k * math.log2(abs(x)) > MAX_POWER_BITS):
+        return INF if k % 2 == 0 or x > 0 else -INF
+    return x ** k
 
 
 EMPTY = Interval(1, 0)
@@ -130,7 +149,7 @@ class IntervalAnalysis(ir.Visitor):
             return _corners(_mul, a, b)
         if n.op == "**":
             k = n.right.value
-            values = [x ** k if x not in (INF, -INF) else (INF if k % 2 == 0 or x > 0 else -INF) for x in (a.lo, a.hi)]
+            values = [_power(x, k) for x in (a.lo, a.hi)]
             lo, hi = min(values), max(values)
             if k % 2 == 0 and a.lo <= 0 <= a.hi:
                 lo = 0

@@ -351,10 +351,12 @@ def cmd_check_cpsat(args) -> int:
         print(f"unknown: the search stopped before deciding whether a configuration has {given}")
         return 1
     print(f"no valid configuration has {given}")
-    if not result.conflict:
+    if not result.conflict and not result.undefined:
         print("ruled out by the parameters' domains alone (no constraint is needed)")
         return 1
-    print(f"ruled out by {len(result.conflict)} constraint(s) together"
+    rules = len(result.conflict) + len(result.undefined)
+    print((f"ruled out by {rules} constraint(s) together" if not result.undefined else
+           f"ruled out by {rules} rule(s) together (an undefined value makes a configuration invalid)")
           + (" (minimal: without any one of them a valid configuration exists):" if result.minimal
              else " (the time limit stopped the minimisation):"))
     for line in result.describe(space.model):

@@ -215,7 +215,7 @@ def may_be_fraction(expr: ir.Expr, rational=frozenset()) -> bool:
 def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:
     """An expression equal to `expr` wherever `expr` is defined, simplified by SymPy; the
     original is kept when SymPy's form is not shorter or cannot be expressed in the language."""
-    if isinstance(expr, (ir.Const, ir.Ref)):
+    if isinstance(expr, (ir.Const, ir.Ref)) or _huge_power(expr):
         return expr
     try:
         original = to_sympy(expr, rational)
@@ -228,6 +228,16 @@ def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:
     if _size(result) >= _size(expr):
         return expr
     return result
+
+
+#: Simplification is skipped for a power with a larger exponent: SymPy would expand
+#: `(x + 1) ** 10000` term by term (bounded work, not a hang).
+MAX_SIMPLIFY_EXPONENT = 64
+
+
+def _huge_power(expr: ir.Node) -> bool:
+    return any(isinstance(n, ir.BinOp) and n.op == "**" and isinstance(n.right, ir.Const)
+               and type(n.right.value) is int and n.right.value > MAX_SIMPLIFY_EXPONENT for n in ir.walk(expr))
 
 
 def _size(node: ir.Node) -> int:

@@ -14,6 +14,8 @@
 """
 from __future__ import annotations
 
+import math
+
 from solverspace import ir
 from solverspace.bounds import Bounds, Interval
 
@@ -33,6 +35,10 @@ static inline int64_t ss_fmod(int64_t a, int64_t b, int *u) {
 static inline int64_t ss_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t ss_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ss_abs(int64_t a) { return a < 0 ? -a : a; }
+static inline int64_t ss_pow(int64_t b, int64_t k) {
+    int64_t r = 1;
+    for (;;) { if (k & 1) r *= b; k >>= 1; if (!k) return r; b *= b; }
+}
 """
 
 _C_COMPARE = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
@@ -108,14 +114,26 @@ class CExpressionPrinter(ir.Visitor):
         if n.op in ("+", "-", "*"):
             return f"({a} {n.op} {b})"
         if n.op == "**":
-            k = n.right.value
-            for power in range(2, k + 1):
-                self.fits(ir.BinOp("**", n.left, ir.Const(power)))
-            return "INT64_C(1)" if k == 0 else "(" + " * ".join([a] * k) + ")"
+            return self.power(n, a)
         if self.nonnegative(n.left) and self.nonnegative(n.right) and self.nonzero(n.right):
             return f"({a} {'/' if n.op == '//' else '%'} {b})"
         helper = "ss_fdiv" if n.op == "//" else "ss_fmod"
         return f"{helper}({a}, {b}, u)"
+
+    def power(self, n, base: str) -> str:
+        """`base ** k` by squaring (`ss_pow`); every intermediate power of an integer is at most
+        max|base| ** k in magnitude, which must fit 64 bits (decided without computing it)."""
+        k = n.right.value
+        b = self.interval(n.left)
+        top = max(abs(b.lo), abs(b.hi)) if not b.empty else 0
+        if top > 1 and (top == float("inf") or k * math.log2(top) >= 63):
+            bits = "unbounded" if top == float("inf") else f"about 2**{int(k * math.log2(top))}"
+            self.refuse(n, f"its intermediate powers may reach {bits}, beyond 64-bit integers",
+                        hint="tighten the ranges of the base, or use the reference backend, which computes "
+                             "with Python integers")
+        if k == 0:
+            return "INT64_C(1)"
+        return f"({' * '.join([base] * k)})" if k <= 4 else f"ss_pow({base}, {k})"
 
     def _visit_Neg(self, n):
         self.fits(n)

@@ -44,10 +44,12 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from solverspace import ir
-from solverspace.bounds import Bounds
+from solverspace.bounds import Bounds, short_number
 from solverspace.errors import BackendUnavailableError, Location
 from solverspace.evaluate import Undefined, compile_domain
 from solverspace.printing import to_source
+
+from .cpsat_wide import size as domain_size
 
 #: Largest magnitude of any CP-SAT variable bound we create: CP-SAT accepts |v| <= 2**62 - 1 and
 #: checks that linear expressions cannot overflow int64, so keep headroom for sums of a few terms.
@@ -187,9 +189,10 @@ class Lowering(ir.Visitor):
     def new_int(self, lo: int, hi: int, label: str, node: ir.Node | None = None) -> cp_model.IntVar:
         lo, hi = int(lo), int(hi)
         if lo < -LIMIT or hi > LIMIT:
-            self.refuse(node, f"its values may reach [{lo}, {hi}], beyond CP-SAT's 64-bit domains "
+            self.refuse(node, f"its values may reach [{short_number(lo)}, {short_number(hi)}], beyond CP-SAT's 64-bit domains "
                               f"(|value| <= 2**60 here)",
-                        hint="tighten the ranges it depends on, or reformulate the expression")
+                        hint="tighten the ranges it depends on, reformulate the expression, or use the "
+                             "reference backend, which computes with Python integers")
         if lo == hi:
             return self.cp.new_constant(lo)
         return self.cp.new_int_var(lo, hi, f"{label}#{next(self.counter)}")
@@ -484,18 +487,34 @@ class Lowering(ir.Visitor):
         return self._int_power(self.as_int(base, node), k, node)
 
     def _int_power(self, base: Val, k: int, node) -> Val:
+        """base ** k by squaring (log k products); refused before any huge number is computed
+        when |base| ** k may leave CP-SAT's domains (every intermediate power is smaller)."""
         if k == 0:
             return _const_int(1)
-        if base.constant:
-            return _const_int(base.lo ** k)
         if k == 1:
             return base
-        ends = (base.lo ** k, base.hi ** k)
-        lo, hi = min(ends), max(ends)
-        if k % 2 == 0 and base.lo < 0 < base.hi:
-            lo = 0
+        top = max(abs(base.lo), abs(base.hi))
+        if top > 1 and k * math.log2(top) > 64:  # the exact limit is new_int's
+            self.refuse(node, f"its values may reach about 2**{int(k * math.log2(top))}, beyond CP-SAT's "
+                              f"64-bit domains", hint="use the reference backend, which computes with Python integers")
+        if base.constant:
+            return _const_int(base.lo ** k)
+        if base.lo >= 0 and base.hi <= 1:  # 0 or 1: every power is the base
+            return base
+        result, square = None, base
+        while True:
+            if k & 1:
+                result = square if result is None else self.mul(result, square, node)
+            k >>= 1
+            if not k:
+                return result
+            square = self._square(square, node)
+
+    def _square(self, v: Val, node) -> Val:
+        lo = 0 if v.lo <= 0 <= v.hi else min(v.lo * v.lo, v.hi * v.hi)
+        hi = max(v.lo * v.lo, v.hi * v.hi)
         target = self.new_int(lo, hi, "pow", node)
-        self.cp.add_multiplication_equality(target, [base.expr] * k)
+        self.cp.add_multiplication_equality(target, [v.expr, v.expr])
         return Val("int", target, lo, hi)
 
     def _rational(self, op, a: Val, b: Val, node) -> tuple[Val, object]:
@@ -724,8 +743,7 @@ class Lowering(ir.Visitor):
                 kind, lo, hi, values = self._domain_shape(p.domain, p)
                 if values is not None:
                     var = self._var_from_values(values, name, p.domain)
-                    coded = [self.codes(v) if type(v) is str else v for v in values]
-                    lo, hi = (min(coded), max(coded)) if coded else (0, 0)
+                    lo, hi = _coded_hull(values, self.codes)
                 else:
                     semantic = self._semantic_bounds(name) if kind == "int" else None  # codes are ours
                     if semantic is not None:
@@ -763,18 +781,15 @@ class Lowering(ir.Visitor):
         return lo, hi
 
     def _var_from_values(self, values, name, node):
-        coded = [self.codes(v) if type(v) is str else v for v in values]
-        if not coded:
+        if not values:
             var = self.new_int(0, 0, name, node)
             self.assert_lit(False)
             return var
-        for v in (min(coded), max(coded)):
+        for v in _coded_hull(values, self.codes):
             if abs(v) > LIMIT:
-                self.refuse(node, f"value {v} is beyond CP-SAT's 64-bit domains")
-        if isinstance(values, range) and values.step == 1:
-            return self.new_int(values.start, values.stop - 1, name, node)
-        return self.cp.new_int_var_from_domain(cp_model.Domain.from_values(sorted(set(coded))),
-                                               f"{name}#{next(self.counter)}")
+                self.refuse(node, f"value {short_number(v)} is beyond CP-SAT's 64-bit domains",
+                            hint="use the reference backend, which computes with Python integers")
+        return self.cp.new_int_var_from_domain(_cp_domain(values, self.codes), f"{name}#{next(self.counter)}")
 
     def _domain_shape(self, node: ir.Domain, p):
         """(kind, lo, hi, constant values or None) of a parameter's domain."""
@@ -790,8 +805,8 @@ class Lowering(ir.Visitor):
                                         max_closure_values=self.model.max_closure_values)({})
             except Undefined:
                 values = []
-            if not isinstance(values, range) or len(values) <= EXPLICIT_DOMAIN or values.step == 1:
-                kinds = {"str" if type(v) is str else "int" for v in values}
+            if not isinstance(values, range) or domain_size(values) <= EXPLICIT_DOMAIN or values.step == 1:
+                kinds = {"int"} if isinstance(values, range) else {"str" if type(v) is str else "int" for v in values}
                 if len(kinds) > 1:
                     self.refuse(node, "its values mix categorical strings and numbers")
                 return (kinds.pop() if kinds else "int"), 0, 0, values
@@ -931,15 +946,14 @@ class Lowering(ir.Visitor):
                 shape = self._domain_shape(p.domain, p)
                 if shape[3] is not None:
                     values = shape[3]
-                    if isinstance(values, range) and values.step != 1 and len(values) > EXPLICIT_DOMAIN:
+                    if isinstance(values, range) and values.step != 1 and domain_size(values) > EXPLICIT_DOMAIN:
                         pass
                     else:
                         if not values:
                             self.assert_lit(False, enforce)
                         elif enforce:
-                            coded = sorted({self.codes(v) if type(v) is str else v for v in values})
                             self.enforce(self.cp.add_linear_expression_in_domain(
-                                x.expr, cp_model.Domain.from_values(coded)), enforce)
+                                x.expr, _cp_domain(values, self.codes)), enforce)
                         return  # the variable's domain is the parameter's domain
             if isinstance(p.domain, ir.Range) and not enforce:
                 self._require_range(p.domain, x, p)
@@ -1152,6 +1166,23 @@ def _rat(num: Val, den: Val) -> Val:
 
 def _clamp(v, lo, hi):
     return min(max(v, lo), hi)
+
+
+def _coded_hull(values, codes: Codes) -> tuple[int, int]:
+    """(smallest, largest) code of a constant domain; a range is read from its ends, never
+    listed (`range(10**12)` is an interval, not a table)."""
+    if isinstance(values, range):
+        return (min(values[0], values[-1]), max(values[0], values[-1])) if values else (0, 0)
+    coded = [codes(v) if type(v) is str else v for v in values]
+    return (min(coded), max(coded)) if coded else (0, 0)
+
+
+def _cp_domain(values, codes: Codes) -> cp_model.Domain:
+    """A CP-SAT domain of a constant value sequence: a step-1 range is one interval."""
+    if isinstance(values, range) and abs(values.step) == 1:
+        lo, hi = _coded_hull(values, codes)
+        return cp_model.Domain(lo, hi)
+    return cp_model.Domain.from_values(sorted({codes(v) if type(v) is str else v for v in values}))
 
 
 # ==================================================================================== backend

@@ -43,6 +43,7 @@ A time limit stops the search; the count found so far is then a lower bound and 
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -57,6 +58,7 @@ from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 
 from .cpsat import CpSatRefusal, Lowering
+from .cpsat_wide import residue_classes, size as domain_size, wide_parameter
 
 
 @dataclass(frozen=True)
@@ -297,7 +299,8 @@ class Counter:
         param = self.model.parameter[p]
         try:
             env = self._env({s: values[s] for s in self.dag.parameter_inputs[p]}, self._needed_derived(p))
-            return list(self._domain_fn(p)(env))
+            values = self._domain_fn(p)(env)
+            return values if isinstance(values, range) else list(values)  # a range is never listed
         except Undefined:
             return []
         except SpaceEvaluationError as exc:
@@ -313,7 +316,7 @@ class Counter:
             return found
         domain = self.domain_values(w.param, values)
         if not w.children:
-            total = len(domain)
+            total = domain_size(domain)
         else:
             total = 0
             inner = dict(values)
@@ -363,8 +366,8 @@ class Counter:
         for component in s.components:
             if not total:
                 break
-            result = None
-            if component.groups:
+            result = self._count_residues(component, problem.fixed, deadline)
+            if result is None and component.groups:
                 result = self._count_separated(component, problem.fixed, deadline)
             if result is None:
                 result = self._count_joint(component, problem.fixed, deadline, record)
@@ -375,6 +378,41 @@ class Counter:
             solutions += result.solutions
         return CountResult(total, exact, solutions, time.perf_counter() - start, ", ".join(strategies),
                            tables if total else [])
+
+    def residue_split(self, component: Component, fixed: dict):
+        """(wide parameter, [(representative, class size)], the sub-problem over the rest, stride)
+        when a parameter of the component has a wide constant range used only modulo a constant
+        (see `translators.cpsat_wide`), else None. The sub-problem, with the parameter held at a
+        representative, counts each configuration of its class once; the class's values are
+        `representative + stride * j`, j below its size."""
+        peeled = [q for w in component.weights for q in _peeled_params(w)]
+        factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
+        found = wide_parameter(self.model, self.dag, component.params, factors)
+        if found is None:
+            return None
+        x, values, modulus = found
+        rest = (set(component.params) | set(peeled)) - {x}
+        params = tuple(q for q in self.plan.order if q in rest)
+        factors = [f for f in factors if not (f.kind == "domain" and f.name == x)]
+        stride = values.step * (modulus // math.gcd(values.step, modulus))
+        return x, residue_classes(values, modulus), Problem(params, factors, dict(fixed)), stride
+
+    def _count_residues(self, component: Component, fixed: dict, deadline) -> CountResult | None:
+        """Count a component with a wide parameter used only modulo M: one sub-count per residue
+        class, weighed by the class size (None when no parameter qualifies)."""
+        split = self.residue_split(component, fixed)
+        if split is None:
+            return None
+        x, classes, rest, stride = split
+        modulus = abs(stride)  # the class's values are `stride` apart: any integer in it will do
+        total, exact, solutions = 0, True, 0
+        for value, size in classes:
+            result = self.count(rest_at(rest, x, value, modulus), deadline)
+            total += size * result.count
+            exact = exact and result.exact
+            solutions += result.solutions
+        return CountResult(total, exact, solutions, strategy=f"residues of {x} mod {len(classes)}",
+                           tables=[None])
 
     def _count_separated(self, component: Component, fixed: dict, deadline) -> CountResult | None:
         """Count the outer part of a component once per solution, and each group once per
@@ -748,6 +786,17 @@ def post(lowering: Lowering, model, factor: Factor, enforce=()):
                 raise ValueError(f"unknown factor kind {kind!r}")
 
 
+def rest_at(rest: Problem, x: str, value: int, modulus: int) -> Problem:
+    """The sub-problem of a residue class: `x` held at the class's smallest non-negative member
+    (the rest reads `x` only modulo divisors of `modulus`, so any member will do, and this one
+    fits CP-SAT's domains however wide the range)."""
+    return Problem(rest.params, rest.factors, {**rest.fixed, x: value % modulus})
+
+
+def _peeled_params(w: Weight) -> list[str]:
+    return [w.param] + [q for child in w.children for q in _peeled_params(child)]
+
+
 def describe(plan) -> str:
     """How the CP-SAT backend counts a plan: peeled parameters, components, groups."""
     counter = Counter(plan.model, plan, Options(workers=1))
@@ -758,6 +807,12 @@ def describe(plan) -> str:
         inner = f" (with {', '.join(_peeled_names(w.children))})" if w.children else ""
         lines.append(f"summed out in Python: {w.param}{inner}, {inputs}")
     for c in s.components:
+        split = counter.residue_split(c, {})
+        if split is not None:
+            lines.append(f"counted by residue classes: {split[0]} (a wide range read only modulo "
+                         f"{abs(split[3]) // abs(counter.model.parameter[split[0]].domain.step.value)}): "
+                         f"{len(split[1])} sub-counts of {', '.join(split[2].params) or 'nothing else'}")
+            continue
         lines.append(f"enumerated by CP-SAT: {', '.join(c.params)} ({len(c.factors)} conditions"
                      + (f", weights of {', '.join(w.param for w in c.weights)}" if c.weights else "") + ")")
         for g in c.groups:

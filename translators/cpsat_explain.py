@@ -1,11 +1,13 @@
 """Feasibility of a partial assignment with CP-SAT, and a minimal explanation when there is none.
 
-The given parameters are fixed; domains and the definedness of derived values are hard (they are
-what the space *is*); each constraint is switched on by an assumption literal. If the solver finds
-a solution it is a valid completion. Otherwise `sufficient_assumptions_for_infeasibility` names
-constraints that together leave nothing, and a deletion pass makes that set minimal: dropping any
-one of them admits a configuration. If no constraint is needed, the domains alone rule the
-values out.
+The given parameters are fixed; domains are hard (they are what the space *is*). Each rule is
+switched on by an assumption literal: a constraint accepting (where it is defined), and, for every
+derived value or constraint that may divide by zero, its being defined. If the solver finds a
+solution it is a valid completion. Otherwise `sufficient_assumptions_for_infeasibility` names
+rules that together leave nothing, and a deletion pass makes that set minimal: dropping any one
+of them admits a configuration. An undefined derived value (`q = a // b` with `b=0`) is thus
+named, with the operation that fails, instead of being blamed on the domains. If no rule is
+needed, the domains alone rule the values out.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from ortools.sat.python import cp_model
 from solverspace.check import check_parameter_names
 from solverspace.printing import to_source
 
-from .cpsat_count import Counter, Factor, Options, post
+from .cpsat_count import Counter, Factor, Options
+from .cpsat_run import _failing_expression
 
 
 @dataclass
@@ -25,9 +28,11 @@ class Completion:
     """The answer for a partial assignment.
 
     feasible: True (a valid completion exists: `completion`), False (none: `conflict` lists a
-    minimal set of constraints that together rule the assignment out, empty when the domains
-    alone do), or None (the time limit stopped the search). `minimal` is False when the time
-    limit stopped the minimisation (the set still rules the assignment out)."""
+    minimal set of constraints and `undefined` the derived values or constraints whose being
+    undefined (division or modulo by zero) together rule the assignment out; both empty when the
+    domains alone do), or None (the time limit stopped the search). `minimal` is False when the
+    time limit stopped the minimisation (the set still rules the assignment out). `failing` maps
+    each name of `undefined` to (the operation that fails, a configuration where it does)."""
 
     assignment: dict
     feasible: bool | None
@@ -35,10 +40,22 @@ class Completion:
     conflict: list[str] = field(default_factory=list)
     minimal: bool = True
     seconds: float = 0.0
+    undefined: list[str] = field(default_factory=list)
+    failing: dict = field(default_factory=dict)
 
     def describe(self, model) -> list[str]:
-        """Lines for people: the constraints of the conflict with their text and line."""
+        """Lines for people: each rule of the conflict with its text and line."""
         lines = []
+        for name in self.undefined:
+            item = model.derived_value.get(name) or model.constraint[name]
+            where = f"{model.source}:{item.line}" if item.line else model.source
+            what = f"derived value {name} = {to_source(item.expr)}" if name in model.derived_value \
+                else f"{name}: {item.polarity} {to_source(item.expr)}"
+            failing, config = self.failing.get(name, (None, None))
+            detail = (f": division or modulo by zero in `{failing}`"
+                      + (f" (e.g. at {' '.join(f'{k}={v!r}' for k, v in config.items())})" if config else "")
+                      if failing else ": division or modulo by zero")
+            lines.append(f"{what} is undefined{detail}  ({where})")
         for name in self.conflict:
             c = model.constraint[name]
             where = f"{model.source}:{c.line}" if c.line else model.source
@@ -47,17 +64,16 @@ class Completion:
 
 
 class AssumptionModel:
-    """The whole space with some parameters fixed and each constraint behind a switch."""
+    """The whole space with some parameters fixed and each rule behind a switch: the keys of
+    `switch` are ("accept", constraint) and ("defined", derived value or constraint)."""
 
     def __init__(self, plan, assignment: dict, options: Options, deadline: float | None = None):
         model = plan.model
         check_parameter_names(model, assignment)
         self.model, self.options, self.deadline = model, options, deadline
-        counter = Counter(model, plan, options)
+        self.counter = counter = Counter(model, plan, options)
         self.lowering = lowering = counter.build(
-            plan.order, [Factor("domain", p, counter.scope(p)) for p in plan.order]
-            + [Factor("defined", d.name, counter.scope(d.name)) for d in model.derived
-               if counter.may_be_undefined("derived", d.name)])
+            plan.order, [Factor("domain", p, counter.scope(p)) for p in plan.order])
         for name, value in assignment.items():
             kind = lowering.params[name].kind
             code = lowering.codes.code.get(value) if type(value) is str else value
@@ -65,18 +81,34 @@ class AssumptionModel:
                 lowering.assert_lit(False)  # no such value: the domain rules it out
                 continue
             lowering.cp.add(lowering.param_vars[name] == code)
-        self.switch: dict[str, object] = {}
+        self.switch: dict[tuple[str, str], object] = {}
+        self.ok: dict[str, object] = {}  # definedness literal of each item that may be undefined
+        for d in model.derived:
+            if counter.may_be_undefined("derived", d.name):
+                self._definedness(d.name, lowering.derived(d.name)[1])
         for c in model.constraints:
-            switch = lowering.cp.new_bool_var(f"use {c.name}")
-            post(lowering, model, Factor("accept", c.name, counter.scope(c.name)), [switch])
-            self.switch[c.name] = switch
-        self.by_index = {s.index: name for name, s in self.switch.items()}
+            with lowering._item("constraint", c.name, c.line):
+                _, ok = lowering.lower(c.expr)
+                switch = lowering.cp.new_bool_var(f"use {c.name}")
+                if ok is not False:  # accepts wherever it is defined
+                    lowering.require(c.expr, not c.rejects, [switch] if ok is True else [switch, ok])
+                self.switch[("accept", c.name)] = switch
+                if ok is not True:
+                    self._definedness(c.name, ok)
+        self.by_index = {s.index: key for key, s in self.switch.items()}
 
-    def solve(self, constraints) -> tuple[str, object]:
-        """(status name, solver) with only `constraints` switched on."""
+    def _definedness(self, name: str, ok):
+        switch = self.lowering.cp.new_bool_var(f"defined {name}")
+        self.lowering.assert_lit(ok, [switch])
+        self.switch[("defined", name)] = switch
+        self.ok[name] = ok
+
+    def solve(self, rules, extra=()) -> tuple[str, object]:
+        """(status name, solver) with only `rules` (keys of `switch`) switched on, and the
+        literals `extra` assumed."""
         cp = self.lowering.cp
         cp.clear_assumptions()
-        cp.add_assumptions([self.switch[c] for c in constraints])
+        cp.add_assumptions([self.switch[r] for r in rules] + list(extra))
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = self.options.seed
@@ -84,19 +116,35 @@ class AssumptionModel:
             solver.parameters.max_time_in_seconds = max(0.001, self.deadline - time.perf_counter())
         return solver.status_name(solver.solve(cp)), solver
 
-    def core(self, solver) -> list[str]:
+    def core(self, solver) -> list[tuple[str, str]]:
         found = set(solver.sufficient_assumptions_for_infeasibility())
-        return [c for c in self.switch if self.switch[c].index in found]
+        return [key for key, s in self.switch.items() if s.index in found]
 
     def configuration(self, solver) -> dict:
         low = self.lowering
         return {p: low.decode(p, solver.value(low.param_vars[p])) for p in self.model.parameter_names}
 
+    def failing(self, name: str, rules) -> tuple[str, dict] | None:
+        """(the operation that divides by zero, a configuration) for an item of the conflict:
+        a configuration satisfying the other rules where `name` is undefined, evaluated in Python."""
+        ok = self.ok[name]
+        others = [r for r in rules if r != ("defined", name)]
+        status, solver = self.solve(others, [] if ok is False else [self.lowering.lit_not(ok)])
+        if status not in ("OPTIMAL", "FEASIBLE"):
+            return None
+        config = self.configuration(solver)
+        kind = "derived" if name in self.model.derived_value else "constraint"
+        return _failing_expression(self.counter, kind, name, config), config
+
 
 def feasible_with(plan, assignment: dict, constraints, **options) -> bool | None:
     """Whether some configuration with `assignment` satisfies the domains, the derived values and
     just the named `constraints` (None: stopped by the time limit)."""
-    status, _ = AssumptionModel(plan, assignment, Options(**options)).solve(list(constraints))
+    problem = AssumptionModel(plan, assignment, Options(**options))
+    named = set(constraints)
+    rules = [key for key in problem.switch
+             if key[1] in named or (key[0] == "defined" and key[1] in plan.model.derived_value)]
+    status, _ = problem.solve(rules)
     return True if status in ("OPTIMAL", "FEASIBLE") else False if status == "INFEASIBLE" else None
 
 
@@ -114,13 +162,19 @@ def complete(plan, assignment: dict, *, time_limit: float | None = None, workers
     elif status == "INFEASIBLE":
         result.feasible = False
         kept, result.minimal = _minimise(problem.core(solver), problem)
-        result.conflict = sorted(kept, key=everything.index)
+        kept = sorted(kept, key=everything.index)
+        result.conflict = [name for kind, name in kept if kind == "accept"]
+        result.undefined = [name for kind, name in kept if kind == "defined"]
+        for name in result.undefined:
+            found = problem.failing(name, kept)
+            if found is not None:
+                result.failing[name] = found
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _minimise(core: list[str], problem: AssumptionModel) -> tuple[list[str], bool]:
-    """Deletion-based minimisation: drop each constraint that is not needed."""
+def _minimise(core: list, problem: AssumptionModel) -> tuple[list, bool]:
+    """Deletion-based minimisation: drop each rule that is not needed."""
     kept = list(core)
     minimal = True
     for candidate in list(core):

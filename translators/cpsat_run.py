@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from solverspace import ir
 from solverspace.errors import Location, SpaceEvaluationError, UndefinedOperationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.printing import to_source
@@ -123,7 +124,8 @@ def _undefined_tally(counter: Counter, stats: CpSatStats, deadline, strict: bool
 def _raise_reachable_errors(counter: Counter, deadline):
     """Raise like the reference would when a range step of 0 is reachable."""
     for p in counter.plan.order:
-        counter.analysis._domain(p)
+        if counter.dag.parameter_inputs[p] or not _constant_range(counter.model.parameter[p].domain):
+            counter.analysis._domain(p)  # (a constant range has no variable step: nothing to lower)
     suspects = {name for _, name, _ in counter.analysis.errors}
     if not suspects:
         return
@@ -141,6 +143,10 @@ def _raise_reachable_errors(counter: Counter, deadline):
             message = next(m for _, p, m in lowering.errors if p == name)
             raise SpaceEvaluationError(f"{message} (at {_format(env)})", where=_location(counter.model, name),
                                        hint="a range step must be a non-zero integer")
+
+
+def _constant_range(domain) -> bool:
+    return isinstance(domain, ir.Range) and all(isinstance(e, ir.Const) for e in domain.children())
 
 
 def _witness(counter: Counter, params, factors, deadline):

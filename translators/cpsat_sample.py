@@ -30,7 +30,8 @@ import itertools
 
 import numpy as np
 
-from .cpsat_count import Component, Counter, CountResult, Factor, Options, Problem, Weight
+from .cpsat_count import Component, Counter, CountResult, Factor, Options, Problem, Weight, rest_at
+from .cpsat_wide import size as domain_size
 
 #: A component with at most this many CP-SAT solutions is listed while counted and drawn from
 #: the list (K40c GEMM: 59,166 rows, about 10 MB); larger ones are split on their first parameter.
@@ -114,6 +115,9 @@ class SelfReducibleSampler:
                     self._draw_weight(w, env, rng, values)
                 drawn.append(values)
             return drawn
+        split = self.counter.residue_split(component, fixed)
+        if split is not None:
+            return self._draw_residues(split, k, rng)
         first = component.params[0]
         peeled = [q for w in component.weights for q in _peeled_params(w)]
         rest = set(component.params[1:]) | set(peeled)
@@ -134,6 +138,27 @@ class SelfReducibleSampler:
                 drawn[slot] = values
         return drawn
 
+    def _draw_residues(self, split, k: int, rng) -> list[dict]:
+        """Draw a component with a wide parameter used only modulo a constant: a residue class
+        in proportion to (class size * count of the rest), the rest from the sub-space at the
+        class's representative (the same sub-space for every value of the class), then the wide
+        parameter uniformly within its class, by arithmetic (its range is never listed)."""
+        x, classes, rest, stride = split
+        children = []
+        for value, size in classes:
+            child = rest_at(rest, x, value, abs(stride))
+            children.append((value, size, child, size * self._count(child).count))
+        slots: dict[int, list[int]] = {}
+        for slot, index in enumerate(pick([weight for *_, weight in children], k, rng)):
+            slots.setdefault(index, []).append(slot)
+        drawn: list = [None] * k
+        for index in sorted(slots):
+            value, size, child, _ = children[index]
+            for slot, values in zip(slots[index], self._draw(child, len(slots[index]), rng)):
+                values[x] = value + stride * below(size, rng)
+                drawn[slot] = values
+        return drawn
+
     def _draw_weight(self, w: Weight, env: dict, rng, out: dict):
         """Draw a peeled parameter and its peeled descendants given `env` (updated in place)."""
         domain = self.counter.domain_values(w.param, env)
@@ -149,7 +174,7 @@ class SelfReducibleSampler:
                 weights.append(product)
             value = domain[pick(weights, 1, rng)[0]]
         else:
-            value = domain[below(len(domain), rng)]
+            value = domain[below(domain_size(domain), rng)]
         env[w.param] = out[w.param] = value
         for child in w.children:
             self._draw_weight(child, env, rng, out)

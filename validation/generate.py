@@ -15,7 +15,11 @@
   and `@require` / `@reject_if` functions with `if/elif/else`, local variables, chained
   comparisons and `and`/`or`/`not` guards that short-circuit a division by zero (or do not).
 
-Every space stays small for the reference enumerator: each parameter's domain size is bounded
+`wide_spaces()` draws spaces too big for the reference: a small narrow part beside parameters of
+10**6 .. 10**12 values (stepped ranges too), untouched (hoisted) or used only as `w % c`;
+validated by comparing CP-SAT's count with C's (`tests/test_cpsat_wide.py`).
+
+Every space of `spaces()` stays small for the reference enumerator: each parameter's domain size is bounded
 through interval arithmetic on the generated expressions, so the number of candidates (the
 product of the domain sizes) is at most `max_candidates`.
 
@@ -635,3 +639,56 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
 def _mentions(text: str, name: str) -> bool:
     import re
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+# ------------------------------------------------------------------------------ wide ranges
+@st.composite
+def wide_spaces(draw, *, max_narrow: int = 2, max_candidates: int = 12) -> str:
+    """A space with one or two parameters of 10**6 .. 10**12 values beside a small narrow part
+    (`add_param`, `add_constraint`). A wide parameter is untouched (C hoists it; CP-SAT sums it
+    out) or, for at most one of them, used only as `w % c` in constraints, derived values and a
+    narrow domain (CP-SAT counts it by residue classes) and then kept near 10**6 values so that
+    C's enumeration stays fast. Too big for the reference: compare CP-SAT's count with C's."""
+    state = _State()
+    gen = _Gen(draw, state, max_candidates, c_compatible=True)
+    for index in range(draw(st.integers(1, max_narrow))):
+        gen.add_param(index)
+    if draw(st.booleans()):
+        gen.add_constraint()
+    lines = [b.text for b in state.blocks]
+    narrow = [n for n in state.ints if n not in state.static]
+    touched_one, product = False, 1
+    for w in range(draw(st.integers(1, 2))):
+        name = f"w{w}"
+        sizes = [n for n in (10**6, 10**9, 10**12) if product * n <= 10**15]  # counts stay below 2**63
+        if not sizes:
+            break
+        touched = bool(narrow) and not touched_one and draw(st.integers(0, 3)) > 0
+        touched_one = touched_one or touched
+        size = (draw(st.integers(10**6, 2 * 10**6)) if touched
+                else draw(st.sampled_from(sizes)) + draw(st.integers(0, 99)))
+        product *= size
+        start, step = draw(st.integers(-10**6, 10**6)), draw(st.sampled_from([1, 1, 1, 2, 3, -1, -7]))
+        stop = start + step * size
+        lines.append(f"{name} = range({start}, {stop})" if step == 1 else f"{name} = range({start}, {stop}, {step})")
+        if touched:
+            lines.extend(_wide_uses(draw, name, narrow, w))
+    return "\n".join(lines) + "\n"
+
+
+def _wide_uses(draw, name: str, narrow: list[str], w: int) -> list[str]:
+    """One to three uses of a wide parameter, each only through `name % c`."""
+    lines = []
+    for k in range(draw(st.integers(1, 3))):
+        c = draw(st.integers(2, 9)) * draw(st.sampled_from([1, 1, -1]))
+        other = draw(st.sampled_from(narrow))
+        op = draw(st.sampled_from(_CMP))
+        form = draw(st.sampled_from(["require", "reject_if", "derived", "domain"]))
+        if form == "derived":
+            lines.append(f"m{w}_{k} = {name} % {c} * {draw(st.integers(-2, 3))} + {other}")
+            lines.append(f"require(m{w}_{k} {op} {draw(st.integers(-3, 6))})")
+        elif form == "domain":
+            lines.append(f"q{w}_{k} = range({name} % {c}, {draw(st.integers(0, 5))} + {other} % 3)")
+        else:
+            lines.append(f"{form}({name} % {c} {op} {other})")
+    return lines
