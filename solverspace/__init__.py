@@ -5,11 +5,12 @@
     ('dim_m', 'dim_n', 'blk_m')
 """
 from .errors import (BackendUnavailableError, SettingError, SolverspaceError, SpaceDefinitionError,
-                     SpaceEvaluationError, UndefinedOperationError)
+                     SolverspaceWarning, SpaceEvaluationError, UndefinedOperationError)
 from .loader import load, load_source
 from .space import Space
 from .t1 import export_t1, load_t1
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
-           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError"]
+           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError",
+           "SolverspaceWarning"]
 __version__ = "0.1.0"

@@ -63,3 +63,7 @@ def did_you_mean(name: str, known) -> str | None:
     if not close:
         return None
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+class SolverspaceWarning(UserWarning):
+    """Something legal that is probably a mistake (a categorical value a parameter never takes)."""
