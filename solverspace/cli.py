@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
 import time
+import warnings
 
 from .check import parse_value
-from .errors import SolverspaceError
+from .errors import SolverspaceError, SolverspaceWarning
 from .space import Space
 
 
@@ -505,7 +507,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _warn_once(message, category, filename, lineno, file=None, line=None, *, seen: set, fallback):
+    """showwarning for the command: each SolverspaceWarning once, as `solverspace: warning: ...`."""
+    if not issubclass(category, SolverspaceWarning):
+        return fallback(message, category, filename, lineno, file, line)
+    if str(message) not in seen:
+        seen.add(str(message))
+        print(f"solverspace: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SolverspaceWarning)
+        warnings.showwarning = functools.partial(_warn_once, seen=set(), fallback=warnings.showwarning)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option

@@ -33,7 +33,7 @@ def brute(domains: dict, keep) -> int:
 def agree(source: str, expected: int, settings: dict | None = None):
     """Reference, C and CP-SAT all count `expected` (and list the same rows)."""
     assert Space.from_source(source, settings).count() == expected
-    report = validate_source(source, settings, **FAST)
+    report = validate_source(source, settings=settings, **FAST)
     assert report.status == 0, report.render()
     ran = {o.backend for o in report.outcomes if o.ran}
     assert {"reference", "c", "cpsat"} <= ran, report.render()
