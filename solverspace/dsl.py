@@ -201,7 +201,7 @@ def membership(item, container, negate: bool):
     found = lower_membership(as_node(item), node)
     if negate:
         found = fold(ir.Not(found))
-    return found.value if isinstance(found, ir.Const) else Sym(found)
+    return Sym(found)  # symbolic even where decided (`x in ()`), as `x * 0` is
 
 
 def dsl_range(*args):

@@ -251,10 +251,8 @@ class _Loader:
                                {k: _argument_node(v) for k, v in kwargs.items()}, lambda d: lowerer.expr(d, {}))
         if isinstance(bound, str):
             raise SpaceDefinitionError(bound, hint=f"call it as {helper.name}({', '.join(a.arg for a in helper.args.args)})")
-        result = fold_tree(lowerer.lower(bound))
-        if isinstance(result, ir.Domain):
-            return DomainObj(result)
-        return result.value if isinstance(result, ir.Const) else Sym(result)
+        result = fold_tree(lowerer.lower(bound))  # symbolic even where constant, as `x * 0` is
+        return DomainObj(result) if isinstance(result, ir.Domain) else Sym(result)
 
     def bind_setting(self, name, default, choices, doc, line):
         existing = self.settings.get(name)
