@@ -314,7 +314,8 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
     def setting(default, choices=None, doc=None):
         """Declare a named, overridable constant of the space with its allowed values."""
         if type(default) not in (int, str, bool):
-            raise SpaceDefinitionError(f"setting default {default!r} must be an int, bool or str")
+            raise SpaceDefinitionError(f"setting default {default!r} must be an int, bool or str",
+                                       hint=FLOAT_HINT if isinstance(default, float) else None)
         if choices is not None:
             choices = tuple(choices)
             if default not in choices:
