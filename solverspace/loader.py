@@ -404,6 +404,11 @@ class _Loader:
         if any(getattr(c, "name", None) == name for c in self.constraints):
             raise SpaceDefinitionError(f"constraint {name!r} is used as a value", where=Location(self.filename, line),
                                        hint="constraints are not values; use a derived value for shared logic")
+        if name in self.constants:
+            raise SpaceDefinitionError(
+                f"{name!r} is a module constant of type {type(value).__name__} that a function body cannot use",
+                where=Location(self.filename, line),
+                hint="bodies use parameters, derived values, settings, int/str constants and lists or tuples of them")
         known = [*self.params, *self.derived, *self.settings]
         raise SpaceDefinitionError(
             f"unknown name {name!r}", where=Location(self.filename, line),

@@ -133,6 +133,17 @@ def test_python_if_on_a_membership_test_is_refused_with_the_function_form():
     refused("x = range(1, 4)\nif x in (1, 2):\n    pass\n", 2, "symbolic", "@require")
 
 
+def test_a_module_constant_a_body_cannot_use_is_named():
+    refused(src("""
+        from fractions import Fraction
+        HALF = Fraction(1, 2)
+        x = range(1, 4)
+        @require
+        def r(x):
+            return x in (1, 2) and x > HALF
+        """), 6, "'HALF'", "Fraction", "hint:")
+
+
 def test_in_on_plain_values_is_python():
     source = src("""
         ALL = [1, 2, 3, 4]
