@@ -5,11 +5,12 @@
     ('dim_m', 'dim_n', 'blk_m')
 """
 from .errors import (BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError,
-                     SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
+                     SolverspaceWarning, SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
 from .loader import load, load_source
 from .space import Space
 from .t1 import export_t1, load_t1
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
-           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError"]
+           "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError",
+           "SolverspaceWarning"]
 __version__ = "0.1.0"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -512,14 +513,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """Our warnings as one `solverspace: warning:` line on stderr; others as Python shows them."""
-    if issubclass(category, SolverspaceWarning):
-        print(f"solverspace: warning: {message}", file=sys.stderr)
-    else:
-        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
-
-
 def _ignore_file_size_signal():
     """Past the file size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills by default;
     ignored, the write fails with EFBIG and the output code reports it (CPython usually ignores
@@ -531,8 +524,24 @@ def _ignore_file_size_signal():
             pass
 
 
+def _warn_once(message, category, filename, lineno, file=None, line=None, *, seen: set, fallback):
+    """showwarning for the command: each SolverspaceWarning once, as `solverspace: warning: ...`."""
+    if not issubclass(category, SolverspaceWarning):
+        return fallback(message, category, filename, lineno, file, line)
+    if str(message) not in seen:
+        seen.add(str(message))
+        print(f"solverspace: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     _ignore_file_size_signal()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SolverspaceWarning)
+        warnings.showwarning = functools.partial(_warn_once, seen=set(), fallback=warnings.showwarning)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option
@@ -541,9 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
-            return args.func(args)
+        return args.func(args)
     except SolverspaceError as exc:
         print(f"solverspace: error: {exc}", file=sys.stderr)
         return 2

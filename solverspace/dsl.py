@@ -22,8 +22,14 @@ _NOT_A_VALUE_HINT = ("put the logic in an @iterator or @require/@reject_if funct
                      "use if/elif/else, and, or), or use if_then_else(cond, a, b)")
 
 
-def as_node(value) -> ir.Expr:
-    """Wrap a Python value or symbol as an IR expression."""
+FLOAT_HINT = ("values are integers, exact fractions and strings: `/` between two plain numbers is Python's "
+              "floating-point division at load time; use `//` for floor division, or divide a parameter or "
+              "derived value, which is exact (`x / 2` is a fraction)")
+MEMBERSHIP = "__solverspace_in__"  # the loader rewrites module-level `a in b` into this call
+
+
+def as_node(value, context: str = "a space expression") -> ir.Expr:
+    """Wrap a Python value or symbol as an IR expression (`context` says where, for messages)."""
     if isinstance(value, Sym):
         return value.node
     if type(value) in (int, str, bool):
@@ -33,9 +39,7 @@ def as_node(value) -> ir.Expr:
             "an iterator (range/iterator(...)) was used as a value before being assigned to a name",
             hint="assign the iterator to a parameter name first, then use that name")
     if isinstance(value, float):
-        raise SpaceDefinitionError(
-            f"floating-point value {value!r} in a space expression",
-            hint="the language has integers, exact fractions (a / b) and strings; write integers")
+        raise SpaceDefinitionError(f"floating-point value {value!r} in {context}", hint=FLOAT_HINT)
     raise SpaceDefinitionError(f"{type(value).__name__} value {value!r} cannot be used in a space expression")
 
 
@@ -174,7 +178,30 @@ class DomainObj:
 
 
 def values_domain(items) -> ir.Values:
-    return ir.Values(tuple(as_node(i) for i in items))
+    return ir.Values(tuple(as_node(i, "a value list") for i in items))
+
+
+def membership(item, container, negate: bool):
+    """Module-level `item in container` (`not in` with `negate`): Python's own test on plain
+    values; with a parameter on either side, the equalities (or range bounds) that function bodies
+    lower `in` to (`lowering.membership`)."""
+    from .lowering import fold, membership as lower_membership
+    sequence = isinstance(container, (list, tuple, set, frozenset))
+    if not (isinstance(item, Sym) or isinstance(container, (Sym, DomainObj))
+            or (sequence and any(isinstance(v, Sym) for v in container))):
+        return (item not in container) if negate else (item in container)
+    if isinstance(container, DomainObj):
+        node = container.node
+    elif isinstance(container, (set, frozenset)):  # no order of its own: a stable one
+        node = values_domain(sorted(container, key=lambda v: (type(v).__name__, v)))
+    elif sequence:
+        node = values_domain(container)
+    else:
+        node = as_node(container)
+    found = lower_membership(as_node(item), node)
+    if negate:
+        found = fold(ir.Not(found))
+    return Sym(found)  # symbolic even where decided (`x in ()`), as `x * 0` is
 
 
 def dsl_range(*args):
@@ -187,7 +214,7 @@ def dsl_range(*args):
         args = (*args, 1)
     if type(args[2]) is int and args[2] == 0:
         raise SpaceDefinitionError("range step is 0", hint="a range step must be a non-zero integer")
-    return DomainObj(ir.Range(*(as_node(a) for a in args)))
+    return DomainObj(ir.Range(*(as_node(a, "a range(...) argument") for a in args)))
 
 
 @dataclass
@@ -287,7 +314,8 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
     def setting(default, choices=None, doc=None):
         """Declare a named, overridable constant of the space with its allowed values."""
         if type(default) not in (int, str, bool):
-            raise SpaceDefinitionError(f"setting default {default!r} must be an int, bool or str")
+            raise SpaceDefinitionError(f"setting default {default!r} must be an int, bool or str",
+                                       hint=FLOAT_HINT if isinstance(default, float) else None)
         if choices is not None:
             choices = tuple(choices)
             if default not in choices:

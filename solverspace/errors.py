@@ -67,13 +67,14 @@ class OutputError(SolverspaceError, OSError):
     of the file, a full disk. Nothing is left under the file's name."""
 
 
-class SolverspaceWarning(UserWarning):
-    """Something worked, differently than asked (e.g. an unwritable compile cache)."""
-
-
 def did_you_mean(name: str, known) -> str | None:
     """A hint naming the closest known names, or None."""
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
     if not close:
         return None
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+class SolverspaceWarning(UserWarning):
+    """Something legal that is probably a mistake (a categorical value a parameter never takes), or
+    something that worked differently than asked (an unwritable compile cache)."""

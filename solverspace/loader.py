@@ -10,6 +10,13 @@ intercepted (the locals mapping given to `exec`), and what is assigned decides w
 - `setting(...)` or a plain int/str/bool constant                   -> a setting (overridable)
 - anything else (lists, helper functions, modules)                 -> a plain module constant
 
+A plain `def` (a helper function) stays a Python function for plain values; called with a
+parameter, derived value or iterator it is inlined (its body lowered like a @require body), and
+calls to it in function bodies are inlined too. Python's `in` cannot be overloaded on parameters
+(`__contains__` is coerced to bool), so module-level `a in b` / `a not in b` are rewritten in the
+AST into calls of `dsl.membership`, which is Python's `in` on plain values. A float anywhere is
+refused: `/` between plain numbers is Python's float division, never the language's exact `/`.
+
 Function bodies are lowered after the whole file has run, so deferred definitions may come in
 any order. Settings overrides are applied at the assignment, so module-level `if` on a setting
 sees the overridden value, and an explicit override wins over values computed from other settings.
@@ -18,16 +25,20 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import inspect
 import sys
+import warnings
 from collections.abc import MutableMapping
 from pathlib import Path
 
 from . import ir
 from .dag import check_acyclic
-from .dsl import (ConstraintDecl, Deferred, DomainObj, LANGUAGE_NAMES, SettingDecl, Sym,
-                  make_namespace_functions)
-from .errors import Location, SettingError, SolverspaceError, SpaceDefinitionError, did_you_mean
-from .lowering import FunctionLowerer, as_domain, fold
+from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, Deferred, DomainObj, LANGUAGE_NAMES, SettingDecl, Sym,
+                  as_node, make_namespace_functions, membership, values_domain)
+from .errors import Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
+from .lint import categorical_typos
+from .lowering import FunctionLowerer, as_domain, bind_arguments, fold
 from .model import Constraint, Derived, Model, Parameter, Setting
 
 BUILTIN_SPACES = {"gemm": ("gemm", "space.py")}
@@ -106,6 +117,39 @@ class _Locals(MutableMapping):
         return len(self.store)
 
 
+class _ModuleMembership(ast.NodeTransformer):
+    """Module-level `a in b` / `a not in b` -> `membership(a, b, negate)`; function bodies and
+    lambdas are left alone (they are lowered from their own AST, or run as Python)."""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return node
+        negate = ast.Constant(isinstance(node.ops[0], ast.NotIn))
+        call = ast.Call(ast.Name(MEMBERSHIP, ast.Load()), [node.left, node.comparators[0], negate], [])
+        return ast.copy_location(call, node)
+
+
+class _Helper:
+    """A plain function of the space file: run as Python on plain values; inlined (lowered like a
+    function body) while the file loads when an argument is a parameter, derived value or iterator."""
+
+    def __init__(self, func, inline):
+        functools.update_wrapper(self, func)
+        self.func = func
+        self.inline = inline  # None once loading is over
+
+    def __call__(self, *args, **kwargs):
+        if self.inline is not None and any(isinstance(a, (Sym, DomainObj)) for a in (*args, *kwargs.values())):
+            return self.inline(self.func, args, kwargs)
+        return self.func(*args, **kwargs)
+
+
 class _Loader:
     def __init__(self, source, filename, overrides, max_closure_values):
         self.source = source
@@ -121,6 +165,8 @@ class _Loader:
         self.locals = _Locals(self)
         self.globals: dict = {"__builtins__": builtins, "__name__": "__space__", "__file__": filename}
         self.globals.update(make_namespace_functions(self.current_line, self.constraints))
+        self.globals[MEMBERSHIP] = membership
+        self.helpers: list[_Helper] = []
 
     # ---------------------------------------------------------------------------------- helpers
     def current_line(self) -> int | None:
@@ -153,7 +199,13 @@ class _Loader:
         if name.startswith("__") and name.endswith("__"):
             self.store(name, value)
             return
+        if isinstance(value, (float, complex)):
+            raise SpaceDefinitionError(f"{name!r} = {value!r} is a floating-point number", where=self.where(line),
+                                       hint=FLOAT_HINT)
         previous = self.kind_of(name)
+        if previous == "a derived value" and type(value) in (int, str, bool):
+            self.bind_derived(name, ir.Const(value), line)  # a later assignment, as for expressions
+            return
         if previous and not (previous == "a derived value" and isinstance(value, Sym)):
             raise SpaceDefinitionError(f"{name!r} is already {previous}; it cannot be redefined",
                                        where=self.where(line), hint="choose another name")
@@ -177,9 +229,45 @@ class _Loader:
             self.bind_setting(name, value.default, value.choices, value.doc, line)
         elif type(value) in (int, str, bool) and not name.startswith("_"):
             self.bind_setting(name, value, None, None, line)
+        elif self.is_helper(value):
+            helper = _Helper(value, self.inline_helper)
+            self.helpers.append(helper)
+            self.constants[name] = helper
+            self.store(name, helper)
         else:
             self.constants[name] = value
             self.store(name, value)
+
+    def is_helper(self, value) -> bool:
+        """A plain `def` of this space file (not a lambda, not a generator)."""
+        return inspect.isfunction(value) and value.__code__.co_filename == self.filename \
+            and value.__name__ != "<lambda>" and not inspect.isgeneratorfunction(value)
+
+    def helper_def(self, func) -> ast.FunctionDef:
+        for d in self.function_defs:
+            if d.name == func.__name__ and d.lineno == func.__code__.co_firstlineno:
+                return d
+        raise SpaceDefinitionError(f"cannot find the source of helper function {func.__name__!r}",
+                                   where=Location(self.filename, func.__code__.co_firstlineno))
+
+    def find_helper(self, name: str) -> ast.FunctionDef | None:
+        """The `def` of helper function `name`, for calls in function bodies."""
+        value = self.constants.get(name)
+        if callable(value) and not isinstance(value, _Helper):
+            raise SpaceDefinitionError(f"{name!r} is not a function defined with `def` in the space file, so "
+                                       "it cannot be inlined", hint=f"define it as `def {name}(...):` in the space file")
+        return self.helper_def(value.func) if isinstance(value, _Helper) else None
+
+    def inline_helper(self, func, args, kwargs):
+        """A module-level call of a helper with symbolic arguments: its body, lowered."""
+        helper = self.helper_def(func)
+        lowerer = FunctionLowerer(helper, self.filename, self.resolve, self.find_helper, (helper.name,))
+        bound = bind_arguments(helper, [_argument_node(a) for a in args],
+                               {k: _argument_node(v) for k, v in kwargs.items()}, lambda d: lowerer.expr(d, {}))
+        if isinstance(bound, str):
+            raise SpaceDefinitionError(bound, hint=f"call it as {helper.name}({', '.join(a.arg for a in helper.args.args)})")
+        result = fold_tree(lowerer.lower(bound))  # symbolic even where constant, as `x * 0` is
+        return DomainObj(result) if isinstance(result, ir.Domain) else Sym(result)
 
     def bind_setting(self, name, default, choices, doc, line):
         existing = self.settings.get(name)
@@ -238,6 +326,7 @@ class _Loader:
                                        where=Location(self.filename),
                                        hint="split it into named derived values") from None
         self.function_defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        tree = ast.fix_missing_locations(_ModuleMembership().visit(tree))
         code = compile(tree, self.filename, "exec")
         try:
             exec(code, self.globals, self.locals)  # the space file is a program in our language
@@ -258,6 +347,9 @@ class _Loader:
                                        where=Location(self.filename, _traceback_line(exc, self.filename)),
                                        hint="a space file only defines the space" if isinstance(exc, SystemExit)
                                        else None) from None
+        finally:
+            for helper in self.helpers:  # from now on (closures) helpers are plain Python
+                helper.inline = None
         unknown = sorted(set(self.overrides) - set(self.settings))
         if unknown:
             name = unknown[0]
@@ -284,6 +376,8 @@ class _Loader:
             raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
         check_acyclic(model)
+        for message in categorical_typos(model):
+            warnings.warn(message, SolverspaceWarning, stacklevel=2)
         return model
 
     def build_parameter(self, name, kind, spec, line) -> Parameter:
@@ -293,7 +387,7 @@ class _Loader:
         if kind == "closure":
             deps = self.closure_dependencies(func_def)
             return Parameter(name, ir.Closure(name, spec.func, deps, line), "closure", line)
-        lowered = FunctionLowerer(func_def, self.filename, self.resolve).lower()
+        lowered = FunctionLowerer(func_def, self.filename, self.resolve, self.find_helper).lower()
         return Parameter(name, fold_tree(as_domain(lowered)), "deferred", line)
 
     def build_constraint(self, c) -> Constraint:
@@ -301,7 +395,7 @@ class _Loader:
             name = c.name or f"{'reject_if' if c.rejects else 'require'}_line{c.line}"
             return Constraint(name, fold_tree(c.node), c.rejects, "expression", c.line)
         func_def = self.find_def(c)
-        lowered = FunctionLowerer(func_def, self.filename, self.resolve).lower()
+        lowered = FunctionLowerer(func_def, self.filename, self.resolve, self.find_helper).lower()
         if isinstance(lowered, ir.Domain):
             raise SpaceDefinitionError(f"@{c.kind} function {c.name!r} returns an iterator, not a condition",
                                        where=Location(self.filename, c.line))
@@ -326,9 +420,16 @@ class _Loader:
         value = self.constants.get(name)
         if type(value) in (int, str, bool):
             return ir.Const(value)
+        if isinstance(value, (list, tuple)) and all(type(v) in (int, str, bool) for v in value):
+            return ir.Values(tuple(ir.Const(v) for v in value))  # a module-level value list
         if any(getattr(c, "name", None) == name for c in self.constraints):
             raise SpaceDefinitionError(f"constraint {name!r} is used as a value", where=Location(self.filename, line),
                                        hint="constraints are not values; use a derived value for shared logic")
+        if name in self.constants:
+            raise SpaceDefinitionError(
+                f"{name!r} is a module constant of type {type(value).__name__} that a function body cannot use",
+                where=Location(self.filename, line),
+                hint="bodies use parameters, derived values, settings, int/str constants and lists or tuples of them")
         known = [*self.params, *self.derived, *self.settings]
         raise SpaceDefinitionError(
             f"unknown name {name!r}", where=Location(self.filename, line),
@@ -372,6 +473,15 @@ def fold_tree(node: ir.Node) -> ir.Node:
         return make_boolop(type(node), kwargs["operands"])
     rebuilt = type(node)(**kwargs)
     return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
+
+
+def _argument_node(value) -> ir.Node:
+    """A module-level argument of an inlined helper call, as IR."""
+    if isinstance(value, DomainObj):
+        return value.node
+    if isinstance(value, (list, tuple)):
+        return values_domain(value)
+    return as_node(value, "a helper function's argument")
 
 
 def _coerce_setting(name, raw, default, choices, where):

@@ -5,6 +5,12 @@ An `if` statement is lowered with its continuation: `if c: x = a` followed by `r
 becomes `f(a) if c else f(x)`. Names not bound locally resolve through `resolve` (parameters and
 derived values become references; settings and module constants become constants), so the
 dependencies of a function come from its body as well as from its argument list.
+
+Python forms lowered to existing IR, so that no backend needs anything new: `x in (1, 2, 4)` and
+`not in` over tuples, lists, set literals and constant-step ranges (equalities and bounds, see
+`membership`); `|`, `&`, `-` between iterators (iterator algebra); and calls to plain helper
+functions of the space file, inlined with their arguments substituted (`helpers(name)` finds a
+helper's `def`; recursion is refused).
 """
 from __future__ import annotations
 
@@ -17,23 +23,32 @@ from .errors import Location, SpaceDefinitionError
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Div: "/", ast.Pow: "**"}
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_SETOPS = {ast.BitOr: "union", ast.BitAnd: "intersection", ast.Sub: "difference"}
 
 
 class FunctionLowerer:
-    """Lower one function; `resolve(name, line)` gives the IR for a global name."""
+    """Lower one function; `resolve(name, line)` gives the IR for a global name, `helpers(name)`
+    the `def` of a helper function of the space file (or None); `inlining` lists the helpers
+    being inlined around this one (to refuse recursion)."""
 
-    def __init__(self, func_def: ast.FunctionDef, filename: str, resolve: Callable[[str, int], ir.Node]):
+    def __init__(self, func_def: ast.FunctionDef, filename: str, resolve: Callable[[str, int], ir.Node],
+                 helpers: Callable[[str], ast.FunctionDef | None] | None = None, inlining: tuple[str, ...] = ()):
         self.func_def = func_def
         self.filename = filename
         self.resolve = resolve
+        self.helpers = helpers or (lambda name: None)
+        self.inlining = inlining
 
     def error(self, node, message, hint=None):
+        what = "helper function" if self.inlining else "function"
         return SpaceDefinitionError(
-            f"in function {self.func_def.name!r}: {message}",
+            f"in {what} {self.func_def.name!r}: {message}",
             where=Location(self.filename, getattr(node, "lineno", self.func_def.lineno)), hint=hint)
 
-    def lower(self) -> ir.Node:
-        env = {a.arg: self.resolve(a.arg, self.func_def.lineno) for a in self.func_def.args.args}
+    def lower(self, env: dict | None = None) -> ir.Node:
+        """The function's value; `env` binds its arguments (default: the names they resolve to)."""
+        if env is None:
+            env = {a.arg: self.resolve(a.arg, self.func_def.lineno) for a in self.func_def.args.args}
         result = self.block(self.func_def.body, env)
         if result is None:
             raise self.error(self.func_def, "can reach its end without returning a value",
@@ -122,6 +137,15 @@ class FunctionLowerer:
                          hint="the language has integers, exact fractions (a / b) and strings")
 
     def _expr_BinOp(self, node, env):
+        if type(node.op) in _SETOPS:
+            left, right = self.expr(node.left, env), self.expr(node.right, env)
+            if isinstance(left, ir.Domain) or isinstance(right, ir.Domain):
+                return self.iterator_algebra(node, left, right)
+            if not isinstance(node.op, ast.Sub):
+                word = "or" if isinstance(node.op, ast.BitOr) else "and"
+                raise self.error(node, f"`{ast.unparse(node)}`: in a function body `|` and `&` combine iterators only",
+                                 hint=f"combine conditions with `{word}` (bitwise operators are not part of the language)")
+            return binop("-", left, right)
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.error(node, f"operator in `{ast.unparse(node)}` is not part of the language",
@@ -131,6 +155,15 @@ class FunctionLowerer:
             raise self.error(node, f"`{ast.unparse(node)}`: `**` takes only a non-negative integer constant exponent")
         return binop(op, self.value(node.left, env), right)
 
+    def iterator_algebra(self, node, left, right) -> ir.Domain:
+        """`a | b`, `a & b`, `a - b` between iterators (lists count as value lists)."""
+        for operand, lowered in ((node.left, left), (node.right, right)):
+            if not isinstance(lowered, ir.Domain):
+                raise self.error(node, f"`{ast.unparse(node)}`: iterator algebra (| & -) combines iterators, "
+                                       f"and `{ast.unparse(operand)}` is a value",
+                                 hint=f"write the value as an iterator: iterator([{ast.unparse(operand)}])")
+        return ir.SetOp(_SETOPS[type(node.op)], left, right)
+
     def _expr_UnaryOp(self, node, env):
         operand = self.value(node.operand, env)
         if isinstance(node.op, ast.USub):
@@ -139,7 +172,7 @@ class FunctionLowerer:
             return operand
         if isinstance(node.op, ast.Not):
             return fold(ir.Not(operand))
-        raise self.error(node, "bitwise `~` is not part of the language")
+        raise self.error(node, "bitwise `~` is not part of the language", hint="negate a condition with `not`")
 
     def _expr_BoolOp(self, node, env):
         operands = tuple(self.value(v, env) for v in node.values)
@@ -149,13 +182,30 @@ class FunctionLowerer:
         parts = []
         left = self.value(node.left, env)
         for op, comparator in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)):
+                parts.append(self.membership(node, left, comparator, env, isinstance(op, ast.NotIn)))
+                if len(node.ops) > 1:
+                    raise self.error(node, f"`{ast.unparse(node)}`: `in` inside a chained comparison",
+                                     hint="write the tests separately, joined with `and`")
+                continue
             if type(op) not in _CMPOPS:
                 raise self.error(node, f"comparison `{ast.unparse(node)}` is not part of the language",
-                                 hint="comparisons are < <= > >= == !=")
+                                 hint="comparisons are < <= > >= == != in, not in")
             right = self.value(comparator, env)
             parts.append(fold(ir.Compare(_CMPOPS[type(op)], left, right)))
             left = right
         return parts[0] if len(parts) == 1 else make_boolop(ir.And, tuple(parts))
+
+    def membership(self, node, item, comparator, env, negate) -> ir.Expr:
+        if isinstance(comparator, ast.Set):  # a set literal: only its members matter
+            container = ir.Values(tuple(self.value(e, env) for e in comparator.elts))
+        else:
+            container = self.expr(comparator, env)
+        try:
+            found = membership(item, container)
+        except SpaceDefinitionError as exc:
+            raise self.error(node, f"`{ast.unparse(node)}`: {exc.message}", hint=exc.hint) from None
+        return fold(ir.Not(found)) if negate else found
 
     def _expr_IfExp(self, node, env):
         return make_if(self.value(node.test, env), self.expr(node.body, env), self.expr(node.orelse, env))
@@ -169,7 +219,7 @@ class FunctionLowerer:
         if not isinstance(node.func, ast.Name) or node.func.id in env:
             raise self.error(node, f"call `{ast.unparse(node)}` is not part of the language")
         name = node.func.id
-        if node.keywords:
+        if node.keywords and name in _LANGUAGE_CALLS:
             raise self.error(node, f"{name}() takes no keyword arguments here")
         args = node.args
         if name == "range":
@@ -207,9 +257,98 @@ class FunctionLowerer:
             for a in args[1:]:
                 result = ir.SetOp(name, result, as_domain(self.expr(a, env)))
             return result
+        try:
+            helper = self.helpers(name)
+        except SpaceDefinitionError as exc:
+            raise self.error(node, exc.message, hint=exc.hint) from None
+        if helper is not None:
+            return self.inline(node, helper, env)
         raise self.error(node, f"call to {name!r} is not part of the language",
                          hint="functions available in iterator and constraint bodies: range, iterator, "
-                              "min, max, abs, if_then_else, union, intersection, difference")
+                              "min, max, abs, if_then_else, union, intersection, difference, and helper "
+                              "functions defined with `def` in the space file")
+
+    def inline(self, call: ast.Call, helper: ast.FunctionDef, env: dict) -> ir.Node:
+        """A helper's body lowered with its arguments bound to the call's lowered arguments."""
+        chain = (*self.inlining, helper.name)
+        if helper.name in self.inlining:
+            raise self.error(call, f"recursive helper call: {' -> '.join(chain)}",
+                             hint="helper functions are inlined where they are called, so they cannot recurse; "
+                                  "use a generator (closure) iterator for loops")
+        bound = bind_arguments(helper, [self.expr(a, env) for a in call.args],
+                               {k.arg: self.expr(k.value, env) for k in call.keywords},
+                               lambda default: self.expr(default, {}))
+        if isinstance(bound, str):
+            raise self.error(call, f"`{ast.unparse(call)}`: {bound}",
+                             hint=f"call it as {helper.name}({', '.join(a.arg for a in helper.args.args)})")
+        return FunctionLowerer(helper, self.filename, self.resolve, self.helpers, chain).lower(bound)
+
+
+_LANGUAGE_CALLS = ("range", "iterator", "min", "max", "abs", "if_then_else", "union", "intersection", "difference")
+
+
+def bind_arguments(helper: ast.FunctionDef, args: list, kwargs: dict, lower_default) -> dict | str:
+    """Map a call's arguments to a helper's parameters as Python does; a message if they do not fit."""
+    spec = helper.args
+    if spec.vararg or spec.kwarg or spec.kwonlyargs or spec.posonlyargs:
+        return f"helper {helper.name!r} has *args, **kwargs, keyword-only or positional-only arguments"
+    names = [a.arg for a in spec.args]
+    if len(args) > len(names):
+        return f"{helper.name}() takes {len(names)} arguments, {len(args)} given"
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names:
+            return f"{helper.name}() has no argument {key!r}"
+        if key in bound:
+            return f"{helper.name}() got argument {key!r} twice"
+        bound[key] = value
+    defaults = dict(zip(names[len(names) - len(spec.defaults):], spec.defaults))
+    for name in names:
+        if name not in bound:
+            if name not in defaults:
+                return f"{helper.name}() is missing argument {name!r}"
+            bound[name] = lower_default(defaults[name])
+    return bound
+
+
+def may_be_undefined(node: ir.Node) -> bool:
+    """Whether evaluating `node` can divide by zero (references are computed, hence defined)."""
+    return any(isinstance(n, ir.BinOp) and n.op in ("//", "%", "/")
+               and not (isinstance(n.right, ir.Const) and n.right.value != 0) for n in ir.walk(node))
+
+
+def membership(item: ir.Expr, container: ir.Node) -> ir.Expr:
+    """`item in container` for a value list (equal to an item) or a range with a constant step
+    (within the bounds, on the step), with Python's evaluation: the item and every element (the
+    range's bounds) are evaluated, so one undefined makes the test undefined even where an earlier
+    element already matched. Raises SpaceDefinitionError (without a location) for other containers."""
+    if isinstance(container, ir.Values):
+        found = make_boolop(ir.Or, tuple(fold(ir.Compare("==", item, v)) for v in container.items))
+        evaluated = (item, *container.items)
+    elif isinstance(container, ir.Range):
+        start, stop, step = container.start, container.stop, container.step
+        if not (isinstance(step, ir.Const) and type(step.value) is int and step.value != 0):
+            raise SpaceDefinitionError("`in` a range needs a non-zero integer constant step",
+                                       hint="test the bounds and the step with comparisons and %")
+        if step.value > 0:
+            low, high, offset = fold(ir.Compare("<=", start, item)), fold(ir.Compare("<", item, stop)), \
+                binop("-", item, start)
+        else:
+            low, high, offset = fold(ir.Compare("<", stop, item)), fold(ir.Compare("<=", item, start)), \
+                binop("-", start, item)
+        on_step = fold(ir.Compare("==", binop("%", offset, ir.Const(abs(step.value))), ir.Const(0)))
+        found = make_boolop(ir.And, (low, high, on_step))
+        evaluated = (item, start, stop)
+    elif isinstance(container, ir.Domain):
+        raise SpaceDefinitionError("`in` takes a tuple, list or set of values, or a range, on its right; "
+                                   "not a combined or conditional iterator",
+                                   hint="join simpler membership tests with `or` / `and`")
+    else:
+        raise SpaceDefinitionError(
+            "`in` takes a tuple, list or set of values, or a range, on its right, not a single value",
+            hint="list the values, e.g. `x in (1, 2, 4)`; a parameter's own values are not a container")
+    guards = tuple(fold(ir.Compare("==", e, e)) for e in evaluated if may_be_undefined(e))
+    return make_boolop(ir.And, (*guards, found))
 
 
 # Builders that fold constants as they go, so settings decide branches at load time. ------------

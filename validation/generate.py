@@ -13,7 +13,10 @@
   `if` on a setting; `//` and `%` get negative operands and divisors that can be 0;
 - constraints of both polarities: `require(...)`, `reject_if(...)` combined with `&`, `|`, `~`,
   and `@require` / `@reject_if` functions with `if/elif/else`, local variables, chained
-  comparisons and `and`/`or`/`not` guards that short-circuit a division by zero (or do not).
+  comparisons and `and`/`or`/`not` guards that short-circuit a division by zero (or do not);
+- Python forms lowered to the IR: `in` / `not in` over tuples, lists, sets and ranges (integer and
+  categorical, in bodies and at module level), iterator algebra inside `@iterator` bodies, and a
+  plain helper `def` (with `if`) called from bodies, ranges and derived values (inlined).
 
 `wide_spaces()` draws spaces too big for the reference: a small narrow part beside parameters of
 10**6 .. 10**12 values (stepped ranges too), untouched (hoisted) or used only as `w % c`;
@@ -120,6 +123,8 @@ class _State:
     blocks: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     static: set = field(default_factory=set)         # derived names computed at load time
+    helper: tuple | None = None                      # (name, arity, lo, hi) of the helper `def`
+    helper_arity: int | None = None
     candidates: int = 1
     derived_count: int = 0
     constraint_count: int = 0
@@ -133,6 +138,7 @@ class _Gen:
         self.s = state
         self.max_candidates = max_candidates
         self.c_compatible = c_compatible
+        self.defining_helper = False
 
     # ---------------------------------------------------------------- small helpers
     def boolean(self, p_true: float = 0.5) -> bool:
@@ -178,8 +184,10 @@ class _Gen:
         """An integer expression; `py`: inside a function body (Python `x if c else y`)."""
         if depth <= 0 or self.boolean(0.3):
             return self.leaf()
-        op = self.pick(["+", "-", "*", "//", "%", "neg", "abs", "min", "max", "**", "ite", "cmp"])
+        op = self.pick(["+", "-", "*", "//", "%", "neg", "abs", "min", "max", "**", "ite", "cmp", "helper"])
         sub = lambda: self.int_expr(depth - 1, py)  # noqa: E731
+        if op == "helper":
+            return self.helper_call(depth - 1, py)
         if op in ("+", "-", "*"):
             a, b = sub(), sub()
             apply = {"+": operator.add, "-": operator.sub, "*": operator.mul}[op]
@@ -250,6 +258,8 @@ class _Gen:
             kinds.append("bool")
         if py and dynamic_ints:
             kinds.append("chain")
+        if dynamic_ints or py or self.s.cats:
+            kinds.append("in")
         if not kinds:  # nothing to compare yet (the first parameter's domain)
             return "True"
         if depth > 0:
@@ -279,6 +289,8 @@ class _Gen:
             return f"{self.pick(self.s.bools)} {self.pick(['==', '!='])} {self.pick([0, 1])}"
         if kind == "exact":
             return self.exact_comparison(py)
+        if kind == "in":
+            return self.membership_test(py)
         if kind == "chain":
             a, b, c = (self.int_expr(0, py) for _ in range(3))
             return f"{a.paren()} {self.pick(['<', '<='])} {b.paren()} {self.pick(['<', '<=', '!='])} {c.paren()}"
@@ -320,6 +332,91 @@ class _Gen:
         else:
             right = self.int_expr(1, py).paren()
         return f"{left} {self.pick(_CMP)} {right}"
+
+    # ---------------------------------------------------------------- Python forms lowered to IR
+    def membership_test(self, py: bool) -> str:
+        """`x in (..)`, `x not in [..]`, `x in {..}`, `x in range(a, b, k)`, or a categorical
+        parameter in a tuple of strings; list items may be undefined (Python evaluates them all)."""
+        op = self.pick(["in", "not in"])
+        if self.s.cats and self.boolean(0.3):
+            name = self.pick(self.s.cats)
+            values = self.draw(st.lists(st.sampled_from(sorted(set(self.s.cats[name]) | {"a", "ldg"})),
+                                        min_size=1, max_size=3))
+            return f"{name} {op} {self._container([repr(v) for v in values], hashable=True)}"
+        x = self.int_expr(1, py)
+        if not py:
+            x = self.dynamic(x)
+        if self.boolean(0.25):
+            start = self.small()
+            return f"{x.paren()} {op} range({start}, {start + self.small(-6, 8)}, {self.nonzero(-3, 3)})"
+        items = [_const(self.small()) if self.boolean(0.6) else self.int_expr(0, py)
+                 for _ in range(self.draw(st.integers(0, 4)))]
+        if items and self.boolean(0.2):
+            items.append(E(f"{self.leaf().paren()} // {self.divisor(0, py).paren()}", 0, 0))
+        # a set literal at module level must hold plain values (a parameter is not hashable)
+        return f"{x.paren()} {op} {self._container([i.text for i in items], hashable=py or all(i.static for i in items))}"
+
+    def _container(self, items: list[str], hashable: bool) -> str:
+        """A tuple, list or (when every item is a plain constant) set literal of `items`."""
+        kinds = ["tuple", "list"] + (["set"] if hashable and items else [])
+        kind = self.pick(kinds)
+        if kind == "set":
+            return "{" + ", ".join(items) + "}"
+        if kind == "list":
+            return "[" + ", ".join(items) + "]"
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def body_algebra(self, cap: int):
+        """Iterator algebra inside an `@iterator` body: a range and a value list (bare or in
+        `iterator(...)`) joined by `|`, `&` or `-`: (text, lo, hi, size)."""
+        t1, lo1, hi1, s1 = self.range_domain(max(1, cap // 2))
+        t2, lo2, hi2, s2 = self.values_domain(max(1, cap // 2))
+        t2 = t2 if self.boolean(0.5) else f"iterator({t2})"
+        op = self.pick(["|", "&", "-"])
+        text = f"{t1} {op} {t2}" if self.boolean(0.5) else f"{t2} {op} {t1}"
+        return text, min(lo1, lo2), max(hi1, hi2), s1 + s2
+
+    def helper_call(self, depth: int, py: bool) -> E:
+        """A call of the space's helper function (a plain `def`, defined at its first call)."""
+        if self.defining_helper:
+            return self.leaf()
+        if self.s.helper_arity is None:
+            self.s.helper_arity = self.draw(st.integers(1, 2))
+        arity = self.s.helper_arity
+        args = [self.int_expr(max(0, depth), py) for _ in range(arity)]
+        if not py:  # at module level a call with plain values would run as Python, not be inlined
+            args[0] = self.dynamic(args[0])
+            if all(a.static for a in args):
+                return self.leaf()
+        if self.s.helper is None:
+            self.s.helper = self.define_helper(arity)
+        name, arity, lo, hi = self.s.helper
+        return E(f"{name}({', '.join(a.text for a in args)})", lo, hi, atom=True)
+
+    def define_helper(self, arity: int) -> tuple:
+        """`def h(a[, b])`: clamps its arguments (so the result's interval is known), may branch
+        with `if`, and returns an integer expression of them."""
+        saved = (self.s.ints, self.s.static, self.s.cats, self.s.rationals, self.s.bools)
+        names = ["a", "b"][:arity]
+        bounds = {n: tuple(sorted((self.small(), self.small()))) for n in names}
+        self.s.ints, self.s.static, self.s.cats, self.s.rationals, self.s.bools = dict(bounds), set(), {}, [], []
+        self.defining_helper = True
+        try:
+            lines = [f"def h({', '.join(names)}):"]
+            lines += [f"    {n} = min(max({n}, {lo}), {hi})" for n, (lo, hi) in bounds.items()]
+            results = []
+            if self.boolean(0.6):
+                e = self.int_expr(1, py=True)
+                lines += [f"    if {self.condition(1, py=True)}:", f"        return {e.text}"]
+                results.append(e)
+            e = self.int_expr(self.draw(st.integers(1, 2)), py=True)
+            lines.append(f"    return {e.text}")
+            results.append(e)
+        finally:
+            self.s.ints, self.s.static, self.s.cats, self.s.rationals, self.s.bools = saved
+            self.defining_helper = False
+        self.s.blocks.append(_Block("\n".join(lines)))
+        return ("h", arity, *_hull(*results))
 
     # ---------------------------------------------------------------- parameters
     def cap(self) -> int:
@@ -455,7 +552,9 @@ class _Gen:
         return "\n".join(lines), lo, hi, size
 
     def branch_domain(self, cap: int):
-        kind = self.pick(["range", "values", "single"])
+        kind = self.pick(["range", "values", "single", "algebra"])
+        if kind == "algebra":
+            return self.body_algebra(cap)
         if kind == "range":
             return self.range_domain(cap)
         if kind == "values":
