@@ -263,6 +263,7 @@ class _Loader:
             raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
         check_acyclic(model)
+        model.kinds.check()
         return model
 
     def build_parameter(self, name, kind, spec, line) -> Parameter:
