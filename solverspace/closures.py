@@ -173,6 +173,8 @@ class ValueSets:
                 rows[combo] = tuple(fn(dict(zip(node.deps, combo))))
             except Undefined:
                 continue
+            except KindError as exc:  # one call yielded both kinds: say where the closure is
+                raise KindError(exc.message, where=where, hint=exc.hint) from None
         table = Table(node, tuple(inputs), rows)
         check_one_kind(table, self.model)
         return table

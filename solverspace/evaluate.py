@@ -272,8 +272,8 @@ def _check_one_kind(values: list, node: ir.Closure) -> None:
     text = next((v for v in values if type(v) is str), None)
     number = next((v for v in values if type(v) is not str), None)
     if text is not None and number is not None:
-        from .kinds import MIX_HINT
-        raise SpaceEvaluationError(f"closure iterator {node.name!r} yields both strings and integers "
+        from .kinds import MIX_HINT, KindError
+        raise KindError(f"closure iterator {node.name!r} yields both strings and integers "
                                    f"(e.g. {text!r} and {number!r})", hint=MIX_HINT)
 
 

@@ -179,6 +179,10 @@ class CGenerator:
 
     # ------------------------------------------------------------------------------ public
     def generate(self) -> Generated:
+        for parameter in self.model.parameters:  # refuse a closure that cannot be tabulated, first
+            for node in ir.walk(parameter.domain):
+                if isinstance(node, ir.Closure):
+                    self.closure_table(node, parameter)
         columns = self.columns()
         body = [
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <stdio.h>",
