@@ -214,3 +214,30 @@ def test_mixed_kinds_are_a_usage_error_on_the_command_line(tmp_path, capsys):
 
 def test_load_error_is_a_space_definition_error():
     assert issubclass(KindError, SpaceDefinitionError)
+
+
+# ------------------------------------------------------------------------------ generated
+def test_generated_kind_mixing_spaces_are_refused_by_every_backend_alike():
+    """`validation.generate.refused_spaces`: every one is refused when loaded (so by the reference,
+    C and CP-SAT alike, with one message), never accepted by one backend and refused by another."""
+    from hypothesis import HealthCheck, given, settings
+
+    from validation.generate import refused_spaces
+    from validation.validate import validate_source
+
+    forms = set()
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(refused_spaces(c_compatible=True))
+    def check(source):
+        with pytest.raises(KindError) as info:
+            Space.from_source(source, filename="g.py")
+        with pytest.raises(KindError) as again:
+            validate_source(source, label="g.py", backends=("reference", "cpsat"))
+        assert str(again.value) == str(info.value)
+        assert "g.py:" in str(info.value) and "hint:" in str(info.value)
+        forms.add(str(info.value).split(": ", 2)[-1].split("(")[0][:30])
+
+    check()
+    assert len(forms) >= 3  # several kinds of refusal were drawn
