@@ -104,7 +104,7 @@ class ValueSets:
                 result = fn(env)
             except (Undefined, SpaceEvaluationError):
                 continue  # no value here (the backends count or report it where it happens)
-            if many and len(result) > self.limit:
+            if many and (isinstance(result, range) and not _shorter(result, self.limit) or len(result) > self.limit):
                 return None
             for v in (result if many else (result,)):
                 seen[v] = None
@@ -178,6 +178,14 @@ class ValueSets:
         table = Table(node, tuple(inputs), rows)
         check_one_kind(table, self.model)
         return table
+
+
+def _shorter(values: range, limit: int) -> bool:
+    """len(values) <= limit, also for ranges longer than `sys.maxsize` (where len() raises)."""
+    try:
+        return len(values) <= limit
+    except OverflowError:
+        return False
 
 
 def check_one_kind(table: Table, model) -> None:

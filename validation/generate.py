@@ -516,9 +516,9 @@ class _Gen:
     def kind_mixing_params(self) -> list[str]:
         """Parameter kinds that put strings and integers side by side (closures over strings,
         closures yielding strings, closures over values far apart)."""
-        kinds = ["string_closure", "sparse_closure"]
+        kinds = ["string_closure", "string_closure", "sparse_closure"]
         if self.s.cats:
-            kinds += ["categorical_closure", "categorical_closure"]
+            kinds += ["categorical_closure", "categorical_closure", "categorical_closure"]
         return kinds
 
     def string_vs_int(self, py: bool) -> str:
