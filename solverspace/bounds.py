@@ -9,13 +9,11 @@ expression takes on a candidate configuration lies inside them (where it is defi
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 from . import ir
-from .evaluate import Undefined, compile_domain
 from .symbolic import rational_names, simplify
 
 INF = math.inf
@@ -206,9 +204,8 @@ class IntervalAnalysis(ir.Visitor):
 class Bounds:
     """Bounds of every named value of a model, computed on demand and memoised."""
 
-    def __init__(self, model, *, max_closure_combinations: int = 100_000):
+    def __init__(self, model):
         self.model = model
-        self.max_closure_combinations = max_closure_combinations
         self.rational = rational_names(model)
         self.memo: dict[str, Interval] = {}
         self.analysis = IntervalAnalysis(self.of, self.rational)
@@ -259,28 +256,14 @@ class Bounds:
         raise TypeError(f"unknown domain node {type(node).__name__}")
 
     def _closure(self, node: ir.Closure, parameter) -> Interval:
-        """Run the generator for every combination of its inputs' bounded values."""
-        ranges = []
-        size = 1
-        for dep in node.deps:
-            b = self.of(dep)
-            if b.empty:
-                return EMPTY  # an input has no values: the generator never runs
-            if not b.finite:
-                raise ValueError(f"closure iterator {node.name!r}: input {dep!r} is unbounded")
-            ranges.append(range(math.floor(b.lo), math.floor(b.hi) + 1))
-            size *= len(ranges[-1])
-        if size > self.max_closure_combinations:
-            raise ValueError(f"closure iterator {node.name!r}: {size} input combinations to tabulate "
-                             f"(limit {self.max_closure_combinations})")
-        table = compile_domain(node, parameter.name, closure_globals=dict(self.model.closure_globals),
-                               max_closure_values=self.model.max_closure_values)
-        result = EMPTY
-        for combo in itertools.product(*ranges):
-            try:
-                values = [v for v in table(dict(zip(node.deps, combo))) if type(v) is int]
-            except Undefined:
-                continue
-            if values:
-                result = result.hull(Interval(min(values), max(values)))
-        return result
+        """The hull of the closure's integer values, from its shared table (`solverspace.closures`);
+        a closure of strings is bounded like a value list of strings (by its number of strings)."""
+        from .closures import ClosureTableError
+        try:
+            values = self.model.closures.table(node).values
+        except ClosureTableError:
+            return EVERYTHING  # sound; the backends that need the table refuse it themselves
+        numbers = [v for v in values if type(v) is not str]
+        if numbers:
+            return Interval(min(numbers), max(numbers))
+        return Interval(0, len(values) - 1) if values else EMPTY

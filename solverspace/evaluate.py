@@ -263,7 +263,18 @@ class ClosureTable:
         except Exception as exc:  # the user's generator raised: report it with the inputs
             raise SpaceEvaluationError(
                 f"closure iterator {self.node.name!r} raised {type(exc).__name__}: {exc}") from exc
+        _check_one_kind(values, self.node)
         return _dedupe(values)
+
+
+def _check_one_kind(values: list, node: ir.Closure) -> None:
+    """A closure that could not be tabulated at load (`solverspace.kinds`) is checked per call."""
+    text = next((v for v in values if type(v) is str), None)
+    number = next((v for v in values if type(v) is not str), None)
+    if text is not None and number is not None:
+        from .kinds import MIX_HINT, KindError
+        raise KindError(f"closure iterator {node.name!r} yields both strings and integers "
+                                   f"(e.g. {text!r} and {number!r})", hint=MIX_HINT)
 
 
 def compile_domain(domain: ir.Domain, owner: str, *, closure_globals: dict | None = None,

@@ -376,6 +376,7 @@ class _Loader:
             raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
         check_acyclic(model)
+        model.kinds.check()
         for message in categorical_typos(model):
             warnings.warn(message, SolverspaceWarning, stacklevel=2)
         return model

@@ -123,6 +123,18 @@ class Model:
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
 
+    @cached_property
+    def kinds(self):
+        """The kind (int or str) of every value (`solverspace.kinds`), computed once."""
+        from .kinds import Kinds
+        return Kinds(self)
+
+    @cached_property
+    def closures(self):
+        """Value sets and closure tables (`solverspace.closures`), computed once."""
+        from .closures import ValueSets
+        return ValueSets(self)
+
     def definition(self, name: str):
         """The parameter or derived value called `name`."""
         return self.parameter.get(name) or self.derived_value[name]

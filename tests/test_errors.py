@@ -172,7 +172,9 @@ CASES = [
     Case("closure-raises", "x = range(0, 2)\n@iterator\ndef inv(x):\n    yield 10 // x\n",
          SpaceEvaluationError, ("closure iterator 'inv' raised ZeroDivisionError", "x=0"), 3, when="count"),
     Case("categorical-ordering", "layout = iterator(['row', 'col'])\nrequire(layout < 'tile')\n",
-         SpaceEvaluationError, ("categorical value 'row'", "== and !="), 2, when="count"),
+         SpaceDefinitionError, ("`layout < 'tile'` orders the categorical", "== and !="), 2),
+    Case("mixed-strings-and-integers", "tile = iterator(['auto', 1, 2])\n", SpaceDefinitionError,
+         ("parameter 'tile'", "mixes strings and integers", "sentinel such as 0"), 1),
     Case("strict-undefined", "a = range(1, 3)\nb = range(0, 2)\nq = a // b\n", UndefinedOperationError,
          ("undefined operation in 'q'", "`a // b`", "a=1 b=0", "guard"), 3, when="strict"),
 ]

@@ -12,14 +12,16 @@ Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`,
 from __future__ import annotations
 
 import hashlib
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from solverspace import ir
 from solverspace.bounds import Bounds
+from solverspace.closures import ClosureTableError
 from solverspace.dag import connected_groups
-from solverspace.evaluate import compile_domain
+from solverspace.kinds import STR
 from solverspace.plan import Plan
 from solverspace.printing import to_source
 from solverspace.symbolic import rational_names
@@ -100,13 +102,24 @@ def smallest_int(lo, hi) -> tuple[str, str]:
 
 
 def string_codes(model) -> dict[str, int]:
-    """Every string constant of the model gets a code, in order of first appearance."""
+    """Every string constant of the model gets a code, in order of first appearance, then the
+    strings that closure iterators yield (from their shared tables)."""
     codes: dict[str, int] = {}
     nodes = [p.domain for p in model.parameters] + [d.expr for d in model.derived] + [c.expr for c in model.constraints]
     for node in nodes:
         for n in ir.walk(node):
             if isinstance(n, ir.Const) and type(n.value) is str and n.value not in codes:
                 codes[n.value] = len(codes)
+    for node in nodes:
+        for n in ir.walk(node):
+            if isinstance(n, ir.Closure):
+                try:
+                    values = model.closures.table(n).values
+                except ClosureTableError:
+                    continue  # refused where the table is needed
+                for v in values:
+                    if type(v) is str:
+                        codes.setdefault(v, len(codes))
     return codes
 
 
@@ -166,7 +179,7 @@ class CGenerator:
 
     # ------------------------------------------------------------------------------ public
     def generate(self) -> Generated:
-        for parameter in self.model.parameters:  # register the strings closures yield, before columns
+        for parameter in self.model.parameters:  # refuse a closure that cannot be tabulated, first
             for node in ir.walk(parameter.domain):
                 if isinstance(node, ir.Closure):
                     self.closure_table(node, parameter)
@@ -175,6 +188,7 @@ class CGenerator:
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <stdio.h>",
             "#include <omp.h>", C_HELPERS,
             "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
+            "static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n);",
             MEMO_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
             "#pragma pack(push, 1)",
@@ -205,42 +219,11 @@ class CGenerator:
             interval = self.bounds.of(name)
             dtype, ctype = smallest_int(interval.lo, interval.hi)
             categorical = None
-            if name in self.model.parameter and self.categorical(self.model.parameter[name]):
+            if self.model.kinds.of(name) == STR:
                 categorical = tuple(strings[i] for i in range(len(strings)))
                 dtype, ctype = smallest_int(0, max(len(strings) - 1, 0))
             result.append(Column(name, dtype, ctype, categorical))
         return result
-
-    def categorical(self, parameter) -> bool:
-        """Whether a parameter's values are strings (its column holds category codes)."""
-        kinds = self.value_kinds(parameter.domain, parameter)
-        if kinds == {"int", "str"}:
-            raise UnsupportedConstruct("C", parameter.domain, "its values mix integers and strings",
-                                       owner=parameter, model=self.model,
-                                       hint="give a parameter either integer or string values")
-        return kinds == {"str"}
-
-    def value_kinds(self, node, parameter) -> set:
-        """'int' and/or 'str': what the values of a domain or expression can be."""
-        if isinstance(node, ir.Const):
-            return {"str"} if type(node.value) is str else {"int"}
-        if isinstance(node, ir.Ref):
-            if node.name in self.model.parameter:
-                target = self.model.parameter[node.name]
-                return self.value_kinds(target.domain, target)
-            return self.value_kinds(self.model.derived_value[node.name].expr, parameter)
-        if isinstance(node, ir.IfExp):
-            return self.value_kinds(node.then, parameter) | self.value_kinds(node.orelse, parameter)
-        if isinstance(node, ir.Values):
-            return set().union(*(self.value_kinds(i, parameter) for i in node.items)) if node.items else {"int"}
-        if isinstance(node, (ir.IfDomain, ir.SetOp)):
-            parts = (node.then, node.orelse) if isinstance(node, ir.IfDomain) else (node.left, node.right)
-            return self.value_kinds(parts[0], parameter) | self.value_kinds(parts[1], parameter)
-        if isinstance(node, ir.Closure):
-            _, values = self.closure_table(node, parameter, codes=False)
-            kinds = {"str" if isinstance(v, str) else "int" for vals in values for v in vals}
-            return kinds or {"int"}
-        return {"int"}  # ranges and arithmetic
 
     # ------------------------------------------------------------------------------ nests
     def item(self, name: str) -> int:
@@ -459,7 +442,7 @@ class CGenerator:
         if isinstance(node, ir.IfDomain):
             return max(self._size(node.then, parameter), self._size(node.orelse, parameter))
         if isinstance(node, ir.Closure):
-            return max((len(v) for v in self.closure_table(node, parameter)[1]), default=0)
+            return max((len(v) for v in self.closure_table(node, parameter).rows.values()), default=0)
         raise TypeError(type(node).__name__)
 
     def domain_setup(self, i, parameter, solve, ind, count_only=False, tighten=()) -> list[str]:
@@ -567,46 +550,48 @@ class CGenerator:
             return self._fill_closure(buf, count, node, parameter, ind)
         raise TypeError(type(node).__name__)
 
-    def closure_table(self, node: ir.Closure, parameter, codes: bool = True):
-        """(dependency intervals, value lists per combination) computed in Python now."""
-        import itertools
-        import math
-        intervals = []
-        for dep in node.deps:
-            b = self.bounds.of(dep)
-            if b.empty:
-                return [(0, -1)] * len(node.deps), []  # an input has no values: nothing to tabulate
-            if not b.finite:
-                raise UnsupportedConstruct("C", node, f"its input {dep!r} is unbounded", owner=parameter, model=self.model)
-            intervals.append((math.floor(b.lo), math.floor(b.hi)))
-        evaluate = compile_domain(node, parameter.name, closure_globals=dict(self.model.closure_globals),
-                                  max_closure_values=self.model.max_closure_values)
-        combos = list(itertools.product(*(range(lo, hi + 1) for lo, hi in intervals)))
-        if len(combos) > self.bounds.max_closure_combinations:
-            raise UnsupportedConstruct("C", node, f"{len(combos)} input combinations to tabulate", owner=parameter,
-                                       model=self.model)
-        values = []
-        for combo in combos:
-            vals = list(evaluate(dict(zip(node.deps, combo))))
-            if codes:  # strings a generator yields get codes too (after the space's own constants)
-                vals = [self.codes.setdefault(v, len(self.codes)) if isinstance(v, str) else v for v in vals]
-            values.append(vals)
-        return intervals, values
+    def closure_table(self, node: ir.Closure, parameter):
+        """The closure's shared table (`solverspace.closures`), or a refusal naming why not."""
+        try:
+            return self.model.closures.table(node)
+        except ClosureTableError as exc:
+            raise UnsupportedConstruct("C", node, exc.message, owner=parameter, model=self.model, hint=exc.hint)
+
+    def coded(self, value, node, parameter) -> int:
+        """A value as the C code holds it (strings as their codes)."""
+        if type(value) is str:
+            return self.codes[value]
+        if type(value) not in (int, bool):
+            raise UnsupportedConstruct("C", node, f"an input of the closure takes the fraction {value}",
+                                       owner=parameter, model=self.model)
+        return int(value)
 
     def _fill_closure(self, buf, count, node, parameter, ind) -> list[str]:
-        intervals, values = self.closure_table(node, parameter)
+        """Look the values up: each input's position among its (sorted, coded) values, then the
+        combination's slice of the flat table."""
+        table = self.closure_table(node, parameter)
         tid = len(self.tables)
+        lines = [f"{ind}{{ int64_t ix_ = 0, at_; int ok_ = 1;"]
+        sorted_inputs, stride = [], 1
+        for k, (dep, values) in reversed(list(enumerate(zip(node.deps, table.inputs)))):
+            pairs = sorted((self.coded(v, node, parameter), v) for v in values)
+            sorted_inputs.insert(0, [v for _, v in pairs])
+            codes = [c for c, _ in pairs]
+            var = c_name(dep)
+            if codes and codes == list(range(codes[0], codes[0] + len(codes))):  # dense: arithmetic
+                lines.append(f"{ind}  at_ = {var} - ({codes[0]}); if (at_ < 0 || at_ >= {len(codes)}) ok_ = 0;"
+                             f" else ix_ += at_ * {stride};")
+            else:
+                self.tables.append(f"static const int64_t tab{tid}_in{k}[] = {{{', '.join(map(str, codes or [0]))}}};")
+                lines.append(f"{ind}  at_ = ss_find({var}, tab{tid}_in{k}, {len(codes)}); if (at_ < 0) ok_ = 0;"
+                             f" else ix_ += at_ * {stride};")
+            stride *= len(codes)
         offsets, flat = [0], []
-        for vals in values:
-            flat += vals
+        for combo in itertools.product(*sorted_inputs):
+            flat += [self.coded(v, node, parameter) for v in table.rows.get(combo, ())]
             offsets.append(len(flat))
         self.tables.append(f"static const int64_t tab{tid}_values[] = {{{', '.join(map(str, flat or [0]))}}};")
         self.tables.append(f"static const int64_t tab{tid}_offsets[] = {{{', '.join(map(str, offsets))}}};")
-        stride, lines = 1, [f"{ind}{{ int64_t ix_ = 0; int ok_ = 1;"]
-        for dep, (lo, hi) in reversed(list(zip(node.deps, intervals))):
-            var = c_name(dep)
-            lines.append(f"{ind}  if ({var} < {lo} || {var} > {hi}) ok_ = 0; else ix_ += ({var} - {lo}) * {stride};")
-            stride *= hi - lo + 1
         lines.append(f"{ind}  if (ok_) for (int64_t j_ = tab{tid}_offsets[ix_]; j_ < tab{tid}_offsets[ix_ + 1]; j_++) "
                      f"{buf}[{count}++] = tab{tid}_values[j_]; }}")
         return lines
@@ -617,6 +602,12 @@ class CGenerator:
 static int ss_member(int64_t x, const int64_t *buf, int64_t n) {
     for (int64_t j = 0; j < n; j++) if (buf[j] == x) return 1;
     return 0;
+}
+/* position of x in an ascending array, or -1 */
+static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; if (sorted[mid] < x) lo = mid + 1; else hi = mid; }
+    return lo < n && sorted[lo] == x ? lo : -1;
 }
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return (int)sizeof(ss_row); }

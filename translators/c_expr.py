@@ -169,6 +169,12 @@ class CExpressionPrinter(ir.Visitor):
         return f"(({self.visit(n.cond)}) ? ({self.visit(n.then)}) : ({self.visit(n.orelse)}))"
 
     def _visit_Compare(self, n):
+        decided = self.model.kinds.decided(n)
+        if decided is not None:  # a string never equals an integer (solverspace.kinds)
+            value = f"INT64_C({int(decided)})"
+            if any(isinstance(x, ir.BinOp) and x.op in ("//", "%", "/") for x in ir.walk(n)):
+                return f"((void)({self.visit(n.left)}), (void)({self.visit(n.right)}), {value})"  # keeps *u
+            return value
         if self.fraction(n.left) or self.fraction(n.right):
             (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
             return self.visit(ir.Compare(n.op, _mul(a, d), _mul(c, b)))  # denominators are > 0

@@ -230,6 +230,8 @@ def _equality(constraint, variable, mono: Monotonicity, bounds):
     for part in conjuncts:
         if not (isinstance(part, ir.Compare) and part.op == "=="):
             continue
+        if mono.model.kinds.decided(part) is not None:  # a string never equals an integer: nothing to solve
+            continue
         for side, other in ((part.left, part.right), (part.right, part.left)):
             if mono.depends(other):
                 continue

@@ -45,6 +45,7 @@ from ortools.sat.python import cp_model
 
 from solverspace import ir
 from solverspace.bounds import Bounds, short_number
+from solverspace.closures import ClosureTableError
 from solverspace.errors import BackendUnavailableError, Location
 from solverspace.evaluate import Undefined, compile_domain
 from solverspace.printing import to_source
@@ -57,9 +58,6 @@ LIMIT = 2 ** 60
 
 #: Constant domains with at most this many values become an explicit CP-SAT domain.
 EXPLICIT_DOMAIN = 100_000
-
-#: Closure iterators are tabulated for at most this many input combinations.
-MAX_CLOSURE_COMBINATIONS = 100_000
 
 
 class CpSatRefusal(BackendUnavailableError):
@@ -740,7 +738,8 @@ class Lowering(ir.Visitor):
         if name not in self.params:
             p = self.model.parameter[name]
             with self._item("parameter", name, p.line):
-                kind, lo, hi, values = self._domain_shape(p.domain, p)
+                _, lo, hi, values = self._domain_shape(p.domain, p)
+                kind = self.model.kinds.of(name) or "int"  # one kind analysis for every backend
                 if values is not None:
                     var = self._var_from_values(values, name, p.domain)
                     lo, hi = _coded_hull(values, self.codes)
@@ -865,40 +864,23 @@ class Lowering(ir.Visitor):
         return self.as_int(v, node)
 
     def _closure_table(self, node: ir.Closure):
+        """(rows of allowed (inputs..., value) codes, kind of the values), from the closure's
+        shared table (`solverspace.closures`: values as the user sees them)."""
         cached = self.domain_memo.get(("closure", node.name))
         if cached is not None:
             return cached
-        deps = [self.lower(ir.Ref(d))[0] for d in node.deps]
-        ranges, size = [], 1
-        for dep, val in zip(node.deps, deps):
-            if val.kind == "rat":
+        try:
+            table = self.model.closures.table(node)
+        except ClosureTableError as exc:
+            self.refuse(node, exc.message, hint=exc.hint)
+        for dep, values in zip(node.deps, table.inputs):
+            if any(type(v) not in (int, bool, str) for v in values):
                 self.refuse(node, f"its input {dep!r} may be a fraction")
-            if val.kind == "str":
-                codes = [c for t, c in self.codes.code.items() if val.lo <= c <= val.hi]
-                ranges.append([t for t, c in self.codes.code.items() if val.lo <= c <= val.hi])
-                size *= max(1, len(codes))
-                continue
-            ranges.append(range(val.lo, val.hi + 1))
-            size *= len(ranges[-1])
-        if size > MAX_CLOSURE_COMBINATIONS:
-            self.refuse(node, f"closure iterator {node.name!r} has {size} input combinations to tabulate "
-                              f"(limit {MAX_CLOSURE_COMBINATIONS})",
-                        hint="narrow the ranges of its inputs")
-        table_fn = compile_domain(node, node.name, closure_globals=dict(self.model.closure_globals),
-                                  max_closure_values=self.model.max_closure_values)
-        rows, kinds = [], set()
-        for combo in itertools.product(*ranges):
-            try:
-                values = table_fn(dict(zip(node.deps, combo)))
-            except Undefined:
-                continue
-            coded_combo = tuple(self.codes(c) if type(c) is str else c for c in combo)
-            for v in values:
-                kinds.add("str" if type(v) is str else "int")
-                rows.append((*coded_combo, self.codes(v) if type(v) is str else v))
-        if len(kinds) > 1:
-            self.refuse(node, "its values mix categorical strings and numbers")
-        result = (rows, kinds.pop() if kinds else "int")
+
+        def code(v):
+            return self.codes(v) if type(v) is str else int(v)
+        rows = [(*map(code, combo), code(v)) for combo, values in table.rows.items() for v in values]
+        result = (rows, self.model.kinds.of(node.name) or "int")
         self.domain_memo[("closure", node.name)] = result
         return result
 

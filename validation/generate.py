@@ -11,6 +11,10 @@
   `/` (as an operand of comparisons, or as a fraction-valued derived value that is compared),
   `min`, `max`, `abs`, `if_then_else`, comparisons as 0/1 values, reassignment, module-level
   `if` on a setting; `//` and `%` get negative operands and divisors that can be 0;
+- strings and integers together (issue 11): closures reading a categorical parameter, closures
+  that yield strings (read by other closures), closures over sparse inputs (values far apart),
+  and `==`/`!=` between a categorical and an integer (`refused_spaces()` draws what every backend
+  must refuse alike: mixed string/integer value lists and branches, ordering a string);
 - constraints of both polarities: `require(...)`, `reject_if(...)` combined with `&`, `|`, `~`,
   and `@require` / `@reject_if` functions with `if/elif/else`, local variables, chained
   comparisons and `and`/`or`/`not` guards that short-circuit a division by zero (or do not);
@@ -260,6 +264,8 @@ class _Gen:
             kinds.append("chain")
         if dynamic_ints or py or self.s.cats:
             kinds.append("in")
+        if self.s.cats and dynamic_ints:
+            kinds += ["string_vs_int", "string_vs_int"]
         if not kinds:  # nothing to compare yet (the first parameter's domain)
             return "True"
         if depth > 0:
@@ -287,6 +293,8 @@ class _Gen:
             return f"{other.paren()} {self.pick(_CMP)} {r}"
         if kind == "bool":
             return f"{self.pick(self.s.bools)} {self.pick(['==', '!='])} {self.pick([0, 1])}"
+        if kind == "string_vs_int":
+            return self.string_vs_int(py)
         if kind == "exact":
             return self.exact_comparison(py)
         if kind == "in":
@@ -428,8 +436,12 @@ class _Gen:
         kinds = ["range", "range", "values", "deferred", "closure", "algebra"]
         if index > 0 or self.boolean(0.5):
             kinds.append("categorical")
+        kinds += self.kind_mixing_params()
         kind = self.pick(kinds)
         movable = False
+        if kind in ("string_closure", "categorical_closure", "sparse_closure"):
+            getattr(self, kind)(name, cap)
+            return
         if kind == "categorical":
             values = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap, 4)))
             text = f"{name} = iterator({values!r})"
@@ -603,6 +615,86 @@ class _Gen:
             size = len(values) + (1 if reads else 0)
         return "\n".join(lines), lo, hi, size
 
+    # ---------------------------------------------------------------- strings and integers together
+    def kind_mixing_params(self) -> list[str]:
+        """Parameter kinds that put strings and integers side by side (closures over strings,
+        closures yielding strings, closures over values far apart)."""
+        kinds = ["string_closure", "string_closure", "sparse_closure"]
+        if self.s.cats:
+            kinds += ["categorical_closure", "categorical_closure", "categorical_closure"]
+        return kinds
+
+    def string_vs_int(self, py: bool) -> str:
+        """`==`/`!=` between a categorical value and an integer: never equal, as in Python."""
+        cat = self.pick(self.s.cats)
+        other = self.dynamic(self.int_expr(1, py)) if self.boolean(0.7) else _const(self.small(0, 2))
+        op = self.pick(["==", "!="])
+        return f"{cat} {op} {other.paren()}" if self.boolean(0.5) else f"{other.paren()} {op} {cat}"
+
+    def _add_closure_param(self, name: str, lines: list[str], lo: int, hi: int, size: int) -> None:
+        self.s.ints[name] = (lo, hi) if lo <= hi else (0, 0)
+        self.s.candidates *= max(1, size)
+        self.s.params.append(name)
+        self.s.blocks.append(_Block("\n".join(lines), movable=True))
+
+    def categorical_closure(self, name: str, cap: int) -> None:
+        """A closure whose input is a categorical parameter: it must receive the strings."""
+        cat = self.pick(self.s.cats)
+        ints = list(self.s.ints)
+        x = self.pick(ints) if ints and self.boolean(0.4) else None
+        value = self.pick(sorted(set(self.s.cats[cat]) | {"a"}))
+        lines = ["@iterator", f"def {name}({cat}{', ' + x if x else ''}):"]
+        lo, hi, size = 10 ** 9, -10 ** 9, 0
+        for word in (f"if {cat} == {value!r}:", "else:"):
+            lines.append(f"    {word}")
+            values = [self.small() for _ in range(self.draw(st.integers(1, min(cap, 3))))]
+            lines += [f"        yield {v}" for v in values]
+            if self.boolean(0.4):  # a value computed from the string itself
+                lines.append(f"        yield len({cat})")
+                values.append(1)
+                hi = max(hi, max(len(c) for c in self.s.cats[cat]))
+            if x is not None and self.boolean(0.5):
+                lines.append(f"        yield {x}")
+                lo, hi = min(lo, self.s.ints[x][0]), max(hi, self.s.ints[x][1])
+                values.append(0)
+            lo, hi, size = min(lo, *values), max(hi, *values), max(size, len(values))
+        self._add_closure_param(name, lines, lo, hi, size)
+
+    def string_closure(self, name: str, cap: int) -> None:
+        """A closure that yields strings: a categorical parameter (other closures may read it)."""
+        first = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap, 3), unique=True))
+        lines = ["@iterator"]
+        reads = list(self.s.cats) + list(self.s.ints)
+        x = self.pick(reads) if reads and self.boolean(0.6) else None
+        if x is None:
+            lines += [f"def {name}():"] + [f"    yield {v!r}" for v in first]
+            values = first
+        else:
+            second = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=0, max_size=min(cap, 3), unique=True))
+            test = f"{x} != 'a'" if x in self.s.cats else f"{x} > {self.small(-2, 3)}"
+            lines += [f"def {name}({x}):", f"    if {test}:"] + [f"        yield {v!r}" for v in first]
+            lines += ["    else:"] + ([f"        yield {v!r}" for v in second] or ["        return"])
+            values = list(dict.fromkeys(first + second))
+        self.s.cats[name] = values
+        self.s.candidates *= len(values)
+        self.s.params.append(name)
+        self.s.blocks.append(_Block("\n".join(lines), movable=True))
+
+    def sparse_closure(self, name: str, cap: int) -> None:
+        """A value list whose values are far apart (only its closure reads it), and that closure:
+        tabulated over the values, not over the interval between them."""
+        sparse = f"q{name[1:]}"
+        values = self.draw(st.lists(st.sampled_from([-1_000_000, -65_537, 0, 7, 100_003, 1_000_000, 2 ** 40]),
+                                    min_size=1, max_size=min(3, cap), unique=True))
+        self.s.blocks.append(_Block(f"{sparse} = iterator({values!r})"))
+        self.s.params.append(sparse)
+        self.s.candidates *= len(values)
+        m = self.draw(st.integers(2, 5))
+        lines = ["@iterator", f"def {name}({sparse}):", f"    yield {sparse} % {m}"]
+        if self.boolean(0.5):
+            lines += [f"    if {sparse} > {self.small(-2, 10)}:", "        yield -1"]
+        self._add_closure_param(name, lines, -1, m - 1, 2)
+
     # ---------------------------------------------------------------- derived values
     def add_derived(self) -> None:
         i = self.s.derived_count
@@ -733,6 +825,39 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
         else:
             result.append(block)
     return "\n".join(header + [b.text for b in result]) + "\n"
+
+
+@st.composite
+def refused_spaces(draw, **options) -> str:
+    """A generated space plus one construct that every backend must refuse alike, when the file
+    is loaded (`solverspace.kinds`): strings and integers mixed in a value list, in iterator
+    algebra, in the branches of a deferred iterator or a derived value, in what a closure yields;
+    or a string in an ordering comparison. (Returned as source text, like `spaces()`.)"""
+    base = draw(spaces(**options))
+    strings = draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=3, unique=True))
+    numbers = draw(st.lists(st.integers(-3, 5), min_size=1, max_size=3, unique=True))
+    mixed = draw(st.permutations(strings + numbers))
+    form = draw(st.sampled_from(["list", "algebra", "deferred", "derived", "closure", "order", "order_function"]))
+    if form == "list":
+        extra = f"zz = iterator({mixed!r})"
+    elif form == "algebra":
+        extra = f"zz = iterator({strings!r}) {draw(st.sampled_from(['|', '&', '-']))} range({len(numbers)})"
+    elif form == "deferred":
+        extra = (f"zx = range(3)\n@iterator\ndef zz(zx):\n    if zx > {draw(st.integers(-1, 3))}:\n"
+                 f"        return iterator({strings!r})\n    return range({len(numbers)})")
+    elif form == "derived":
+        extra = f"zx = range(3)\nzd = if_then_else(zx > 0, {strings[0]!r}, {numbers[0]})"
+    elif form == "closure":
+        extra = "@iterator\ndef zz():\n" + "".join(f"    yield {v!r}\n" for v in mixed).rstrip("\n")
+    else:
+        op = draw(st.sampled_from(["<", "<=", ">", ">="]))
+        other = draw(st.sampled_from([repr(strings[0]), str(numbers[0]), "zx"]))
+        extra = f"zx = range(3)\nzk = iterator({strings!r})"
+        if form == "order":
+            extra += f"\nrequire(zk {op} {other})"
+        else:
+            extra += f"\n@reject_if\ndef zc(zk, zx):\n    return {other} {op} zk"
+    return base + extra + "\n"
 
 
 def _mentions(text: str, name: str) -> bool:

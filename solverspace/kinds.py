@@ -1,0 +1,206 @@
+"""The kind of every value of a model, integer or string, computed once; refusals raised here.
+
+DESIGN.md: values are integers (booleans count as 0/1) or categorical strings. As in Python, a
+string never equals an integer (`"a" == 0` is False, `"a" != 0` is True), whatever code a
+backend gives it; an ordering comparison or arithmetic with a string is refused; a value list,
+a conditional or a closure that mixes strings and integers is refused. All of that is decided
+from the model alone, here, so the reference, C and CP-SAT refuse the same spaces with the same
+message and decide `==`/`!=` between different kinds the same way (`Kinds.decided`).
+
+`model.kinds` is the analysis of a model (lazy, memoised); `loader` calls `check()` when it
+builds a model, so a space that mixes kinds is refused at load, naming the item and its line.
+
+Kinds: ``INT``, ``STR``, or ``None`` (unknown: no value, or a closure that cannot be tabulated,
+whose values the reference checks one call at a time).
+"""
+from __future__ import annotations
+
+from . import ir
+from .errors import Location, SpaceDefinitionError, SpaceEvaluationError
+from .printing import to_source
+
+INT, STR = "int", "str"
+
+MIX_HINT = ("a parameter's values are all integers or all strings: use a separate categorical parameter, "
+            "or an integer sentinel such as 0 for 'auto'")
+ORDER_HINT = "categorical values can only be compared with == and !="
+
+
+class KindError(SpaceDefinitionError):
+    """Strings and integers used together where the language does not allow it."""
+
+
+def _join(a, b):
+    """The kind of a value that is either of kind a or b; 'mixed' when both are known and differ."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    return "mixed"
+
+
+class Kinds(ir.Visitor):
+    """Kinds of a model's parameters, derived values and expressions."""
+
+    backend_name = "the kind analysis"
+
+    def __init__(self, model):
+        self.model = model
+        self.memo: dict[str, str | None] = {}
+        self.owner = None
+
+    # ------------------------------------------------------------------------------ public
+    def check(self) -> "Kinds":
+        """Analyse every item (raising `KindError` for the first that mixes kinds)."""
+        for p in self.model.parameters:
+            self.of(p.name)
+        for d in self.model.derived:
+            self.of(d.name)
+        for c in self.model.constraints:
+            self.expr(c.expr, c)
+        return self
+
+    def of(self, name: str) -> str | None:
+        """The kind of parameter or derived value `name`."""
+        if name not in self.memo:
+            self.memo[name] = None
+            item = self.model.definition(name)
+            if name in self.model.parameter:
+                self.memo[name] = self.domain(item.domain, item)
+            else:
+                self.memo[name] = self.expr(item.expr, item)
+        return self.memo[name]
+
+    def expr(self, node: ir.Expr, owner=None) -> str | None:
+        """The kind of an expression (refusing what mixes kinds); `owner` is named in refusals."""
+        saved, self.owner = self.owner, owner if owner is not None else self.owner
+        try:
+            return self.visit(node)
+        finally:
+            self.owner = saved
+
+    def is_string(self, node: ir.Expr) -> bool:
+        return self.expr(node) == STR
+
+    def decided(self, node: ir.Compare) -> bool | None:
+        """The value of `==`/`!=` between values of different known kinds (False/True as in
+        Python), or None when the comparison must be evaluated."""
+        if node.op not in ("==", "!="):
+            return None
+        a, b = self.expr(node.left), self.expr(node.right)
+        if a is None or b is None or a == b:
+            return None
+        return node.op == "!="
+
+    def domain(self, node: ir.Domain, owner) -> str | None:
+        """The kind of a domain's values (refusing a domain that mixes kinds)."""
+        saved, self.owner = self.owner, owner
+        try:
+            return self._domain(node)
+        finally:
+            self.owner = saved
+
+    # ------------------------------------------------------------------------------ refusals
+    def refuse(self, message: str, hint: str | None = None):
+        owner = self.owner
+        if owner is not None:
+            what = {"Parameter": "parameter", "Derived": "derived value"}.get(type(owner).__name__, "constraint")
+            message = f"{what} {owner.name!r}: {message}"
+        raise KindError(message, where=Location(self.model.source, getattr(owner, "line", None)), hint=hint)
+
+    def _mixed(self, node, parts):
+        examples = {}
+        for part in parts:
+            kind = self.visit(part) if isinstance(part, ir.Expr) else self._domain(part)
+            if kind is not None:
+                examples.setdefault(kind, part)
+        text = " and ".join(f"`{to_source(examples[k])}`" for k in (STR, INT) if k in examples)
+        self.refuse(f"`{to_source(node)}` mixes strings and integers ({text})", MIX_HINT)
+
+    # ------------------------------------------------------------------------------ expressions
+    def _visit_Const(self, n):
+        return STR if type(n.value) is str else INT
+
+    def _visit_Ref(self, n):
+        return self.of(n.name)
+
+    def _numeric(self, n, operands):
+        for o in operands:
+            if self.visit(o) == STR:
+                self.refuse(f"`{to_source(n)}` uses the categorical (string) value `{to_source(o)}` in arithmetic",
+                            ORDER_HINT)
+        return INT
+
+    def _visit_BinOp(self, n):
+        return self._numeric(n, (n.left, n.right))
+
+    def _visit_Neg(self, n):
+        return self._numeric(n, (n.operand,))
+
+    def _visit_Abs(self, n):
+        return self._numeric(n, (n.operand,))
+
+    def _visit_Min(self, n):
+        return self._numeric(n, n.operands)
+
+    def _visit_Max(self, n):
+        return self._numeric(n, n.operands)
+
+    def _visit_Compare(self, n):
+        a, b = self.visit(n.left), self.visit(n.right)
+        if n.op not in ("==", "!=") and STR in (a, b):
+            culprit = n.left if a == STR else n.right
+            self.refuse(f"`{to_source(n)}` orders the categorical (string) value `{to_source(culprit)}`",
+                        ORDER_HINT)
+        return INT
+
+    def _boolean(self, n):
+        for o in n.children():
+            self.visit(o)
+        return INT
+
+    _visit_And = _visit_Or = _visit_Not = _boolean
+
+    def _visit_IfExp(self, n):
+        self.visit(n.cond)
+        kind = _join(self.visit(n.then), self.visit(n.orelse))
+        if kind == "mixed":
+            self._mixed(n, (n.then, n.orelse))
+        return kind
+
+    # ------------------------------------------------------------------------------ domains
+    def _domain(self, node):
+        if isinstance(node, ir.Range):
+            for part in (node.start, node.stop, node.step):
+                if self.visit(part) == STR:
+                    self.refuse(f"range bound `{to_source(part)}` is a string in `{to_source(node)}`",
+                                "range bounds are integers")
+            return INT
+        if isinstance(node, ir.Values):
+            kind = None
+            for item in node.items:
+                kind = _join(kind, self.visit(item))
+            if kind == "mixed":
+                self._mixed(node, node.items)
+            return kind
+        if isinstance(node, (ir.SetOp, ir.IfDomain)):
+            if isinstance(node, ir.IfDomain):
+                self.visit(node.cond)
+            parts = (node.left, node.right) if isinstance(node, ir.SetOp) else (node.then, node.orelse)
+            kind = _join(self._domain(parts[0]), self._domain(parts[1]))
+            if kind == "mixed":
+                self._mixed(node, parts)
+            return kind
+        if isinstance(node, ir.Closure):
+            return self._closure(node)
+        raise TypeError(f"unknown domain node {type(node).__name__}")
+
+    def _closure(self, node: ir.Closure):
+        try:
+            values = self.model.closures.table(node).values  # refuses a closure yielding both kinds
+        except SpaceDefinitionError:
+            raise
+        except SpaceEvaluationError:
+            return None  # cannot be tabulated: the reference checks each call (evaluate.ClosureTable)
+        kinds = {STR if type(v) is str else INT for v in values}
+        return kinds.pop() if kinds else None
