@@ -346,7 +346,9 @@ class _Gen:
         """`x in (..)`, `x not in [..]`, `x in {..}`, `x in range(a, b, k)`, or a categorical
         parameter in a tuple of strings; list items may be undefined (Python evaluates them all)."""
         op = self.pick(["in", "not in"])
-        if self.s.cats and self.boolean(0.3):
+        # module level without a parameter to test, `0 in ()` would be a plain bool (and `~` of it -1)
+        only_categorical = not py and all(n in self.s.static for n in self.s.ints)
+        if self.s.cats and (only_categorical or self.boolean(0.3)):
             name = self.pick(self.s.cats)
             values = self.draw(st.lists(st.sampled_from(sorted(set(self.s.cats[name]) | {"a", "ldg"})),
                                         min_size=1, max_size=3))
