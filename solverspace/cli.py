@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -505,7 +506,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that the same paths cancel the C threads and remove
+    temporary files; the command then exits with 128 + 15."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _on_sigterm():
+    """Install the SIGTERM handler for one `main()` call; returns the handler to restore (None
+    when signals cannot be handled here, outside the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = _on_sigterm()
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option
@@ -518,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     except SolverspaceError as exc:
         print(f"solverspace: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("solverspace: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("solverspace: interrupted", file=sys.stderr)
         return 130

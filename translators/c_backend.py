@@ -108,8 +108,9 @@ class CEnumerator:
     # ------------------------------------------------------------------------------ running C
     def _call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
         """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
-        progress bar stay responsive; Ctrl-C sets `cancel`, which every work unit checks, and
-        waits for the C threads to stop before raising."""
+        progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
+        sets `cancel`, which every work unit and every long loop inside one checks, and waits for
+        the C threads to stop before raising."""
         job = _C_THREAD.submit(fn, args)
         try:
             while not job.done.wait(0.1):
@@ -146,23 +147,33 @@ class CEnumerator:
         if self.units is not None:
             return self.units
         st = self.ffi.new("ss_stats *")
+        cancel = self.ffi.new("int[1]")
         target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
         depth, count = 0, 1
         for s in range(1, self.generated.max_prefix_depth + 1):
-            count = self.lib.ss_prefixes(s, self.ffi.NULL, 0, st)
+            count = self._call(self._prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
             self._check(st, False)
             depth = s
             if count >= target:
                 break
         prefixes = np.zeros((max(count, 1), max(depth, 1)), dtype=np.int64)
         if depth:
-            self.lib.ss_prefixes(depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st)
+            self._call(self._prefixes, depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st, cancel,
+                       cancel=cancel)
             prefixes = prefixes[:count]
         stats = Stats(undefined=st.undefined if depth else 0)
         if depth and st.undefined:
             stats.first_undefined = (self.generated.items[st.undef_item], {})
         self.units = Units(depth, prefixes, None, stats)
         return self.units
+
+    def _prefixes(self, depth, out, cap, st, cancel) -> int:
+        """`ss_prefixes` (the outer loops' walk) with the cancel flag its loops look at."""
+        self.lib.ss_set_cancel(cancel)
+        try:
+            return self.lib.ss_prefixes(depth, out, cap, st)
+        finally:
+            self.lib.ss_set_cancel(self.ffi.NULL)
 
     def count_units(self, strict=False, progress=None) -> Units:
         units = self.split()

@@ -40,6 +40,7 @@ int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t n
                  char *rows, int nthreads, volatile int *cancel, int64_t *done);
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
+void ss_set_cancel(volatile int *cancel);
 """
 
 CDEF_FUNNEL = "int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done);\n"
@@ -65,6 +66,16 @@ static void ss_memo_put(ss_memo *m, const int64_t *key, int64_t value) {
 }
 """.replace("MEMO_BITS", str(MEMO_BITS))
 ERROR_STEP_ZERO = 1
+CANCEL_EVERY = 1 << 16  # loop iterations between two looks at the cancel flag (a power of two)
+CANCEL_C = r"""
+/* Ctrl-C inside one long work unit: every loop of a walk counts its iterations in `tick_` and
+   looks at the caller's cancel flag once every CANCEL_EVERY of them (a register increment per
+   iteration, not a volatile read). The drivers set the flag's address; ss_set_cancel serves
+   ss_prefixes, which has no flag argument. */
+static volatile int *ss_cancel_flag = NULL;
+void ss_set_cancel(volatile int *cancel) { ss_cancel_flag = cancel; }
+static int ss_cancelled(void) { volatile int *c = ss_cancel_flag; return c != NULL && *c; }
+""".replace("CANCEL_EVERY", str(CANCEL_EVERY))
 
 
 @dataclass
@@ -175,7 +186,7 @@ class CGenerator:
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <stdio.h>",
             "#include <omp.h>", C_HELPERS,
             "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
-            MEMO_C,
+            MEMO_C, CANCEL_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
             "#pragma pack(push, 1)",
             "typedef struct {\n" + "\n".join(f"    {c.ctype} {c_name(c.name)};" for c in columns) + "\n} ss_row;",
@@ -263,6 +274,7 @@ class CGenerator:
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
                  f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo{extra}) {{",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
+                 "    uint32_t tick_ = 0; (void)tick_;",
                  "    " + " ".join(decls)]
         buffers: list[tuple[int, int]] = []
         lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
@@ -293,7 +305,7 @@ class CGenerator:
             lines.append(f"    free(buf_{i});")
         for i in self.solved_levels(order):
             if i not in dict(buffers):
-                lines.insert(4, f"    int64_t buf_{i}[1];")
+                lines.insert(4, f"    int64_t buf_{i}[1] = {{0}};")
         lines.append("}")
         text = "\n".join(lines)
         return text.replace("return; /*abort*/", "goto done;")
@@ -320,6 +332,7 @@ class CGenerator:
                                        tighten=lp.tighten if "tighten" in self.options else ())
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
+            lines.append(f"{ind}        if (!(++tick_ & {CANCEL_EVERY - 1}u) && ss_cancelled()) goto done;")
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
             lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
             if self.emitting_funnel:
@@ -633,6 +646,7 @@ static const int memo_widths[] = {MEMO_WIDTHS};
 
 int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *counts, ss_stats *stats,
                    int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     #pragma omp parallel num_threads(nthreads)
     {
         ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
@@ -653,12 +667,14 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
         }
         for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
     }
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 
 /* fill only the listed units (for sampling and indexing), unit j at out_offsets[j] */
 int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t nsel, const int64_t *out_offsets,
                  char *rows, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t j = 0; j < nsel; j++) {
         if (*cancel) continue;
@@ -667,11 +683,13 @@ int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t n
         #pragma omp atomic
         (*done)++;
     }
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 
 int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const int64_t *offsets,
                   char *rows, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t unit = u0; unit < u1; unit++) {
         if (*cancel) continue;
@@ -680,6 +698,7 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
         #pragma omp atomic
         (*done)++;
     }
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 """.replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth)).replace(
@@ -690,6 +709,7 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
         layout = self.funnel_layout()
         return r"""
 int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     ss_stats st; int64_t n = 1; int64_t *prefixes = NULL;
     if (s > 0) {
         int64_t *scratch = (int64_t *)calloc(FC_SIZE, sizeof(int64_t));
@@ -720,6 +740,7 @@ int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *d
     }
     fc[FC_COUNT] = total;
     free(prefixes);
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 """.replace("FC_SIZE", str(layout["size"])).replace("FC_COUNT", str(layout["count"]))
