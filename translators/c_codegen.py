@@ -68,10 +68,11 @@ static void ss_memo_put(ss_memo *m, const int64_t *key, int64_t value) {
 ERROR_STEP_ZERO = 1
 CANCEL_EVERY = 1 << 16  # loop iterations between two looks at the cancel flag (a power of two)
 CANCEL_C = r"""
-/* Ctrl-C inside one long work unit: every loop of a walk counts its iterations in `tick_` and
-   looks at the caller's cancel flag once every CANCEL_EVERY of them (a register increment per
-   iteration, not a volatile read). The drivers set the flag's address; ss_set_cancel serves
-   ss_prefixes, which has no flag argument. */
+/* Ctrl-C inside one long work unit: the walks count loop iterations in `tick_` (a loop's length
+   added on entry) and look at the caller's cancel flag once every CANCEL_EVERY of them, and inside
+   any loop that may itself be longer (see CGenerator.cancel_checks): no volatile read per
+   iteration. The drivers set the flag's address; ss_set_cancel serves ss_prefixes, which has no
+   flag argument. */
 static volatile int *ss_cancel_flag = NULL;
 void ss_set_cancel(volatile int *cancel) { ss_cancel_flag = cancel; }
 static int ss_cancelled(void) { volatile int *c = ss_cancel_flag; return c != NULL && *c; }
@@ -274,7 +275,7 @@ class CGenerator:
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
                  f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo{extra}) {{",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
-                 "    uint32_t tick_ = 0; (void)tick_;",
+                 "    uint64_t tick_ = 0; (void)tick_;",
                  "    " + " ".join(decls)]
         buffers: list[tuple[int, int]] = []
         lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
@@ -331,8 +332,7 @@ class CGenerator:
             lines += self.domain_setup(i, parameter, solve, ind + "        ",
                                        tighten=lp.tighten if "tighten" in self.options else ())
             lines.append(f"{ind}    }}")
-            lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
-            lines.append(f"{ind}        if (!(++tick_ & {CANCEL_EVERY - 1}u) && ss_cancelled()) goto done;")
+            lines += self.cancel_checks(i, name, ind)
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
             lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
             if self.emitting_funnel:
@@ -352,6 +352,20 @@ class CGenerator:
         for ind in reversed(closes):
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}}}")
+        return lines
+
+    def cancel_checks(self, i: int, name: str, ind: str) -> list[str]:
+        """The loop header of level i with its looks at the cancel flag: on entry, the loop's
+        length is added to `tick_` (so nests of short loops look once per CANCEL_EVERY iterations
+        in all); a loop that may itself run longer also looks every CANCEL_EVERY of its own
+        iterations. No per-iteration cost where the bounds prove a loop short."""
+        lines = [f"{ind}    tick_ += (uint64_t)n_{i};",
+                 f"{ind}    if (__builtin_expect(tick_ >= {CANCEL_EVERY}u, 0)) {{ tick_ = 0; if (ss_cancelled()) goto done; }}",
+                 f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{"]
+        interval = self.bounds.of(name)
+        if not interval.hi - interval.lo < CANCEL_EVERY:
+            lines.append(f"{ind}        if (__builtin_expect(!(k_{i} & {CANCEL_EVERY - 1}) && k_{i}, 0) && ss_cancelled()) "
+                         "goto done;")
         return lines
 
     def component_keys(self, order, components, slots) -> list[list[str]]:
