@@ -19,6 +19,10 @@ needs_cc = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None,
 # two work units (the hoisted `h` ends the prefix after `a`), each 10**12 iterations of a test that
 # no optimization can solve or break: minutes of work inside one unit
 HUGE_UNITS = "a = range(2)\nh = range(3)\nb = range(10**12)\nrequire((a + b * 7 + b // 3) % 1000003 == 1)\n"
+# nested loops each proven shorter than the check interval, 10**15 iterations under each unit: the
+# loops look at the flag by the lengths they add on entry
+HUGE_NEST = ("a = range(2)\nh = range(3)\nb = range(60000)\nc = range(60000)\nd = range(60000)\n"
+             "require((a + b * 7 + c * c + d * d + b // 3) % 1000003 == 1)\n")
 # many small rows in Python: the reference backend writes for minutes
 LONG_LISTING = "a = range(10**5)\nb = range(10**5)\nrequire((a + b) % 3 == 0)\n"
 
@@ -73,9 +77,11 @@ def _stop(proc, signum, within=3.0):
 
 
 @needs_cc
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_stops_a_count_inside_one_huge_work_unit(tmp_path, signum, status):
-    path = _space(tmp_path, HUGE_UNITS)
+@pytest.mark.parametrize("text, signum, status", [(HUGE_UNITS, signal.SIGINT, 130), (HUGE_UNITS, signal.SIGTERM, 143),
+                                                  (HUGE_NEST, signal.SIGINT, 130)], ids=["long-loop-int", "long-loop-term",
+                                                                                         "nest-of-short-loops-int"])
+def test_a_signal_stops_a_count_inside_one_huge_work_unit(tmp_path, text, signum, status):
+    path = _space(tmp_path, text)
     _prebuild(path)
     proc = _start(["count", str(path), "--quiet", "--threads", "2"], tmp_path)
     _wait_until(lambda: _threads(proc) >= 3, proc)  # the C thread and its OpenMP team are counting
