@@ -158,9 +158,12 @@ def _write_rows(rows, path, sep):
         pa, pq = require_pyarrow()
     tmp = f"{path}.{os.getpid()}.partial"
     try:
-        if fmt == "npy":
+        if fmt == "npy":  # categorical columns as codes, tables in the sidecar (solverspace.npy)
+            from .npy import encode_strings, write_categories
+            codes, tables = encode_strings(rows)
             with open(tmp, "wb") as handle:
-                np.save(handle, rows)
+                np.save(handle, codes)
+            write_categories(path, tables, len(codes))
         elif fmt == "jsonl":
             from translators.c_backend import jsonl_bytes
             with open(tmp, "wb") as handle:

@@ -20,6 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from solverspace.errors import BackendUnavailableError, SpaceEvaluationError, UndefinedOperationError
+from solverspace.npy import write_categories
 from solverspace.plan import Plan
 from solverspace.reference import Stats
 
@@ -446,16 +447,13 @@ class CEnumerator:
                     for rows in self.batches(strict, progress, batch_rows):
                         handle.write(self.format_csv(rows, sep))
                         written += len(rows)
-                elif fmt == "npy":
+                elif fmt == "npy":  # categorical columns as their codes, tables in the sidecar (solverspace.npy)
                     total = int(self.count_units(strict).counts.sum())
-                    dtype = self.generated.dtype
-                    if any(c.categorical is not None for c in columns):
-                        dtype = self.decode(np.empty(0, dtype=dtype)).dtype
                     np.lib.format.write_array_header_1_0(
-                        handle, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+                        handle, {"descr": np.lib.format.dtype_to_descr(self.generated.dtype), "fortran_order": False,
                                  "shape": (total,)})
                     for rows in self.batches(strict, progress, batch_rows):
-                        handle.write(self.decode(rows).tobytes())
+                        handle.write(rows.tobytes())
                         written += len(rows)
                 elif fmt == "jsonl":
                     for rows in self.batches(strict, progress, batch_rows):
@@ -466,6 +464,9 @@ class CEnumerator:
                     written = self._write_parquet(handle, strict, progress, batch_rows)
                 else:
                     raise ValueError(f"unknown format {fmt!r}")
+            if fmt == "npy":
+                write_categories(path, {c.name: list(c.categorical) for c in columns if c.categorical is not None},
+                                 written)
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
