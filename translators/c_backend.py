@@ -13,6 +13,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -112,15 +113,20 @@ class CEnumerator:
         progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
         sets `cancel`, which every work unit and every long loop inside one checks, and waits for
         the C threads to stop before raising."""
-        job = _C_THREAD.submit(fn, args)
+        job = None
         try:
-            while not job.done.wait(0.1):
+            job = _C_THREAD.submit(fn, args)
+            pause = 0.0005
+            while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
+                time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
+                pause = min(2 * pause, 0.1)
                 if progress and done is not None:
                     progress(int(done[0]), total)
         except KeyboardInterrupt:
             if cancel is not None:
                 cancel[0] = 1
-            job.done.wait()
+            while job is not None and not job.done.is_set():
+                time.sleep(0.01)
             raise
         if progress and done is not None:
             progress(int(done[0]), total)
