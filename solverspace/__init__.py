@@ -7,10 +7,11 @@
 from .errors import (BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError,
                      SolverspaceWarning, SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
 from .loader import load, load_source
+from .npy import read_npy
 from .space import Space
 from .t1 import export_t1, load_t1
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
            "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError",
-           "SolverspaceWarning"]
+           "SolverspaceWarning", "read_npy"]
 __version__ = "0.1.0"

@@ -168,10 +168,13 @@ def _write_rows(rows, path, sep):
         from translators.c_backend import require_pyarrow
         pa, pq = require_pyarrow()
     with atomic_output(path, "wb", option="-o") as handle:
-        if fmt == "npy":
+        if fmt == "npy":  # categorical columns as codes, tables in the sidecar (solverspace.npy)
+            from .npy import encode_strings, write_categories
+            codes, tables = encode_strings(rows)
             with warnings.catch_warnings():  # format 3.0 for non-Latin-1 column names: expected, not news
                 warnings.simplefilter("ignore", UserWarning)
-                np.save(handle, rows)
+                np.save(handle, codes)
+            write_categories(path, tables, len(codes))
         elif fmt == "jsonl":
             from translators.c_backend import jsonl_bytes
             handle.write(jsonl_bytes(rows))
@@ -513,6 +516,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that the same paths cancel the C threads and remove
+    temporary files; the command then exits with 128 + 15."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _on_sigterm():
+    """Install the SIGTERM handler for one `main()` call; returns the handler to restore (None
+    when signals cannot be handled here, outside the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        return None
+
+
 def _ignore_file_size_signal():
     """Past the file size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills by default;
     ignored, the write fails with EFBIG and the output code reports it (CPython usually ignores
@@ -535,10 +556,15 @@ def _warn_once(message, category, filename, lineno, file=None, line=None, *, see
 
 def main(argv: list[str] | None = None) -> int:
     _ignore_file_size_signal()
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", SolverspaceWarning)
-        warnings.showwarning = functools.partial(_warn_once, seen=set(), fallback=warnings.showwarning)
-        return _main(argv)
+    previous = _on_sigterm()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", SolverspaceWarning)
+            warnings.showwarning = functools.partial(_warn_once, seen=set(), fallback=warnings.showwarning)
+            return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -554,6 +580,9 @@ def _main(argv: list[str] | None) -> int:
     except SolverspaceError as exc:
         print(f"solverspace: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("solverspace: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("solverspace: interrupted", file=sys.stderr)
         return 130

@@ -49,6 +49,7 @@ from .printing import to_source
 
 T1_TYPES = ("int", "uint", "float", "bool", "string")
 MAX_VALUES = 1_000_000          # the longest value list a `Values` string may produce
+MAX_WORK = 2_000_000            # steps (comprehension iterations, list elements built) one `Values` may take
 MAX_EXPORT_COMBINATIONS = 1_000_000  # input combinations evaluated to build one superset list
 _MAX_POWER_BITS = 4096          # `**` results larger than this are refused (no runaway integers)
 
@@ -335,6 +336,16 @@ class _ListEvaluator:
 
     def __init__(self, importer: _T1Importer, what: str, source: str, line):
         self.importer, self.what, self.source, self.line = importer, what, source, line
+        self.work = 0
+
+    def spend(self, node, steps: int):
+        """Count work before doing it: a comprehension that yields little can still loop for
+        hours (`[x for x in range(10**6) for y in range(10**6) if False]`)."""
+        self.work += steps
+        if self.work > MAX_WORK:
+            raise self.fail(node, f"takes more than {MAX_WORK} steps to evaluate (comprehension iterations "
+                                  "and list elements built)",
+                            hint="write the list with fewer or shorter loops, or give Values as a JSON list")
 
     def fail(self, node, message, hint=None):
         return self.importer.error(self.what, message, self.line, source=self.source, node=node, hint=hint)
@@ -357,8 +368,11 @@ class _ListEvaluator:
         values = []
         for element in node.elts:
             if isinstance(element, ast.Starred):
-                values.extend(self.iterable(element.value, env))
+                items = self.iterable(element.value, env)
+                self.spend(element, len(items))
+                values.extend(items)
             else:
+                self.spend(element, 1)
                 values.append(self.scalar(element, env))
             self.check_size(node, len(values))
         return values
@@ -407,11 +421,13 @@ class _ListEvaluator:
         if isinstance(left, (list, range)) or isinstance(right, (list, range)):
             if op is ast.Add and isinstance(left, list) and isinstance(right, list):
                 self.check_size(node, len(left) + len(right))
+                self.spend(node, len(left) + len(right))
                 return left + right
             if op is ast.Mult:
                 seq, times = (left, right) if isinstance(left, (list, range)) else (right, left)
                 if type(times) is int and isinstance(seq, list):
                     self.check_size(node, len(seq) * max(times, 0))
+                    self.spend(node, len(seq) * max(times, 0))
                     return seq * times
             raise self.fail(node, f"unsupported operation between {_kind(left)} and {_kind(right)}",
                             hint="as in Python: lists add to lists (wrap a range in list(...))")
@@ -484,14 +500,20 @@ class _ListEvaluator:
         if name == "list":
             if len(node.args) != 1:
                 raise self.fail(node, "list() takes one argument")
-            return list(self.iterable(node.args[0], env))
+            items = self.iterable(node.args[0], env)
+            self.spend(node, len(items))
+            return list(items)
         if not 1 <= len(node.args) <= 3:
             raise self.fail(node, f"range expected 1 to 3 arguments, got {len(node.args)}")
         bounds = [self.integer(a, env) for a in node.args]
         if len(bounds) == 3 and bounds[2] == 0:
             raise self.fail(node, "range step is 0", hint="a range step must be a non-zero integer")
         result = range(*bounds)
-        self.check_size(node, len(result))
+        try:
+            size = len(result)
+        except OverflowError:  # more than sys.maxsize values
+            size = MAX_VALUES + 1
+        self.check_size(node, size)
         return result
 
     def _eval_ListComp(self, node, env):
@@ -508,6 +530,7 @@ class _ListEvaluator:
             if not isinstance(gen.target, ast.Name):
                 raise self.fail(gen.target, "a comprehension variable must be a single name")
             for item in self.iterable(gen.iter, scope):
+                self.spend(gen, 1)
                 inner = {**scope, gen.target.id: item}
                 if all(self.scalar(cond, inner) for cond in gen.ifs):
                     generate(index + 1, inner)

@@ -304,3 +304,29 @@ def test_ctrl_c_stops_a_long_run_and_leaves_no_file(tmp_path):
     assert time.time() - sent < 2.0
     assert proc.returncode == 130, (proc.returncode, out, err)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_truncated_cache_entry_is_rebuilt_not_loaded(tmp_path):
+    """A cached module cut short (a full disk, a copy interrupted) must not be mapped: the
+    dynamic loader would crash the process with SIGBUS. Run in subprocesses, where a crash
+    cannot take pytest down with it."""
+    import sys
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "SOLVERSPACE_CACHE": str(cache)}
+    space = tmp_path / "s.py"
+    space.write_text("a = range(1, 2000)\nb = range(a, 2000)\nrequire((a * b) % 7 == 3)\n")
+    expected = Space.load(space).count("reference")
+    command = [sys.executable, "-m", "solverspace", "count", str(space), "--json", "--quiet"]
+
+    def count():
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+        return int(done.stdout.strip().splitlines()[-1].split('"count": ')[1].split(",")[0])
+
+    assert count() == expected
+    (module,) = cache.glob("_ss_*.so")
+    data = module.read_bytes()
+    module.write_bytes(data[: len(data) // 2])
+    assert count() == expected
+    assert module.stat().st_size > len(data) // 2  # rebuilt whole
+    assert count() == expected  # and the rebuilt entry is trusted again

@@ -59,7 +59,8 @@ def read_jsonl(path):
 
 
 def read_npy(path):
-    array = np.load(path)
+    from solverspace import read_npy as read
+    array = read(path)
     return array.dtype.names, [tuple(r) for r in array.tolist()]
 
 
@@ -218,3 +219,53 @@ def test_api_returns_a_dataframe_when_pandas_is_installed():
     frame = space.to_frame("c")
     assert isinstance(frame, pandas.DataFrame) and list(frame.columns) == list(space.parameters)
     assert [tuple(r) for r in frame.itertuples(index=False)] == list(space.rows())
+
+
+def test_npy_stores_categorical_columns_as_codes_with_a_table(tmp_path):
+    """Strings in the array would take 4 bytes a character (`<U10`: 40 bytes a value); codes take
+    one, and `FILE.npy.categories.json` maps them back."""
+    from solverspace import read_npy
+    space = _space("categorical")
+    target = tmp_path / "c.npy"
+    space.write(target, "c")
+    raw = np.load(target)
+    assert raw.dtype["kind"] == np.int8 and all(raw.dtype[n].kind == "i" for n in raw.dtype.names)
+    codes, tables = read_npy(target, decode=False)
+    assert set(tables) == {"kind"} and (codes == raw).all()
+    assert [tables["kind"][c] for c in raw["kind"]] == [r[0] for r in space.rows("reference")]
+    assert [tuple(r) for r in read_npy(target).tolist()] == list(space.rows("reference"))
+    meta = json.loads((tmp_path / "c.npy.categories.json").read_text())
+    assert meta["rows"] == len(raw) and meta["columns"] == tables
+
+
+def test_npy_without_categorical_columns_has_no_sidecar_and_drops_a_stale_one(tmp_path):
+    from solverspace import read_npy
+    target = tmp_path / "x.npy"
+    _space("categorical").write(target, "c")
+    assert (tmp_path / "x.npy.categories.json").exists()
+    space = _space("gemm-tiny")
+    space.write(target, "c")
+    assert not (tmp_path / "x.npy.categories.json").exists()
+    assert [tuple(r) for r in read_npy(target).tolist()] == list(space.rows("c"))
+
+
+def test_npy_with_a_sidecar_of_another_file_is_refused(tmp_path):
+    from solverspace import SolverspaceError, read_npy
+    _space("categorical").write(tmp_path / "c.npy", "c")
+    Space.from_source("kind = iterator(['a', 'b'])\n").write(tmp_path / "other.npy", "c")
+    (tmp_path / "c.npy.categories.json").replace(tmp_path / "other.npy.categories.json")  # its rows are 2, not 21
+    with pytest.raises(SolverspaceError, match="does not match"):
+        read_npy(tmp_path / "other.npy")
+
+
+@pytest.mark.parametrize("method", ["exact", "reference"])
+def test_sample_npy_stores_codes_and_decodes_to_the_csv_sample(tmp_path, capsys, method):
+    from solverspace import read_npy
+    source = tmp_path / "cat.py"
+    source.write_text(CATEGORICAL)
+    args = [str(source), "-n", "9", "--seed", "4", "--method", method]
+    assert main(["sample", *args, "-o", str(tmp_path / "s.csv")]) == 0
+    assert main(["sample", *args, "-o", str(tmp_path / "s.npy")]) == 0
+    _, expected = read_csv(tmp_path / "s.csv")
+    assert np.load(tmp_path / "s.npy").dtype["kind"].kind == "i"
+    assert [tuple(r) for r in read_npy(tmp_path / "s.npy").tolist()] == expected

@@ -394,3 +394,35 @@ def test_peer_file_export_round_trip(name, tmp_path):
     target = tmp_path / "again.json"
     write_t1(model, target)
     assert Space(load_t1(target)).count("c") == PEER_FILES[name][2]
+
+
+def test_values_work_is_bounded_not_just_output(monkeypatch):
+    """A comprehension that yields nothing can still loop 10**12 times: the evaluator counts its
+    steps (iterations and elements built) and refuses past `MAX_WORK`, naming file, parameter, limit."""
+    import time
+    from solverspace import t1
+    monkeypatch.setattr(t1, "MAX_WORK", 20_000)  # the default (2,000,000) takes seconds to reach
+    start = time.perf_counter()
+    with pytest.raises(SpaceDefinitionError) as info:
+        _values("[x for x in range(10**6) for y in range(10**6) if False]")
+    assert time.perf_counter() - start < 5
+    rendered = str(info.value)
+    assert "values.json:" in rendered and "tuning parameter 'x' Values" in rendered
+    assert "more than 20000 steps" in rendered
+    for text in ("list(range(5000)) * 5", "[*range(9000), *range(9000), *range(9000)]",
+                 "list(range(9000)) + list(range(9000)) + list(range(9000))"):
+        with pytest.raises(SpaceDefinitionError, match="more than 20000 steps"):
+            _values(text)
+    assert len(_values("[i for i in range(15000)]")) == 15000  # within the limit
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[2**10**10]", "too large"), ("[10**10**10]", "too large"), ("[0] * 10**12", "more than 1000000 values"),
+    ("[0] * (2**40)", "more than 1000000 values"), ("list(range(10**100))", "more than 1000000 values"),
+    ("[x for x in range(-10**30, 10**30)]", "more than 1000000 values")])
+def test_values_huge_powers_and_sizes_are_refused_at_once(text, message):
+    import time
+    start = time.perf_counter()
+    with pytest.raises(SpaceDefinitionError, match=message):
+        _values(text)
+    assert time.perf_counter() - start < 1

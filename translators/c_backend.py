@@ -13,6 +13,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -22,6 +23,7 @@ import numpy as np
 from solverspace.errors import BackendUnavailableError, SpaceEvaluationError, UndefinedOperationError
 from solverspace.options import check_threads
 from solverspace.output import atomic_output, npy_header
+from solverspace.npy import write_categories
 from solverspace.plan import Plan
 from solverspace.reference import Stats
 
@@ -111,17 +113,23 @@ class CEnumerator:
     # ------------------------------------------------------------------------------ running C
     def _call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
         """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
-        progress bar stay responsive; Ctrl-C sets `cancel`, which every work unit checks, and
-        waits for the C threads to stop before raising."""
-        job = _C_THREAD.submit(fn, args)
+        progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
+        sets `cancel`, which every work unit and every long loop inside one checks, and waits for
+        the C threads to stop before raising."""
+        job = None
         try:
-            while not job.done.wait(0.1):
+            job = _C_THREAD.submit(fn, args)
+            pause = 0.0005
+            while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
+                time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
+                pause = min(2 * pause, 0.1)
                 if progress and done is not None:
                     progress(int(done[0]), total)
         except KeyboardInterrupt:
             if cancel is not None:
                 cancel[0] = 1
-            job.done.wait()
+            while job is not None and not job.done.is_set():
+                time.sleep(0.01)
             raise
         if progress and done is not None:
             progress(int(done[0]), total)
@@ -149,23 +157,33 @@ class CEnumerator:
         if self.units is not None:
             return self.units
         st = self.ffi.new("ss_stats *")
+        cancel = self.ffi.new("int[1]")
         target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
         depth, count = 0, 1
         for s in range(1, self.generated.max_prefix_depth + 1):
-            count = self.lib.ss_prefixes(s, self.ffi.NULL, 0, st)
+            count = self._call(self._prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
             self._check(st, False)
             depth = s
             if count >= target:
                 break
         prefixes = np.zeros((max(count, 1), max(depth, 1)), dtype=np.int64)
         if depth:
-            self.lib.ss_prefixes(depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st)
+            self._call(self._prefixes, depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st, cancel,
+                       cancel=cancel)
             prefixes = prefixes[:count]
         stats = Stats(undefined=st.undefined if depth else 0)
         if depth and st.undefined:
             stats.first_undefined = (self.generated.items[st.undef_item], {})
         self.units = Units(depth, prefixes, None, stats)
         return self.units
+
+    def _prefixes(self, depth, out, cap, st, cancel) -> int:
+        """`ss_prefixes` (the outer loops' walk) with the cancel flag its loops look at."""
+        self.lib.ss_set_cancel(cancel)
+        try:
+            return self.lib.ss_prefixes(depth, out, cap, st)
+        finally:
+            self.lib.ss_set_cancel(self.ffi.NULL)
 
     def count_units(self, strict=False, progress=None) -> Units:
         units = self.split()
@@ -436,14 +454,11 @@ class CEnumerator:
                 for rows in self.batches(strict, progress, batch_rows):
                     handle.write(self.format_csv(rows, sep))
                     written += len(rows)
-            elif fmt == "npy":
+            elif fmt == "npy":  # categorical columns as their codes, tables in the sidecar (solverspace.npy)
                 total = int(self.count_units(strict).counts.sum())
-                dtype = self.generated.dtype
-                if any(c.categorical is not None for c in columns):
-                    dtype = self.decode(np.empty(0, dtype=dtype)).dtype
-                handle.write(npy_header(dtype, total))  # format 3.0 for non-Latin-1 column names
+                handle.write(npy_header(self.generated.dtype, total))  # format 3.0 for non-Latin-1 column names
                 for rows in self.batches(strict, progress, batch_rows):
-                    handle.write(self.decode(rows).tobytes())
+                    handle.write(rows.tobytes())
                     written += len(rows)
             elif fmt == "jsonl":
                 for rows in self.batches(strict, progress, batch_rows):
@@ -454,6 +469,9 @@ class CEnumerator:
                 written = self._write_parquet(handle, strict, progress, batch_rows)
             else:
                 raise ValueError(f"unknown format {fmt!r}")
+            if fmt == "npy":
+                write_categories(path, {c.name: list(c.categorical) for c in columns if c.categorical is not None},
+                                 written)
         return written
 
 

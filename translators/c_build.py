@@ -2,13 +2,19 @@
 
 The module name is a hash of the generated source, the compiler and the flags, so a change in
 any of them builds a new module. Cache directory: `$SOLVERSPACE_CACHE` or
-`~/.cache/solverspace`. An entry that fails to import (stale or corrupt) is rebuilt, never
-trusted. A missing or failing compiler raises `CompilerError` with the compiler's output and the
-path of the generated source.
+`~/.cache/solverspace`. Next to each module, `NAME.so.sha256` records the size and SHA-256 of the
+module as built; it is written (atomically) only after the module is in place, and an entry is
+imported only when both match: a truncated or altered module (which the dynamic loader would map
+and then crash on with SIGBUS) is rebuilt, never loaded. An entry that fails to import is rebuilt
+too. Builds of one entry take turns (a lock file, `NAME.lock`), so a module and its sidecar
+always come from the same build. A missing or failing compiler raises `CompilerError` with the
+compiler's output and the path of the generated source.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -71,6 +77,40 @@ def module_path(source: str, cdef: str) -> Path:
     return cache_dir() / (module_name(source, cdef) + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
+def _digest_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _fingerprint(path: Path) -> str:
+    """`SIZE SHA256` of a file: what its sidecar must say for the entry to be trusted."""
+    sha = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+            size += len(block)
+    return f"{size} {sha.hexdigest()}"
+
+
+def _verified(path: Path) -> bool:
+    """Whether a cached module is whole: its size and digest match its sidecar."""
+    try:
+        return _digest_path(path).read_text().strip() == _fingerprint(path)
+    except OSError:
+        return False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def build(source: str, cdef: str):
     """The compiled module (`.lib`, `.ffi`) for a generated source, from cache when possible."""
     name = module_name(source, cdef)
@@ -78,7 +118,21 @@ def build(source: str, cdef: str):
     module = _import(directory, name)
     if module is not None:
         return module
-    return _compile(directory, name, source, cdef)
+    with _build_lock(directory, name):  # one build per entry at a time: a module and its sidecar agree
+        module = _import(directory, name)  # built by another process while we waited
+        if module is not None:
+            return module
+        return _compile(directory, name, source, cdef)
+
+
+@contextlib.contextmanager
+def _build_lock(directory: Path, name: str):
+    with open(directory / f"{name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _import(directory: Path, name: str):
@@ -88,13 +142,14 @@ def _import(directory: Path, name: str):
         return None
     if name in sys.modules:
         return sys.modules[name]
+    if not _verified(path):  # truncated, altered, or from before sidecars: never mapped; rebuilt
+        return None
     try:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         module.lib.ss_row_size()  # a corrupt entry fails here
-    except Exception:
-        path.unlink(missing_ok=True)  # stale or corrupt: rebuild
+    except Exception:  # stale or corrupt: the rebuild replaces it
         return None
     sys.modules[name] = module
     return module
@@ -116,7 +171,9 @@ def _compile(directory: Path, name: str, source: str, cdef: str):
                  "(install gcc with OpenMP, set CC, or use --backend reference)") from None
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     target = directory / f"{name}{suffix}"
+    fingerprint = _fingerprint(Path(built))
     os.replace(built, target)  # atomic: other processes see a whole file or none
+    _write_atomically(_digest_path(target), fingerprint + "\n")  # after the module: a sidecar vouches for it
     shutil.rmtree(workdir, ignore_errors=True)
     module = _import(directory, name)
     if module is None:

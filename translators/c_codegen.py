@@ -42,6 +42,7 @@ int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t n
                  char *rows, int nthreads, volatile int *cancel, int64_t *done);
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
+void ss_set_cancel(volatile int *cancel);
 """
 
 CDEF_FUNNEL = "int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done);\n"
@@ -67,6 +68,17 @@ static void ss_memo_put(ss_memo *m, const int64_t *key, int64_t value) {
 }
 """.replace("MEMO_BITS", str(MEMO_BITS))
 ERROR_STEP_ZERO = 1
+CANCEL_EVERY = 1 << 16  # loop iterations between two looks at the cancel flag (a power of two)
+CANCEL_C = r"""
+/* Ctrl-C inside one long work unit: the walks count loop iterations in `tick_` (a loop's length
+   added on entry) and look at the caller's cancel flag once every CANCEL_EVERY of them, and inside
+   any loop that may itself be longer (see CGenerator.cancel_checks): no volatile read per
+   iteration. The drivers set the flag's address; ss_set_cancel serves ss_prefixes, which has no
+   flag argument. */
+static volatile int *ss_cancel_flag = NULL;
+void ss_set_cancel(volatile int *cancel) { ss_cancel_flag = cancel; }
+static int ss_cancelled(void) { volatile int *c = ss_cancel_flag; return c != NULL && *c; }
+""".replace("CANCEL_EVERY", str(CANCEL_EVERY))
 
 
 @dataclass
@@ -189,7 +201,7 @@ class CGenerator:
             "#include <omp.h>", C_HELPERS,
             "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
             "static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n);",
-            MEMO_C,
+            MEMO_C, CANCEL_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
             "#pragma pack(push, 1)",
             "typedef struct {\n" + "\n".join(f"    {c.ctype} {c_name(c.name)};" for c in columns) + "\n} ss_row;",
@@ -246,6 +258,7 @@ class CGenerator:
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
                  f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo{extra}) {{",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
+                 "    uint64_t tick_ = 0; (void)tick_;",
                  "    " + " ".join(decls)]
         buffers: list[tuple[int, int]] = []
         lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
@@ -276,7 +289,7 @@ class CGenerator:
             lines.append(f"    free(buf_{i});")
         for i in self.solved_levels(order):
             if i not in dict(buffers):
-                lines.insert(4, f"    int64_t buf_{i}[1];")
+                lines.insert(4, f"    int64_t buf_{i}[1] = {{0}};")
         lines.append("}")
         text = "\n".join(lines)
         return text.replace("return; /*abort*/", "goto done;")
@@ -302,7 +315,7 @@ class CGenerator:
             lines += self.domain_setup(i, parameter, solve, ind + "        ",
                                        tighten=lp.tighten if "tighten" in self.options else ())
             lines.append(f"{ind}    }}")
-            lines.append(f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
+            lines += self.cancel_checks(i, name, ind)
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
             lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
             if self.emitting_funnel:
@@ -322,6 +335,20 @@ class CGenerator:
         for ind in reversed(closes):
             lines.append(f"{ind}    }}")
             lines.append(f"{ind}}}")
+        return lines
+
+    def cancel_checks(self, i: int, name: str, ind: str) -> list[str]:
+        """The loop header of level i with its looks at the cancel flag: on entry, the loop's
+        length is added to `tick_` (so nests of short loops look once per CANCEL_EVERY iterations
+        in all); a loop that may itself run longer also looks every CANCEL_EVERY of its own
+        iterations. No per-iteration cost where the bounds prove a loop short."""
+        lines = [f"{ind}    tick_ += (uint64_t)n_{i};",
+                 f"{ind}    if (__builtin_expect(tick_ >= {CANCEL_EVERY}u, 0)) {{ tick_ = 0; if (ss_cancelled()) goto done; }}",
+                 f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{"]
+        interval = self.bounds.of(name)
+        if not interval.hi - interval.lo < CANCEL_EVERY:
+            lines.append(f"{ind}        if (__builtin_expect(!(k_{i} & {CANCEL_EVERY - 1}) && k_{i}, 0) && ss_cancelled()) "
+                         "goto done;")
         return lines
 
     def component_keys(self, order, components, slots) -> list[list[str]]:
@@ -624,6 +651,7 @@ static const int memo_widths[] = {MEMO_WIDTHS};
 
 int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *counts, ss_stats *stats,
                    int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     #pragma omp parallel num_threads(nthreads)
     {
         ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
@@ -644,12 +672,14 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
         }
         for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
     }
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 
 /* fill only the listed units (for sampling and indexing), unit j at out_offsets[j] */
 int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t nsel, const int64_t *out_offsets,
                  char *rows, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t j = 0; j < nsel; j++) {
         if (*cancel) continue;
@@ -658,11 +688,13 @@ int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t n
         #pragma omp atomic
         (*done)++;
     }
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 
 int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const int64_t *offsets,
                   char *rows, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t unit = u0; unit < u1; unit++) {
         if (*cancel) continue;
@@ -671,6 +703,7 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
         #pragma omp atomic
         (*done)++;
     }
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 """.replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth)).replace(
@@ -681,6 +714,7 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
         layout = self.funnel_layout()
         return r"""
 int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_cancel_flag = cancel;
     ss_stats st; int64_t n = 1; int64_t *prefixes = NULL;
     if (s > 0) {
         int64_t *scratch = (int64_t *)calloc(FC_SIZE, sizeof(int64_t));
@@ -711,6 +745,7 @@ int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *d
     }
     fc[FC_COUNT] = total;
     free(prefixes);
+    ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
 }
 """.replace("FC_SIZE", str(layout["size"])).replace("FC_COUNT", str(layout["count"]))
