@@ -217,8 +217,8 @@ def rows_to_array(rows: list[tuple], columns):
         values = [r[j] for r in rows]
         if any(isinstance(v, str) for v in values):
             fields.append((name, f"<U{max(len(str(v)) for v in values)}"))
-        elif any(not isinstance(v, int) for v in values):
-            fields.append((name, object))
+        elif any(not isinstance(v, int) or not -(2 ** 63) <= v < 2 ** 63 for v in values):
+            fields.append((name, object))  # fractions, and integers beyond 64 bits, as Python objects
         else:
             fields.append((name, np.int64))
     return np.array([tuple(r) for r in rows], dtype=fields)

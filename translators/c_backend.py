@@ -41,6 +41,15 @@ class Units:
     prefix_stats: Stats
 
 
+def wide_counts(words: np.ndarray, width: int) -> np.ndarray:
+    """Unit counts of `width` little-endian 64-bit words each, as an object array of Python
+    ints (a space whose count may pass 63 bits; NumPy's cumsum and searchsorted work on it)."""
+    table = words.view(np.uint64).reshape(-1, width)
+    counts = np.empty(len(table), dtype=object)
+    counts[:] = [int.from_bytes(row.tobytes(), "little") for row in table]
+    return counts
+
+
 class _Job:
     def __init__(self, fn, args):
         self.fn, self.args = fn, args
@@ -169,7 +178,8 @@ class CEnumerator:
         if units.counts is not None:
             return units
         n = len(units.prefixes) if units.depth else 1
-        counts = np.zeros(n, dtype=np.int64)
+        words = self.generated.count_words
+        counts = np.zeros(n * words, dtype=np.int64)
         stats = self.ffi.new("ss_stats[]", n)
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
@@ -192,7 +202,7 @@ class CEnumerator:
                 units.prefix_stats.first_undefined = (self.generated.items[stats[u].undef_item],
                                                       self._prefix_dict(units, u))
         units.prefix_stats.undefined = undefined
-        units.counts = counts
+        units.counts = counts if words == 1 else wide_counts(counts, words)
         return units
 
     def _ptr(self, array: np.ndarray):
