@@ -19,7 +19,8 @@ from typing import Iterator
 
 import numpy as np
 
-from solverspace.errors import BackendUnavailableError, SpaceEvaluationError, UndefinedOperationError
+from solverspace.errors import (BackendUnavailableError, SolverspaceError, SpaceEvaluationError,
+                                UndefinedOperationError)
 from solverspace.plan import Plan
 from solverspace.reference import Stats
 
@@ -27,10 +28,15 @@ from .c_build import build
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 
+MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
 STATS_DTYPE = np.dtype([("count", "<i8"), ("undefined", "<i8"), ("error", "<i4"), ("undef_item", "<i4")])
+
+
+class SpaceTooLargeError(SolverspaceError, ValueError):
+    """A space with more configurations than can be listed."""
 
 
 @dataclass
@@ -228,6 +234,12 @@ class CEnumerator:
         rows unless one unit alone is larger."""
         units = self.count_units(strict)
         counts = units.counts
+        if counts.dtype == object:  # counts may pass 63 bits: this many rows cannot be listed
+            total = int(counts.sum())
+            if total >= 2 ** 63:
+                raise SpaceTooLargeError(f"the space has {total} configurations, too many to list (2**63 or more)",
+                                         hint="count, sample, get and index work on it without listing")
+            counts = counts.astype(np.int64)
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         total = int(offsets[-1])
@@ -252,16 +264,16 @@ class CEnumerator:
     def offsets(self) -> np.ndarray:
         """Row offset of each work unit in the output order (length units + 1)."""
         counts = self.count_units().counts
-        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        offsets = np.zeros(len(counts) + 1, dtype=counts.dtype)  # object (Python ints) for wide counts
         np.cumsum(counts, out=offsets[1:])
         return offsets
 
     def rows_at(self, indices, batch_rows=DEFAULT_BATCH_ROWS, progress=None) -> np.ndarray:
         """The configurations at the given positions of the output order (in the order given),
         filling only the work units that hold them, a batch of units at a time."""
-        indices = np.asarray(indices, dtype=np.int64)
         offsets = self.offsets()
         total = int(offsets[-1])
+        indices = np.asarray(indices, dtype=offsets.dtype) if len(indices) else np.empty(0, dtype=offsets.dtype)
         if len(indices) and (indices.min() < 0 or indices.max() >= total):
             raise IndexError(f"configuration index out of range: the space has {total} configurations")
         units = self.units
@@ -270,6 +282,13 @@ class CEnumerator:
         unit_of = np.searchsorted(offsets, ordered, side="right") - 1
         needed = np.unique(unit_of)
         result = np.empty(len(indices), dtype=self.generated.dtype)
+        large = units.counts[needed] > MAX_FILL_ROWS
+        if large.any():  # too large to list: descend to each position (translators.c_rank)
+            ranker = self._ranker()
+            for j in np.flatnonzero(np.isin(unit_of, needed[large])):
+                u = int(unit_of[j])
+                result[order[j]] = self.encode(ranker.row_at(u, int(ordered[j] - offsets[u])))
+            needed = needed[~large]
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
         sizes = units.counts[needed]
@@ -282,7 +301,7 @@ class CEnumerator:
                 stop += 1
             chosen = np.ascontiguousarray(needed[start:stop])
             out_offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-            np.cumsum(units.counts[chosen], out=out_offsets[1:])
+            np.cumsum(units.counts[chosen].astype(np.int64), out=out_offsets[1:])
             buffer = np.empty(int(out_offsets[-1]), dtype=self.generated.dtype)
             self._call(self.lib.ss_fill_list, units.depth, self._ptr(units.prefixes), self._ptr(chosen), len(chosen),
                        self._ptr(out_offsets), self.ffi.cast("char *", buffer.ctypes.data), self.threads, cancel, done,
@@ -290,10 +309,17 @@ class CEnumerator:
             lo, hi = np.searchsorted(unit_of, [chosen[0], chosen[-1]], side="left")[0], \
                 np.searchsorted(unit_of, chosen[-1], side="right")
             which = np.searchsorted(chosen, unit_of[lo:hi])
-            positions = out_offsets[which] + (ordered[lo:hi] - offsets[unit_of[lo:hi]])
+            within = (ordered[lo:hi] - offsets[unit_of[lo:hi]]).astype(np.int64)  # below a fillable unit's size
+            positions = out_offsets[which] + within
             result[order[lo:hi]] = buffer[positions]
             start = stop
         return result
+
+    def _ranker(self):
+        from .c_rank import UnitRanker
+        if getattr(self, "_unit_ranker", None) is None:
+            self._unit_ranker = UnitRanker(self)
+        return self._unit_ranker
 
     def encode(self, values: dict) -> tuple:
         """A configuration as the row tuple of the structured array (categorical values as codes)."""
@@ -327,7 +353,10 @@ class CEnumerator:
         size = int(units.counts[unit])
         if size == 0:
             return None
-        rows = self.rows_at(np.arange(offsets[unit], offsets[unit] + size))
+        if size > MAX_FILL_ROWS:
+            rank = self._ranker().rank_of(unit, values)
+            return None if rank is None else offsets[unit] + rank
+        rows = self.rows_at(np.arange(size, dtype=np.int64).astype(offsets.dtype) + offsets[unit])
         target = np.array([row], dtype=self.generated.dtype)
         try:
             hits = np.flatnonzero(rows == target[0])

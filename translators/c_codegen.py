@@ -40,6 +40,7 @@ int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t n
                  char *rows, int nthreads, volatile int *cancel, int64_t *done);
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
+void ss_count_prefix(const int64_t *prefix, int plen, int64_t *count, ss_stats *st);
 """
 
 CDEF_FUNNEL = "int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done);\n"
@@ -115,6 +116,7 @@ class Generated:
     max_prefix_depth: int
     codes: dict[str, int] = field(default_factory=dict)
     count_words: int = 1             # 64-bit words per unit count (1: int64; more: see wide_count_c)
+    hoisted: tuple[str, ...] = ()    # parameters the counting nest multiplies in (not in its loops)
 
     @property
     def key(self) -> str:
@@ -262,7 +264,7 @@ class CGenerator:
         if self.funnel:
             body.append(self.funnel_driver())
         return Generated("\n".join(body) + "\n", columns, self.items, self.max_prefix_depth, self.codes,
-                         self.count_words)
+                         self.count_words, tuple(self.hoisted))
 
     def columns(self) -> list[Column]:
         strings = {code: s for s, code in self.codes.items()}
@@ -752,6 +754,13 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
     return *cancel ? 1 : 0;
 }
 
+/* the count under a prefix of the counting order of any depth (no memo: its keys assume
+   unfixed inner loops); `count` gets count_words words. For positions inside large units. */
+void ss_count_prefix(const int64_t *prefix, int plen, int64_t *count, ss_stats *st) {
+    memset(st, 0, sizeof *st);
+    COUNT_PREFIX
+}
+
 /* fill only the listed units (for sampling and indexing), unit j at out_offsets[j] */
 int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t nsel, const int64_t *out_offsets,
                  char *rows, int nthreads, volatile int *cancel, int64_t *done) {
@@ -781,7 +790,10 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
 """.replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth)).replace(
             "MEMO_WIDTHS", ", ".join(map(str, self.memo_widths)) or "0").replace(
             "MEMO_N", str(len(self.memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS)).replace(
-            "ACC_NULL", ", NULL" if self.count_words > 1 else "").replace("STORE_COUNT", self.store_count())
+            "ACC_NULL", ", NULL" if self.count_words > 1 else "").replace("STORE_COUNT", self.store_count()).replace(
+            "COUNT_PREFIX", "walk_count(prefix, plen, -1, 0, NULL, NULL, 0, st, NULL); count[0] = st->count;"
+            if self.count_words == 1 else "ss_count acc_; memset(&acc_, 0, sizeof acc_);"
+            " walk_count(prefix, plen, -1, 0, NULL, NULL, 0, st, NULL, &acc_); ss_cstore((uint64_t *)count, acc_);")
 
     def store_count(self) -> str:
         """Count one unit in ss_count_units: an int64 count, or `count_words` words (low first)."""
