@@ -25,7 +25,7 @@ from solverspace.plan import Plan
 from solverspace.reference import Stats
 
 from .c_build import build
-from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_STEP_ZERO, Generated, funnel_layout
+from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 
 MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
@@ -48,9 +48,12 @@ class Units:
 
 
 def wide_counts(words: np.ndarray, width: int) -> np.ndarray:
-    """Unit counts of `width` little-endian 64-bit words each, as an object array of Python
-    ints (a space whose count may pass 63 bits; NumPy's cumsum and searchsorted work on it)."""
+    """Unit counts of `width` little-endian 64-bit words each: int64 when the total fits (the
+    bound that chose the width is loose), else an object array of Python ints (NumPy's cumsum
+    and searchsorted work on it)."""
     table = words.view(np.uint64).reshape(-1, width)
+    if not table[:, 1:].any() and int(table[:, 0].sum(dtype=object)) < 2 ** 63:
+        return table[:, 0].astype(np.int64)
     counts = np.empty(len(table), dtype=object)
     counts[:] = [int.from_bytes(row.tobytes(), "little") for row in table]
     return counts
@@ -107,11 +110,18 @@ class CEnumerator:
                  threads: int | None = None, funnel: bool = False):
         self.plan = plan
         self.options = Options.literal() if funnel else options
-        self.generated: Generated = CGenerator(plan, options, with_derived, funnel=funnel).generate()
-        self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if funnel else ""))
-        self.lib, self.ffi = self.module.lib, self.module.ffi
+        self.with_derived, self.funnel_build = with_derived, funnel
+        self._build(wide=False)
         self.threads = threads or os.cpu_count() or 1
         self.units: Units | None = None
+
+    def _build(self, wide: bool):
+        """Generate and compile; `wide`: counts in wider integers (after a checked int64
+        count overflowed), see CGenerator."""
+        self.generated: Generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
+                                               wide=wide).generate()
+        self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""))
+        self.lib, self.ffi = self.module.lib, self.module.ffi
 
     @classmethod
     def get(cls, plan, options=Options(), with_derived=(), threads=None) -> "CEnumerator":
@@ -193,6 +203,9 @@ class CEnumerator:
                    self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done,
                    cancel=cancel)
         table = np.frombuffer(self.ffi.buffer(stats), dtype=STATS_DTYPE, count=n)
+        if (table["error"] == ERROR_COUNT_OVERFLOW).any():  # same loops and units, wider counts
+            self._build(wide=True)
+            return self.count_units(strict, progress)
         failed = np.flatnonzero(table["error"])
         if len(failed):
             self._check(stats[int(failed[0])], strict)

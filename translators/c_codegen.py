@@ -66,6 +66,7 @@ static void ss_memo_put(ss_memo *m, const int64_t *key, int64_t value) {
 }
 """.replace("MEMO_BITS", str(MEMO_BITS))
 ERROR_STEP_ZERO = 1
+ERROR_COUNT_OVERFLOW = 2   # a checked int64 count passed 63 bits: rebuild with wide counts
 
 
 def wide_count_c(words: int) -> str:
@@ -151,7 +152,8 @@ def string_codes(model) -> dict[str, int]:
 
 
 class CGenerator:
-    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = (), funnel: bool = False):
+    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = (), funnel: bool = False,
+                 wide: bool = False):
         self.plan = plan
         self.model = plan.model
         self.funnel = funnel  # a funnel build: literal plan, counters compiled in
@@ -175,7 +177,11 @@ class CGenerator:
         while common < len(self.count_order) and self.count_order[common] == order[common]:
             common += 1
         self.max_prefix_depth = min(common, len(self.count_order))
-        self.count_words = count_words(self.count_bound())
+        # counts: int64 where the bound proves 63 bits; else int64 checked for overflow (the
+        # bound is loose: GEMM's is 2**97), which CEnumerator answers by rebuilding with `wide`
+        words = count_words(self.count_bound())
+        self.count_words = words if wide else 1
+        self.checked = words > 1 and not wide
 
     # ------------------------------------------------------------------------------ count width
     def count_bound(self) -> int:
@@ -533,6 +539,10 @@ class CGenerator:
         """A statement (or, for 'nonzero', a test) on counting-nest products: int64 arithmetic,
         or `ss_count` (wide_count_c) in a walk whose counts may pass 63 bits."""
         if not getattr(self, "wide_walk", False):
+            overflow = f"{{ st->error = {ERROR_COUNT_OVERFLOW}; return; /*abort*/ }}"
+            if self.checked and not self.emitting_funnel and op in ("mul", "add"):
+                target = a if op == "mul" else "st->count"
+                return f"if (__builtin_{op}_overflow({target}, {b or a}, &{target})) {overflow}"
             return {"one": f"int64_t {a} = 1;", "mul": f"{a} *= {b};", "add": f"st->count += {a};",
                     "nonzero": a}[op]
         return {"one": f"ss_count {a} = ss_cone();", "mul": f"{a} = ss_cmul({a}, {b});",
