@@ -158,6 +158,19 @@ def cmd_sample(args) -> int:
     return 0
 
 
+def _sample_size(text: str) -> int:
+    """`-n`: an integer in digits only (1e11 is refused, not rounded: a sample size is exact)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        digits = f" (-n {int(float(text))})" if float(text).is_integer() else ""
+    except (ValueError, OverflowError):
+        digits = ""
+    raise argparse.ArgumentTypeError(f"{text!r} is not an integer: write the sample size out in digits{digits}")
+
+
 def _write_rows(rows, path, sep):
     """A small in-memory result (a sample) as CSV, JSON Lines, .npy or Parquet (by the file's
     extension, as `enumerate`), appearing only when complete."""
@@ -180,6 +193,10 @@ def _write_rows(rows, path, sep):
             handle.write(jsonl_bytes(rows))
         elif fmt == "parquet":
             names = list(rows.dtype.names)
+            wide = [n for n in names if rows.dtype[n] == object and any(isinstance(v, int) for v in rows[n])]
+            if wide:
+                raise SolverspaceError(f"column {wide[0]!r} holds integers beyond 64 bits, which Parquet cannot store",
+                                       hint="write .csv or .jsonl instead")
             pq.write_table(pa.Table.from_arrays([pa.array(np.ascontiguousarray(rows[n])) for n in names],
                                                 names=names), handle)
         else:
@@ -434,7 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sample", help="uniform random valid configurations, reproducible by seed")
     common(p)
-    p.add_argument("-n", type=int, required=True, help="how many configurations")
+    p.add_argument("-n", type=_sample_size, required=True,
+                   help="how many configurations: an integer written out in digits (at most 2**30)")
     p.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
     p.add_argument("--with-replacement", action="store_true", help="allow the same configuration twice")
     p.add_argument("--method", default="exact", choices=["exact", "reference", "cpsat", "cpsat-xor"],

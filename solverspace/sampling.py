@@ -5,6 +5,8 @@ order) and draws *positions*: `numpy.random.Generator(PCG64(seed))` picks n dist
 (or n positions with replacement) uniformly in [0, size), and the method returns the
 configurations at those positions. So a sample depends only on the seed, the space and n, never
 on the thread count, and the first m rows of a sample of n are themselves a uniform sample of m.
+Spaces of 2**63 configurations or more get positions as Python ints (`draw_big_positions`).
+A sample is held in memory before it is written: at most MAX_SAMPLE rows.
 
 Methods:
 - `exact` (default): the compiled enumerator counts the configurations under each prefix of the
@@ -31,7 +33,10 @@ from .options import check_seed, check_threads
 
 
 class SampleSizeError(SolverspaceError, ValueError):
-    """More configurations requested than the space has."""
+    """More configurations requested than the space has, or than a sample can hold."""
+
+
+MAX_SAMPLE = 1 << 30   # rows of one sample (held in memory with their positions before writing)
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,10 @@ class SampleInfo:
 def check_sample_size(size: int, n: int, replace: bool):
     if n < 0:
         raise SampleSizeError(f"sample size n={n} must be non-negative")
+    if n > MAX_SAMPLE:
+        raise SampleSizeError(f"sample size n={n} is more than {MAX_SAMPLE} (2**30): a sample is held in memory, "
+                              f"with its positions, before it is written",
+                              hint="ask for fewer; for every configuration use `solverspace enumerate`")
     if not replace and n > size:
         raise SampleSizeError(f"cannot draw {n} distinct configurations: the space has {size}",
                               hint="ask for fewer, or sample with replacement (--with-replacement)")
@@ -64,9 +73,33 @@ def draw_positions(size: int, n: int, seed: int, replace: bool) -> np.ndarray:
     if size == 0:
         return np.empty(0, dtype=np.int64)
     rng = np.random.Generator(np.random.PCG64(seed))
+    if size >= 2 ** 63:
+        return draw_big_positions(rng, size, n, replace)
     if replace:
         return rng.integers(0, size, size=n, dtype=np.int64)
     return rng.choice(size, size=n, replace=False).astype(np.int64)
+
+
+def draw_big_positions(rng: np.random.Generator, size: int, n: int, replace: bool) -> np.ndarray:
+    """n positions in [0, size) for a size of 2**63 or more (NumPy's integers stop at 64 bits),
+    as an object array of Python ints: each draw takes size.bit_length() bits from 64-bit words
+    of the seeded generator and is rejected if not below size (fewer than two tries on average);
+    without replacement a repeat is drawn again, so each position is uniform among those not yet
+    drawn, as in `rng.choice`. Reproducible from the seed alone, whatever the thread count."""
+    bits = size.bit_length()
+    words = -(-bits // 64)
+    excess = 64 * words - bits
+    positions, seen = [], set()
+    while len(positions) < n:
+        raw = rng.integers(0, 2 ** 64, size=words, dtype=np.uint64, endpoint=False)
+        value = int.from_bytes(raw.tobytes(), "little") >> excess
+        if value >= size or (not replace and value in seen):
+            continue
+        seen.add(value)
+        positions.append(value)
+    result = np.empty(n, dtype=object)
+    result[:] = positions
+    return result
 
 
 class PositionSampler:
@@ -232,6 +265,10 @@ def sample(space, n: int, seed: int, *, replace: bool = False, method: str = "ex
     CP-SAT count of the `cpsat` method."""
     check_seed(seed), check_threads(threads)
     sampler = get_sampler(space, method, threads, seed=seed, progress=progress)
-    rows = sampler.draw(n, seed, replace)
+    try:
+        rows = sampler.draw(n, seed, replace)
+    except MemoryError:
+        raise SampleSizeError(f"not enough memory to hold a sample of {n} configurations",
+                              hint="ask for fewer") from None
     return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee,
                             getattr(sampler, "size_exact", True))

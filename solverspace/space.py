@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -107,11 +108,15 @@ class Space:
         return sample(self, n, seed, replace=replace, method=method, threads=threads)[0]
 
     def __len__(self) -> int:
-        return self._sampler().size()
+        size = self._sampler().size()
+        if size > sys.maxsize:  # len() must fit in a C ssize_t
+            raise OverflowError(f"the space has {size} configurations, more than len() can return; "
+                                f"space.count('c') gives the exact count")
+        return size
 
     def __getitem__(self, position: int) -> tuple:
         """The configuration at `position` of the canonical (C enumerator) order."""
-        size = len(self)
+        size = self._sampler().size()
         if not isinstance(position, (int,)) or isinstance(position, bool):
             raise TypeError(f"space indices are integers, not {type(position).__name__}")
         if position < 0:
@@ -212,8 +217,8 @@ def rows_to_array(rows: list[tuple], columns):
         values = [r[j] for r in rows]
         if any(isinstance(v, str) for v in values):
             fields.append((name, f"<U{max(len(str(v)) for v in values)}"))
-        elif any(not isinstance(v, int) for v in values):
-            fields.append((name, object))
+        elif any(not isinstance(v, int) or not -(2 ** 63) <= v < 2 ** 63 for v in values):
+            fields.append((name, object))  # fractions, and integers beyond 64 bits, as Python objects
         else:
             fields.append((name, np.int64))
     return np.array([tuple(r) for r in rows], dtype=fields)

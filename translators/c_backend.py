@@ -20,7 +20,8 @@ from typing import Iterator
 
 import numpy as np
 
-from solverspace.errors import BackendUnavailableError, SpaceEvaluationError, UndefinedOperationError
+from solverspace.errors import (BackendUnavailableError, SolverspaceError, SpaceEvaluationError,
+                                UndefinedOperationError)
 from solverspace.options import check_threads
 from solverspace.output import atomic_output, npy_header
 from solverspace.npy import write_categories
@@ -28,13 +29,18 @@ from solverspace.plan import Plan
 from solverspace.reference import Stats
 
 from .c_build import build
-from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_STEP_ZERO, Generated, funnel_layout
+from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 
+MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
 STATS_DTYPE = np.dtype([("count", "<i8"), ("undefined", "<i8"), ("error", "<i4"), ("undef_item", "<i4")])
+
+
+class SpaceTooLargeError(SolverspaceError, ValueError):
+    """A space with more configurations than can be listed."""
 
 
 @dataclass
@@ -43,6 +49,18 @@ class Units:
     prefixes: np.ndarray       # (n, depth) int64
     counts: np.ndarray | None  # per unit, after counting
     prefix_stats: Stats
+
+
+def wide_counts(words: np.ndarray, width: int) -> np.ndarray:
+    """Unit counts of `width` little-endian 64-bit words each: int64 when the total fits (the
+    bound that chose the width is loose), else an object array of Python ints (NumPy's cumsum
+    and searchsorted work on it)."""
+    table = words.view(np.uint64).reshape(-1, width)
+    if not table[:, 1:].any() and int(table[:, 0].sum(dtype=object)) < 2 ** 63:
+        return table[:, 0].astype(np.int64)
+    counts = np.empty(len(table), dtype=object)
+    counts[:] = [int.from_bytes(row.tobytes(), "little") for row in table]
+    return counts
 
 
 class _Job:
@@ -97,11 +115,18 @@ class CEnumerator:
         check_threads(threads)
         self.plan = plan
         self.options = Options.literal() if funnel else options
-        self.generated: Generated = CGenerator(plan, options, with_derived, funnel=funnel).generate()
-        self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if funnel else ""))
-        self.lib, self.ffi = self.module.lib, self.module.ffi
+        self.with_derived, self.funnel_build = with_derived, funnel
+        self._build(wide=False)
         self.threads = threads or os.cpu_count() or 1
         self.units: Units | None = None
+
+    def _build(self, wide: bool):
+        """Generate and compile; `wide`: counts in wider integers (after a checked int64
+        count overflowed), see CGenerator."""
+        self.generated: Generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
+                                               wide=wide).generate()
+        self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""))
+        self.lib, self.ffi = self.module.lib, self.module.ffi
 
     @classmethod
     def get(cls, plan, options=Options(), with_derived=(), threads=None) -> "CEnumerator":
@@ -190,7 +215,8 @@ class CEnumerator:
         if units.counts is not None:
             return units
         n = len(units.prefixes) if units.depth else 1
-        counts = np.zeros(n, dtype=np.int64)
+        words = self.generated.count_words
+        counts = np.zeros(n * words, dtype=np.int64)
         stats = self.ffi.new("ss_stats[]", n)
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
@@ -198,6 +224,9 @@ class CEnumerator:
                    self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done,
                    cancel=cancel)
         table = np.frombuffer(self.ffi.buffer(stats), dtype=STATS_DTYPE, count=n)
+        if (table["error"] == ERROR_COUNT_OVERFLOW).any():  # same loops and units, wider counts
+            self._build(wide=True)
+            return self.count_units(strict, progress)
         failed = np.flatnonzero(table["error"])
         if len(failed):
             self._check(stats[int(failed[0])], strict)
@@ -213,7 +242,7 @@ class CEnumerator:
                 units.prefix_stats.first_undefined = (self.generated.items[stats[u].undef_item],
                                                       self._prefix_dict(units, u))
         units.prefix_stats.undefined = undefined
-        units.counts = counts
+        units.counts = counts if words == 1 else wide_counts(counts, words)
         return units
 
     def _ptr(self, array: np.ndarray):
@@ -239,6 +268,12 @@ class CEnumerator:
         rows unless one unit alone is larger."""
         units = self.count_units(strict)
         counts = units.counts
+        if counts.dtype == object:  # counts may pass 63 bits: this many rows cannot be listed
+            total = int(counts.sum())
+            if total >= 2 ** 63:
+                raise SpaceTooLargeError(f"the space has {total} configurations, too many to list (2**63 or more)",
+                                         hint="count, sample, get and index work on it without listing")
+            counts = counts.astype(np.int64)
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         total = int(offsets[-1])
@@ -263,16 +298,16 @@ class CEnumerator:
     def offsets(self) -> np.ndarray:
         """Row offset of each work unit in the output order (length units + 1)."""
         counts = self.count_units().counts
-        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        offsets = np.zeros(len(counts) + 1, dtype=counts.dtype)  # object (Python ints) for wide counts
         np.cumsum(counts, out=offsets[1:])
         return offsets
 
     def rows_at(self, indices, batch_rows=DEFAULT_BATCH_ROWS, progress=None) -> np.ndarray:
         """The configurations at the given positions of the output order (in the order given),
         filling only the work units that hold them, a batch of units at a time."""
-        indices = np.asarray(indices, dtype=np.int64)
         offsets = self.offsets()
         total = int(offsets[-1])
+        indices = np.asarray(indices, dtype=offsets.dtype) if len(indices) else np.empty(0, dtype=offsets.dtype)
         if len(indices) and (indices.min() < 0 or indices.max() >= total):
             raise IndexError(f"configuration index out of range: the space has {total} configurations")
         units = self.units
@@ -281,6 +316,13 @@ class CEnumerator:
         unit_of = np.searchsorted(offsets, ordered, side="right") - 1
         needed = np.unique(unit_of)
         result = np.empty(len(indices), dtype=self.generated.dtype)
+        large = units.counts[needed] > MAX_FILL_ROWS
+        if large.any():  # too large to list: descend to each position (translators.c_rank)
+            ranker = self._ranker()
+            for j in np.flatnonzero(np.isin(unit_of, needed[large])):
+                u = int(unit_of[j])
+                result[order[j]] = self.encode(ranker.row_at(u, int(ordered[j] - offsets[u])))
+            needed = needed[~large]
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
         sizes = units.counts[needed]
@@ -293,7 +335,7 @@ class CEnumerator:
                 stop += 1
             chosen = np.ascontiguousarray(needed[start:stop])
             out_offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-            np.cumsum(units.counts[chosen], out=out_offsets[1:])
+            np.cumsum(units.counts[chosen].astype(np.int64), out=out_offsets[1:])
             buffer = np.empty(int(out_offsets[-1]), dtype=self.generated.dtype)
             self._call(self.lib.ss_fill_list, units.depth, self._ptr(units.prefixes), self._ptr(chosen), len(chosen),
                        self._ptr(out_offsets), self.ffi.cast("char *", buffer.ctypes.data), self.threads, cancel, done,
@@ -301,10 +343,17 @@ class CEnumerator:
             lo, hi = np.searchsorted(unit_of, [chosen[0], chosen[-1]], side="left")[0], \
                 np.searchsorted(unit_of, chosen[-1], side="right")
             which = np.searchsorted(chosen, unit_of[lo:hi])
-            positions = out_offsets[which] + (ordered[lo:hi] - offsets[unit_of[lo:hi]])
+            within = (ordered[lo:hi] - offsets[unit_of[lo:hi]]).astype(np.int64)  # below a fillable unit's size
+            positions = out_offsets[which] + within
             result[order[lo:hi]] = buffer[positions]
             start = stop
         return result
+
+    def _ranker(self):
+        from .c_rank import UnitRanker
+        if getattr(self, "_unit_ranker", None) is None:
+            self._unit_ranker = UnitRanker(self)
+        return self._unit_ranker
 
     def encode(self, values: dict) -> tuple:
         """A configuration as the row tuple of the structured array (categorical values as codes)."""
@@ -338,7 +387,10 @@ class CEnumerator:
         size = int(units.counts[unit])
         if size == 0:
             return None
-        rows = self.rows_at(np.arange(offsets[unit], offsets[unit] + size))
+        if size > MAX_FILL_ROWS:
+            rank = self._ranker().rank_of(unit, values)
+            return None if rank is None else offsets[unit] + rank
+        rows = self.rows_at(np.arange(size, dtype=np.int64).astype(offsets.dtype) + offsets[unit])
         target = np.array([row], dtype=self.generated.dtype)
         try:
             hits = np.flatnonzero(rows == target[0])

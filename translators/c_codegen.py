@@ -43,6 +43,7 @@ int ss_fill_list(int s, const int64_t *prefixes, const int64_t *units, int64_t n
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
 void ss_set_cancel(volatile int *cancel);
+void ss_count_prefix(const int64_t *prefix, int plen, int64_t *count, ss_stats *st);
 """
 
 CDEF_FUNNEL = "int ss_funnel(int s, int64_t *fc, int nthreads, volatile int *cancel, int64_t *done);\n"
@@ -79,6 +80,39 @@ static volatile int *ss_cancel_flag = NULL;
 void ss_set_cancel(volatile int *cancel) { ss_cancel_flag = cancel; }
 static int ss_cancelled(void) { volatile int *c = ss_cancel_flag; return c != NULL && *c; }
 """.replace("CANCEL_EVERY", str(CANCEL_EVERY))
+ERROR_COUNT_OVERFLOW = 2   # a checked int64 count passed 63 bits: rebuild with wide counts
+
+
+def wide_count_c(words: int) -> str:
+    """C for `ss_count`, the per-unit count of a build whose counts may exceed 63 bits: an
+    unsigned integer of `words` 64-bit words, arithmetic modulo 2**(64 * words). The build's
+    count bound (see `CGenerator.count_bound`) proves every count is below that modulus, so
+    wrapping in between (a ring homomorphism of + and *) cannot change the final value."""
+    if words == 2:
+        return r"""
+typedef unsigned __int128 ss_count;
+static inline ss_count ss_cone(void) { return 1; }
+static inline ss_count ss_cmul(ss_count a, int64_t n) { return a * (uint64_t)n; }
+static inline ss_count ss_cadd(ss_count a, ss_count b) { return a + b; }
+static inline int ss_cnonzero(ss_count a) { return a != 0; }
+static inline void ss_cstore(uint64_t *out, ss_count a) { out[0] = (uint64_t)a; out[1] = (uint64_t)(a >> 64); }
+"""
+    return r"""
+typedef struct { uint64_t w[WORDS]; } ss_count;
+static inline ss_count ss_cone(void) { ss_count a; memset(&a, 0, sizeof a); a.w[0] = 1; return a; }
+static inline ss_count ss_cmul(ss_count a, int64_t n) {
+    unsigned __int128 carry = 0;
+    for (int j = 0; j < WORDS; j++) { carry += (unsigned __int128)a.w[j] * (uint64_t)n; a.w[j] = (uint64_t)carry; carry >>= 64; }
+    return a;
+}
+static inline ss_count ss_cadd(ss_count a, ss_count b) {
+    unsigned __int128 carry = 0;
+    for (int j = 0; j < WORDS; j++) { carry += (unsigned __int128)a.w[j] + b.w[j]; a.w[j] = (uint64_t)carry; carry >>= 64; }
+    return a;
+}
+static inline int ss_cnonzero(ss_count a) { for (int j = 0; j < WORDS; j++) if (a.w[j]) return 1; return 0; }
+static inline void ss_cstore(uint64_t *out, ss_count a) { memcpy(out, a.w, sizeof a.w); }
+""".replace("WORDS", str(words))
 
 
 @dataclass
@@ -96,6 +130,8 @@ class Generated:
     items: list[str]                 # undefined-item id -> name, for messages
     max_prefix_depth: int
     codes: dict[str, int] = field(default_factory=dict)
+    count_words: int = 1             # 64-bit words per unit count (1: int64; more: see wide_count_c)
+    hoisted: tuple[str, ...] = ()    # parameters the counting nest multiplies in (not in its loops)
 
     @property
     def key(self) -> str:
@@ -111,6 +147,11 @@ def smallest_int(lo, hi) -> tuple[str, str]:
         if -(2 ** (bits - 1)) <= lo and hi <= 2 ** (bits - 1) - 1:
             return f"int{bits}", f"int{bits}_t"
     raise ValueError("value range exceeds 64 bits")
+
+
+def count_words(bound: int) -> int:
+    """64-bit words for counts below `bound`: 1 (int64) while the bound proves 63 bits suffice."""
+    return 1 if bound < 2 ** 63 else max(2, -(-bound.bit_length() // 64))
 
 
 def string_codes(model) -> dict[str, int]:
@@ -136,7 +177,8 @@ def string_codes(model) -> dict[str, int]:
 
 
 class CGenerator:
-    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = (), funnel: bool = False):
+    def __init__(self, plan: Plan, options: Options, with_derived: tuple[str, ...] = (), funnel: bool = False,
+                 wide: bool = False):
         self.plan = plan
         self.model = plan.model
         self.funnel = funnel  # a funnel build: literal plan, counters compiled in
@@ -153,12 +195,45 @@ class CGenerator:
         self.items: list[str] = []
         self.tables: list[str] = []
         self.table_ids: dict[str, int] = {}
+        self.closure_sizes: dict[int, int] = {}
         order = list(plan.order)
         self.count_order = [p for p in order if p not in self.hoisted]
         common = 0
         while common < len(self.count_order) and self.count_order[common] == order[common]:
             common += 1
         self.max_prefix_depth = min(common, len(self.count_order))
+        # counts: int64 where the bound proves 63 bits; else int64 checked for overflow (the
+        # bound is loose: GEMM's is 2**97), which CEnumerator answers by rebuilding with `wide`
+        words = count_words(self.count_bound())
+        self.count_words = words if wide else 1
+        self.checked = words > 1 and not wide
+
+    # ------------------------------------------------------------------------------ count width
+    def count_bound(self) -> int:
+        """An upper bound on the number of configurations, and so on every unit's count and on
+        every partial product of the counting nest: the product of the largest domain sizes."""
+        bound = 1
+        for parameter in self.model.parameters:
+            bound *= self.domain_size_bound(parameter.domain, parameter)
+        return bound
+
+    def domain_size_bound(self, node, parameter) -> int:
+        """The most values a domain can hold (a loop count is an int64, so never above 2**63)."""
+        if isinstance(node, ir.Range):
+            interval = self.bounds._domain(node, parameter)
+            return 0 if interval.empty else int(min(interval.hi - interval.lo + 1, 2 ** 63)) \
+                if interval.finite else 2 ** 63
+        if isinstance(node, ir.Closure):
+            if id(node) not in self.closure_sizes:
+                self.closure_sizes[id(node)] = max((len(v) for v in self.closure_table(node, parameter, codes=False)[1]),
+                                                   default=0)
+            return self.closure_sizes[id(node)]
+        if isinstance(node, ir.SetOp):
+            left = self.domain_size_bound(node.left, parameter)
+            return min(left + self.domain_size_bound(node.right, parameter), 2 ** 63) if node.op == "union" else left
+        if isinstance(node, ir.IfDomain):
+            return max(self.domain_size_bound(node.then, parameter), self.domain_size_bound(node.orelse, parameter))
+        return len(node.items)  # ir.Values
 
     # ------------------------------------------------------------------------------ funnel
     def funnel_layout(self) -> dict:
@@ -202,6 +277,7 @@ class CGenerator:
             "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
             "static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n);",
             MEMO_C, CANCEL_C,
+            wide_count_c(self.count_words) if self.count_words > 1 else "",
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
             "#pragma pack(push, 1)",
             "typedef struct {\n" + "\n".join(f"    {c.ctype} {c_name(c.name)};" for c in columns) + "\n} ss_row;",
@@ -219,7 +295,8 @@ class CGenerator:
         body += [walk_list, walk_count, walk_funnel, self.drivers(), self.csv_formatter(columns)]
         if self.funnel:
             body.append(self.funnel_driver())
-        return Generated("\n".join(body) + "\n", columns, self.items, self.max_prefix_depth, self.codes)
+        return Generated("\n".join(body) + "\n", columns, self.items, self.max_prefix_depth, self.codes,
+                         self.count_words, tuple(self.hoisted))
 
     def columns(self) -> list[Column]:
         strings = {code: s for s, code in self.codes.items()}
@@ -229,13 +306,26 @@ class CGenerator:
                 raise UnsupportedConstruct("C", ir.Ref(name), "a fraction-valued derived value cannot be an output column",
                                            owner=self.model.definition(name), model=self.model)
             interval = self.bounds.of(name)
-            dtype, ctype = smallest_int(interval.lo, interval.hi)
+            dtype, ctype = self.column_int(name, interval)
             categorical = None
             if self.model.kinds.of(name) == STR:
                 categorical = tuple(strings[i] for i in range(len(strings)))
                 dtype, ctype = smallest_int(0, max(len(strings) - 1, 0))
             result.append(Column(name, dtype, ctype, categorical))
         return result
+
+    def column_int(self, name: str, interval) -> tuple[str, str]:
+        """The smallest integer column type for a value range, or a refusal naming the value
+        (C holds values in int64; the reference backend computes with Python ints)."""
+        try:
+            return smallest_int(interval.lo, interval.hi)
+        except ValueError:
+            owner = self.model.definition(name)
+            node = owner.domain if name in self.model.parameter else owner.expr
+            raise UnsupportedConstruct("C", node, f"its values {interval} do not fit in 64 bits", owner=owner,
+                                       model=self.model,
+                                       hint="the reference backend computes with Python ints of any size "
+                                            "(--backend reference, sample --method reference)") from None
 
     # ------------------------------------------------------------------------------ nests
     def item(self, name: str) -> int:
@@ -255,6 +345,10 @@ class CGenerator:
         decls = [f"int64_t {c_name(n)} = 0;" for n in (*model.parameter_names, *(d.name for d in model.derived))
                  if n not in self.rational]
         extra = ", int64_t *fc" if self.emitting_funnel else ""
+        self.wide_walk = self.count_words > 1 and not listing and not self.emitting_funnel
+        if self.wide_walk:  # counts that may pass 63 bits: summed in total_, stored into *acc
+            extra = ", ss_count *acc"
+            decls.append("ss_count total_; memset(&total_, 0, sizeof total_);")
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
                  f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo{extra}) {{",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
@@ -275,15 +369,17 @@ class CGenerator:
             for number, (component, key) in enumerate(zip(split[1], keys)):
                 inner = self.nest(component, order, slots, buffers, ["cnt_++;"])
                 names = ", ".join(c_name(k) for k in key) or "0"
-                leaf += [f"if (prod_) {{ int64_t cnt_ = 0, key_[{max(len(key), 1)}] = {{{names}}};",
+                leaf += [f"if ({self.count_op('nonzero', 'prod_')}) {{ int64_t cnt_ = 0, key_[{max(len(key), 1)}] = {{{names}}};",
                          f"    int64_t *hit_ = memo ? ss_memo_find(&memo[{number}], key_) : NULL;",
                          "    if (hit_) cnt_ = *hit_; else {"]
                 leaf += ["        " + x for x in inner]
-                leaf += [f"        if (memo) ss_memo_put(&memo[{number}], key_, cnt_); }}", "    prod_ *= cnt_; }"]
-            leaf += ["st->count += prod_; }"]
+                leaf += [f"        if (memo) ss_memo_put(&memo[{number}], key_, cnt_); }}", f"    {self.count_op('mul', 'prod_', 'cnt_')} }}"]
+            leaf += [self.count_op("add", "prod_") + " }"]
             self.memo_widths = [max(len(k), 1) for k in keys]
         lines += ["    " + x for x in self.nest(outer, order, slots, buffers, leaf)]
         lines.append("    done: ;")
+        if self.wide_walk:
+            lines.append("    if (acc) *acc = total_;")
         for i, size in buffers:
             lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
             lines.append(f"    free(buf_{i});")
@@ -438,16 +534,29 @@ class CGenerator:
     def hoisted_multiplier(self, ind, into: str | None = None, declare: bool = False) -> list[str]:
         """Count one configuration times the product of the hoisted parameters' domain sizes."""
         target = into or "mult"
-        lines = [f"{ind}{{ int64_t {target} = 1;"]
+        lines = [f"{ind}{{ {self.count_op('one', target)}"]
         for name in self.hoisted:
             p = self.model.parameter[name]
             i = f"h_{name}"
             lines.append(f"{ind}  {{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
             lines += self.domain_setup(i, p, None, ind + "    ", count_only=True)
-            lines.append(f"{ind}    {target} *= n_{i}; }}")
+            lines.append(f"{ind}    {self.count_op('mul', target, f'n_{i}')} }}")
         if into is None:
-            lines.append(f"{ind}  st->count += mult; }}")
+            lines.append(f"{ind}  {self.count_op('add', 'mult')} }}")
         return lines
+
+    def count_op(self, op: str, a: str, b: str = "") -> str:
+        """A statement (or, for 'nonzero', a test) on counting-nest products: int64 arithmetic,
+        or `ss_count` (wide_count_c) in a walk whose counts may pass 63 bits."""
+        if not getattr(self, "wide_walk", False):
+            overflow = f"{{ st->error = {ERROR_COUNT_OVERFLOW}; return; /*abort*/ }}"
+            if self.checked and not self.emitting_funnel and op in ("mul", "add"):
+                target = a if op == "mul" else "st->count"
+                return f"if (__builtin_{op}_overflow({target}, {b or a}, &{target})) {overflow}"
+            return {"one": f"int64_t {a} = 1;", "mul": f"{a} *= {b};", "add": f"st->count += {a};",
+                    "nonzero": a}[op]
+        return {"one": f"ss_count {a} = ss_cone();", "mul": f"{a} = ss_cmul({a}, {b});",
+                "add": f"total_ = ss_cadd(total_, {a});", "nonzero": f"ss_cnonzero({a})"}[op]
 
     # ------------------------------------------------------------------------------ domains
     def buffer_size(self, parameter) -> int:
@@ -641,7 +750,7 @@ int ss_row_size(void) { return (int)sizeof(ss_row); }
 
 int64_t ss_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st) {
     memset(st, 0, sizeof *st);
-    walk_count(NULL, 0, s, 2, NULL, out, cap, st, NULL);
+    walk_count(NULL, 0, s, 2, NULL, out, cap, st, NULL ACC_NULL);
     return st->count;
 }
 
@@ -665,8 +774,7 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
         for (int64_t unit = 0; unit < nunits; unit++) {
             if (*cancel) continue;
             ss_stats st; memset(&st, 0, sizeof st);
-            walk_count(prefixes + unit * s, s, -1, 0, NULL, NULL, 0, &st, MEMO_COUNT > 0 ? memo : NULL);
-            counts[unit] = st.count; stats[unit] = st;
+            STORE_COUNT stats[unit] = st;
             #pragma omp atomic
             (*done)++;
         }
@@ -674,6 +782,13 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
     }
     ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
+}
+
+/* the count under a prefix of the counting order of any depth (no memo: its keys assume
+   unfixed inner loops); `count` gets count_words words. For positions inside large units. */
+void ss_count_prefix(const int64_t *prefix, int plen, int64_t *count, ss_stats *st) {
+    memset(st, 0, sizeof *st);
+    COUNT_PREFIX
 }
 
 /* fill only the listed units (for sampling and indexing), unit j at out_offsets[j] */
@@ -708,7 +823,19 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
 }
 """.replace("MAX_PREFIX_DEPTH", str(self.max_prefix_depth)).replace(
             "MEMO_WIDTHS", ", ".join(map(str, self.memo_widths)) or "0").replace(
-            "MEMO_N", str(len(self.memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS))
+            "MEMO_N", str(len(self.memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS)).replace(
+            "ACC_NULL", ", NULL" if self.count_words > 1 else "").replace("STORE_COUNT", self.store_count()).replace(
+            "COUNT_PREFIX", "walk_count(prefix, plen, -1, 0, NULL, NULL, 0, st, NULL); count[0] = st->count;"
+            if self.count_words == 1 else "ss_count acc_; memset(&acc_, 0, sizeof acc_);"
+            " walk_count(prefix, plen, -1, 0, NULL, NULL, 0, st, NULL, &acc_); ss_cstore((uint64_t *)count, acc_);")
+
+    def store_count(self) -> str:
+        """Count one unit in ss_count_units: an int64 count, or `count_words` words (low first)."""
+        call = "walk_count(prefixes + unit * s, s, -1, 0, NULL, NULL, 0, &st, MEMO_COUNT > 0 ? memo : NULL{});"
+        if self.count_words == 1:
+            return call.format("") + "\n            counts[unit] = st.count;"
+        return ("ss_count acc_; memset(&acc_, 0, sizeof acc_);\n            " + call.format(", &acc_")
+                + f"\n            ss_cstore((uint64_t *)counts + unit * {self.count_words}, acc_);")
 
     def funnel_driver(self) -> str:
         layout = self.funnel_layout()

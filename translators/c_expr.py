@@ -93,6 +93,7 @@ class CExpressionPrinter(ir.Visitor):
     def _visit_Const(self, n):
         if type(n.value) is str:
             return f"INT64_C({self.codes[n.value]})"
+        self.fits(n)  # a constant beyond 64 bits would be truncated by the C compiler
         return f"INT64_C({int(n.value)})"
 
     def _visit_Ref(self, n):

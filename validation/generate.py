@@ -22,13 +22,18 @@
   categorical, in bodies and at module level), iterator algebra inside `@iterator` bodies, and a
   plain helper `def` (with `if`) called from bodies, ranges and derived values (inlined).
 
+- a *wide block* (`wide` of the spaces): parameters nothing depends on, with ranges of hundreds
+  to thousands of values (some starting at an earlier parameter), multiplied into a count past
+  2**64: C and CP-SAT count it exactly, the sampler draws positions past 64 bits.
+
 `wide_spaces()` draws spaces too big for the reference: a small narrow part beside parameters of
 10**6 .. 10**12 values (stepped ranges too), untouched (hoisted) or used only as `w % c`;
 validated by comparing CP-SAT's count with C's (`tests/test_cpsat_wide.py`).
 
 Every space of `spaces()` stays small for the reference enumerator: each parameter's domain size is bounded
 through interval arithmetic on the generated expressions, so the number of candidates (the
-product of the domain sizes) is at most `max_candidates`.
+product of the domain sizes) is at most `max_candidates` (except a wide block's, which the
+validator does not list: it compares counts, samples and positions).
 
 With `c_compatible=False`, a few spaces use `/` where the C backend refuses it (outside a
 comparison); validation treats that refusal as "declined", not as a disagreement.
@@ -744,6 +749,21 @@ class _Gen:
         if static:
             self.s.static.add(name)
 
+    # ---------------------------------------------------------------- wide block
+    def add_wide_block(self) -> None:
+        """Parameters nothing depends on (the C counting nest multiplies their domain sizes in),
+        last in the file so that their loops are innermost: at least 150**9 > 2**64 rows for
+        every valid assignment of the others. Not registered as names: nothing may use them."""
+        starts = [name for name, (lo, hi) in self.s.ints.items() if name in self.s.params]
+        n = self.draw(st.integers(9, 11))
+        lines = []
+        for k in range(n):
+            width, step = self.draw(st.integers(150, 2000)), self.draw(st.sampled_from([1, 1, 1, 3, -2]))
+            start = self.pick(starts) if starts and self.boolean(0.4) else str(self.small(-5, 5))
+            stop = f"{start} + {width * step}" if start[0].isalpha() else str(int(start) + width * step)
+            lines.append(f"wide{k} = range({start}, {stop}" + (f", {step})" if step != 1 else ")"))
+        self.s.blocks.append(_Block("\n".join(lines)))
+
     # ---------------------------------------------------------------- constraints
     def add_constraint(self) -> None:
         i = self.s.constraint_count
@@ -786,8 +806,9 @@ class _Gen:
 
 @st.composite
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
-           max_candidates: int = 3000, c_compatible: bool = False) -> str:
-    """A random space file (source text), small enough for the reference enumerator."""
+           max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.03) -> str:
+    """A random space file (source text), small enough for the reference enumerator unless it
+    ends in a wide block (probability `wide`)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     header = []
@@ -814,6 +835,8 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
             gen.add_constraint()
     if state.settings and draw(st.integers(0, 9)) == 0:  # a constraint decided at load time
         state.blocks.append(_Block(f"require(S {draw(st.sampled_from(['>', '!=']))} {draw(st.integers(-4, -2))})"))
+    if wide and draw(st.integers(0, 99)) < wide * 100:
+        gen.add_wide_block()
     blocks = state.blocks
     # function forms may come before their inputs (they are lowered after the file has run), but
     # a function-form parameter must stay before the module-level code that uses its name

@@ -2,8 +2,10 @@
 
 `validate(space)` runs, in this order:
 
-- ``c``: the compiled C enumerator with every optimization, listing every row;
-- ``c-literal``: the same with every optimization off (the literal plan);
+- ``c``: the compiled C enumerator with every optimization, listing every row (counting only
+  above `VISIT_LIMIT` rows: counts are exact at any size, listings are not feasible);
+- ``c-literal``: the same with every optimization off (the literal plan), unless the count is
+  above `VISIT_LIMIT` (it visits every configuration: spaces of 2**64 cannot be walked);
 - ``cpsat``: the CP-SAT backend, which counts (and tallies undefined operations) but does not list;
 - ``reference``: the pure-Python enumerator over the literal plan, the ground truth, when the
   space is small enough (estimated from the C or CP-SAT count; `reference_limit` rows at most);
@@ -19,7 +21,8 @@ and compares:
 - undefined-operation tallies of the backends that follow the literal plan exactly (reference,
   C literal, CP-SAT; the optimized C visits fewer candidates by design);
 - samples: every sampled configuration is accepted by `solverspace.check.check` (the reference
-  evaluator of every rule), is distinct, and belongs to the listed set when one is known.
+  evaluator of every rule), is distinct, and belongs to the listed set when one is known; and
+  `space.index` and `space[i]` invert each other on the first few (positions at any size).
 
 On disagreement it finds a configuration on which two backends differ: the set difference of the
 listings, or, for a count-only backend, a bisection that fixes one parameter after another by
@@ -55,7 +58,10 @@ from .digest import Digest, multiset_difference, row_hash
 
 DEFAULT_REFERENCE_LIMIT = 100_000   # rows; the reference lists about 100k rows a second at best
 DEFAULT_KEEP_LIMIT = 5_000_000      # rows kept in memory for set differences and bisection
+VISIT_LIMIT = 2 ** 40               # rows C lists (and the literal plan visits one by one) at most:
+                                    # beyond, C counts only and C literal is skipped (it would not finish)
 DEFAULT_SAMPLES = 20
+POSITION_CHECKS = 3                 # sampled rows whose positions are checked both ways
 ALL_BACKENDS = ("c", "c-literal", "cpsat", "reference", "sample")
 
 # statuses of one backend's run
@@ -285,6 +291,9 @@ class _Validator:
             if not self.listing:
                 o.note = "counted only"
                 return
+            if o.count > VISIT_LIMIT:
+                o.note = f"counted only: {o.count:,} configurations are too many to list (limit 2**40)"
+                return
             keep = o.count <= self.keep_limit
             digest = Digest(keep_hashes=keep)
             batches = []
@@ -361,7 +370,21 @@ class _Validator:
                 raise AssertionError(f"sample columns {names} are not the parameters {self.columns}")
             rows = [r[:len(self.columns)] for r in rows]
             o.count, o.samples = len(rows), rows
+            self.check_positions(rows[:POSITION_CHECKS])
         return self.run("sample", body)
+
+    def check_positions(self, rows: list[tuple]) -> None:
+        """`space.index` and `space[i]` invert each other on sampled rows (positions are exact at
+        any size: this is what checks them where the space is too large to list)."""
+        for row in rows:
+            try:
+                position = self.space.index(row)
+            except ValueError:
+                continue  # an invalid sample: check_samples reports it
+            back = tuple(_py(v) for v in self.space[position])
+            if back != row:
+                self.own_problems.append(f"space.index gives position {position:,} for {self.format_row(row)}, "
+                                         f"but space[{position}] is {self.format_row(back)}")
 
     # -------------------------------------------------------------------------- comparing
     def compare(self) -> tuple[list[str], list[Counterexample]]:
@@ -578,7 +601,12 @@ class _Validator:
                 _wait(builds)
                 self.run_c(False)
             elif name == "c-literal":
-                self.run_c(True)
+                known = self.known_count()
+                if known is not None and known > VISIT_LIMIT:
+                    self.outcomes.append(Outcome("c-literal", SKIPPED, note=f"{known:,} configurations: the literal "
+                                                 f"plan visits each one (limit 2**40)"))
+                else:
+                    self.run_c(True)
             elif name == "cpsat":
                 self.run_cpsat()
             elif name == "reference":
