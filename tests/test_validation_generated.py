@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from solverspace import Space
+from validation.census import EVERY, constructs
 from validation.generate import spaces
 from validation.minimize import signature
 from validation.validate import validate_source
@@ -60,6 +62,7 @@ class Run:
     def __init__(self, builder):
         self.builder = builder
         self.tally: Counter = Counter()
+        self.census: Counter = Counter()   # how many spaces contain each construct of validation.census
         self.failures: dict[tuple, str] = {}
         self.involved: set[str] | None = None   # once a space fails: the backends it involves
         self.start = time.perf_counter()
@@ -69,6 +72,8 @@ class Run:
             backends = tuple(b for b in backends if b in self.involved)
         report = validate_source(source, backends=backends, builder=self.builder, **OPTIONS)
         self.tally["spaces"] += 1
+        counts = [o.count for o in report.outcomes if o.ran and o.count is not None]
+        self.census.update(constructs(Space.from_source(source).model, source, max(counts, default=None)))
         for o in report.outcomes:
             self.tally[f"{o.backend} {o.status}"] += 1
         listed = [o for o in report.outcomes if o.ran and o.digest is not None]
@@ -105,7 +110,8 @@ class Run:
 
     def summary(self) -> str:
         return f"{self.tally['spaces']} spaces in {time.perf_counter() - self.start:.1f} s: " + \
-            ", ".join(f"{k} {v}" for k, v in sorted(self.tally.items()) if k != "spaces")
+            ", ".join(f"{k} {v}" for k, v in sorted(self.tally.items()) if k != "spaces") + \
+            "; spaces containing: " + ", ".join(f"{k} {self.census[k]}" for k in EVERY)
 
 
 def _involved(report) -> set[str]:
@@ -153,6 +159,10 @@ def test_generated_spaces_agree(builder):
     assert run.tally["cpsat ok"] >= 0.9 * run.tally["spaces"]
     assert run.tally["sets compared"] >= 0.15 * run.tally["spaces"]
     assert run.tally["non-empty sets compared"] >= 0.05 * run.tally["spaces"]
+    # and the constructs that once hid wrong answers are still generated (validation.census)
+    if run.tally["spaces"] >= 300:
+        missing = [c for c in EVERY if run.census[c] < 3]
+        assert not missing, f"the generator no longer produces: {missing}; {run.summary()}"
 
 
 @pytest.mark.slow

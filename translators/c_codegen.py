@@ -225,7 +225,7 @@ class CGenerator:
                 if interval.finite else 2 ** 63
         if isinstance(node, ir.Closure):
             if id(node) not in self.closure_sizes:
-                self.closure_sizes[id(node)] = max((len(v) for v in self.closure_table(node, parameter, codes=False)[1]),
+                self.closure_sizes[id(node)] = max((len(v) for v in self.closure_table(node, parameter).rows.values()),
                                                    default=0)
             return self.closure_sizes[id(node)]
         if isinstance(node, ir.SetOp):
