@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import ir
 from .errors import Location, OptionError, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
+from .kinds import STR
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -68,40 +68,18 @@ def parse_assignment(model, words) -> dict:
 
 
 def _value_for(model, name: str, text: str):
-    kinds = value_kinds(model, model.parameter[name].domain)
+    """The value `text` means for parameter `name`, by the parameter's kind (the model's one kind
+    analysis; unknown, e.g. a closure too big to tabulate: integer text is an integer)."""
+    kind = model.kinds.of(name)
     number = parse_value(text)
-    if isinstance(number, int) and "int" in kinds:
+    if kind == STR:
+        return text
+    if isinstance(number, int):
         return number
-    if "str" in kinds:
+    if kind is None:
         return text
     raise OptionError(f"{name}={text!r}: parameter {name!r} takes integer values",
                       hint=f"give an integer (decimal, or 0x.. / 0o.. / 0b..), e.g. {name}=16")
-
-
-def value_kinds(model, node, seen: frozenset = frozenset()) -> set:
-    """'int' and/or 'str': what a domain or expression can evaluate to, read from the IR
-    (a closure iterator, whose values are known only by running it, may give either)."""
-    if isinstance(node, ir.Const):
-        return {"str"} if isinstance(node.value, str) else {"int"}
-    if isinstance(node, ir.Ref):
-        if node.name in seen:
-            return set()
-        inner = seen | {node.name}
-        if node.name in model.parameter:
-            return value_kinds(model, model.parameter[node.name].domain, inner)
-        if node.name in model.derived_value:
-            return value_kinds(model, model.derived_value[node.name].expr, inner)
-        return {"int", "str"}
-    if isinstance(node, ir.Values):
-        return set().union(*(value_kinds(model, item, seen) for item in node.items))
-    if isinstance(node, (ir.IfExp, ir.IfDomain)):
-        return value_kinds(model, node.then, seen) | value_kinds(model, node.orelse, seen)
-    if isinstance(node, ir.SetOp):
-        kinds = value_kinds(model, node.left, seen)
-        return kinds | value_kinds(model, node.right, seen) if node.op == "union" else kinds
-    if isinstance(node, ir.Closure):
-        return {"int", "str"}
-    return {"int"}  # ranges, arithmetic, comparisons: integers (and booleans, which are integers)
 
 
 def check_parameter_names(model, names) -> None:
