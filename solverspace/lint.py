@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import ir
 from .errors import SpaceEvaluationError, did_you_mean
+from .kinds import STR
 from .model import Model
 
 
@@ -25,7 +26,9 @@ def static_values(domain: ir.Domain) -> list | None:
 
 def categorical_typos(model: Model) -> list[str]:
     """One message per (place, parameter, string) compared but never taken, with a did-you-mean."""
-    known = {p.name: values for p in model.parameters if (values := static_values(p.domain)) is not None}
+    # only categorical parameters can take strings (and their value lists are short: a wide range is never listed)
+    known = {p.name: values for p in model.parameters
+             if model.kinds.of(p.name) == STR and (values := static_values(p.domain)) is not None}
     places = [(f"constraint {c.name!r}", c.line, c.expr) for c in model.constraints]
     places += [(f"derived value {d.name!r}", d.line, d.expr) for d in model.derived]
     places += [(f"iterator {p.name!r}", p.line, p.domain) for p in model.parameters if p.kind == "deferred"]
