@@ -215,7 +215,7 @@ def may_be_fraction(expr: ir.Expr, rational=frozenset()) -> bool:
 def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:
     """An expression equal to `expr` wherever `expr` is defined, simplified by SymPy; the
     original is kept when SymPy's form is not shorter or cannot be expressed in the language."""
-    if isinstance(expr, (ir.Const, ir.Ref)) or _huge_power(expr):
+    if isinstance(expr, (ir.Const, ir.Ref)) or _huge_power(expr) or _conditional(expr):
         return expr
     try:
         original = to_sympy(expr, rational)
@@ -233,6 +233,12 @@ def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:
 #: Simplification is skipped for a power with a larger exponent: SymPy would expand
 #: `(x + 1) ** 10000` term by term (bounded work, not a hang).
 MAX_SIMPLIFY_EXPONENT = 64
+
+
+def _conditional(expr: ir.Node) -> bool:
+    """A conditional inside: SymPy's Piecewise simplification is not sound for us
+    (`abs(x if abs(x) <= 0 else y)` became `abs(y)`, wrong at x=0, y=-3), so it is not asked."""
+    return any(isinstance(n, ir.IfExp) for n in ir.walk(expr))
 
 
 def _huge_power(expr: ir.Node) -> bool:

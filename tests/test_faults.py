@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solverspace import OptionError, OutputError, Space
+from solverspace import OptionError, OutputError, Space, read_npy
 from solverspace.cli import LISTING_BACKENDS, build_parser, main
 from solverspace.output import atomic_output, check_output_path
 
@@ -396,7 +396,7 @@ def test_non_ascii_parameter_names_in_every_format(tmp_path, capsys, suffix, bac
         assert [list(r) for r in rows] == [names] * len(expected)
         assert [tuple(r.values()) for r in rows] == expected
     elif suffix == "npy":
-        array = np.load(target)
+        array = read_npy(target)   # categorical columns are stored as codes
         assert list(array.dtype.names) == names and array.tolist() == expected
     else:
         import pyarrow.parquet as pq

@@ -119,3 +119,11 @@ def test_floor_of_a_fraction_valued_term_keeps_its_floor():
     back = from_sympy(to_sympy(expr))
     for env in ({"x": -2, "y": -3}, {"x": 5, "y": 3}, {"x": -7, "y": 2}):
         assert evaluate(back, env) == evaluate(expr, env)
+
+
+def test_a_conditional_is_not_simplified_by_sympy():
+    """Found by the property test above: SymPy simplified `abs(x if abs(x) <= 0 else y)` to
+    `abs(y)`, wrong at x = 0, y = -3 (the interval bounds would then have been too narrow)."""
+    expr = ir.Abs(ir.IfExp(ir.Compare("<=", ir.Abs(ir.Ref("x")), ir.Const(0)), ir.Ref("x"), ir.Ref("y")))
+    simpler = simplify(expr)
+    assert _value(simpler, {"x": 0, "y": -3, "z": 0}) == _value(expr, {"x": 0, "y": -3, "z": 0}) == 0

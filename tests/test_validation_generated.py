@@ -156,7 +156,8 @@ def test_generated_spaces_agree(builder):
     _drive(run, check)
     # the run really compared something: reference against CP-SAT on most spaces, and full sets
     # of rows (reference, C optimized, C literal) on about a quarter of them
-    assert run.tally["reference ok"] == run.tally["spaces"]
+    # (the reference lists every space but the wide blocks', which it skips with a reason)
+    assert run.tally["reference ok"] + run.tally["reference skipped"] == run.tally["spaces"]
     assert run.tally["cpsat ok"] >= 0.9 * run.tally["spaces"]
     assert run.tally["sets compared"] >= 0.15 * run.tally["spaces"]
     assert run.tally["non-empty sets compared"] >= 0.05 * run.tally["spaces"]

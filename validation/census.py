@@ -12,7 +12,7 @@ equalities, counts past 64 bits; the Python forms `in` and helper functions).
 """
 from __future__ import annotations
 
-import re
+import ast
 
 from solverspace import ir
 from solverspace.kinds import STR
@@ -42,10 +42,12 @@ def constructs(model: Model, source: str = "", count: int | None = None) -> set[
         found.add(STRING_VS_INT)
     if count is not None and count > PAST_64_BITS:
         found.add(COUNT_PAST_64_BITS)
-    if re.search(r"\bin\s*[(\[{]|\bin\s+range\(", source):
+    tree = ast.parse(source)
+    if any(isinstance(n, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops)
+           for n in ast.walk(tree)):
         found.add(MEMBERSHIP)
-    if re.search(r"^def \w+\(", source, re.M):   # a plain (undecorated) def is a helper
-        found.add(HELPER)
+    if any(isinstance(n, ast.FunctionDef) and not n.decorator_list for n in tree.body):
+        found.add(HELPER)   # a plain (undecorated) module-level def
     return found
 
 
