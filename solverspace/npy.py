@@ -78,8 +78,14 @@ def read_npy(path: str | Path, decode: bool = True):
     sidecar = categories_path(path)
     tables: dict[str, list[str]] = {}
     if sidecar.exists():
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-        tables = meta.get("columns", {})
+        try:
+            meta = json.loads(sidecar.read_text(encoding="utf-8"))
+            tables = meta.get("columns", {}) if isinstance(meta, dict) else None
+            if not isinstance(tables, dict) or not all(isinstance(t, list) for t in tables.values()):
+                raise ValueError("expected {\"columns\": {name: [values]}}")
+        except (ValueError, UnicodeDecodeError) as exc:   # JSONDecodeError is a ValueError
+            raise SolverspaceError(f"{sidecar}: not a category table of {path}: {exc}",
+                                   hint="write the file again (enumerate/sample -o); the two files go together") from None
         _check(path, array, tables, meta.get("rows"))
     if not decode:
         return array, tables

@@ -269,3 +269,13 @@ def test_sample_npy_stores_codes_and_decodes_to_the_csv_sample(tmp_path, capsys,
     _, expected = read_csv(tmp_path / "s.csv")
     assert np.load(tmp_path / "s.npy").dtype["kind"].kind == "i"
     assert [tuple(r) for r in read_npy(tmp_path / "s.npy").tolist()] == expected
+
+
+@pytest.mark.parametrize("text", ["{bad", "[1, 2]", '{"columns": {"k": 3}}'])
+def test_npy_with_a_corrupt_sidecar_is_refused_with_a_message(tmp_path, text):
+    from solverspace import SolverspaceError, read_npy
+    space = Space.from_source("k = iterator(['a', 'b'])\nx = range(3)\n")
+    space.write(tmp_path / "o.npy", "c")
+    (tmp_path / "o.npy.categories.json").write_text(text)
+    with pytest.raises(SolverspaceError, match="not a category table"):
+        read_npy(tmp_path / "o.npy")
