@@ -37,7 +37,7 @@ SPACES = {
 def child(name: str) -> None:
     from solverspace import Space
     from solverspace.sampling import sample
-    from translators.c_backend import CBackend, CEnumerator
+    from solverspace.translators.c_backend import CBackend, CEnumerator
     space = Space.load("gemm", SPACES[name])
     CBackend().enumerator(space.plan)  # build (or load from cache): not timed
     CEnumerator._cache.clear()

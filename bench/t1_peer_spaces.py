@@ -40,8 +40,8 @@ def child(path: str) -> None:
     start = time.perf_counter()
     from solverspace.space import Space
     from solverspace.t1 import load_t1
-    from translators.c_backend import CEnumerator
-    from translators.errors import UnsupportedConstruct
+    from solverspace.translators.c_backend import CEnumerator
+    from solverspace.translators.errors import UnsupportedConstruct
     begin = time.perf_counter()
     space = Space(load_t1(path))
     imported = time.perf_counter() - begin

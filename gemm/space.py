@@ -8,7 +8,7 @@
 #   - the paper's code is Python 2, where `/` on integers floors: we write `//` for integer
 #     division. `low_fmas` keeps exact `/`: floor(x) < n equals x < n for an integer n.
 # The paper's @condition functions return True to *reject*; here they are @reject_if.
-from gemm.devices import DEVICES, SCALED_DEVICES, get_device
+from solverspace.gemm.devices import DEVICES, SCALED_DEVICES, get_device
 
 # --- Fig. 10: settings ------------------------------------------------------------------------
 device = setting("k40c", choices=[*DEVICES, *SCALED_DEVICES], doc="GPU whose limits prune the space (gemm/devices.py)")

@@ -41,14 +41,14 @@ def _reference(**options) -> Backend:
 
 
 def _c(*, threads: int | None = None, optimizations=None, **options) -> Backend:
-    from translators.c_backend import CBackend
-    from translators.c_optimize import Options
+    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c_optimize import Options
     return CBackend(threads=threads, options=optimizations or Options())
 
 
 def _cpsat(*, time_limit: float | None = None, workers: int | None = None, **options) -> Backend:
     try:
-        from translators.cpsat import CpSatBackend
+        from solverspace.translators.cpsat import CpSatBackend
     except ImportError as exc:
         raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
                                       hint="pip install 'ortools>=9.10'") from None

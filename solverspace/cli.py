@@ -61,7 +61,7 @@ def _backend(args):
     from .backends import get_backend
     options = {}
     if args.backend == "c":
-        from translators.c_optimize import Options
+        from solverspace.translators.c_optimize import Options
         options = {"threads": args.threads,
                    "optimizations": Options.parse(literal=args.literal, disable=args.disable or ())}
     return get_backend(args.backend, **options)
@@ -90,8 +90,8 @@ def cmd_count(args) -> int:
 
 def _approximate_count(space, args) -> int:
     """`count --approximate`: ApproxMC2 with random XOR cells enumerated by CP-SAT."""
-    from translators.cpsat_count import Options
-    from translators.cpsat_hash import approximate_count
+    from solverspace.translators.cpsat_count import Options
+    from solverspace.translators.cpsat_hash import approximate_count
     result = approximate_count(space.plan, args.epsilon, args.delta, seed=args.seed,
                                options=Options(workers=args.workers or 1))
     if args.json:
@@ -178,7 +178,7 @@ def _write_rows(rows, path, sep):
     from .space import format_of
     fmt = format_of(path)
     if fmt == "parquet":
-        from translators.c_backend import require_pyarrow
+        from solverspace.translators.c_backend import require_pyarrow
         pa, pq = require_pyarrow()
     with atomic_output(path, "wb", option="-o") as handle:
         if fmt == "npy":  # categorical columns as codes, tables in the sidecar (solverspace.npy)
@@ -189,7 +189,7 @@ def _write_rows(rows, path, sep):
                 np.save(handle, codes)
             write_categories(path, tables, len(codes))
         elif fmt == "jsonl":
-            from translators.c_backend import jsonl_bytes
+            from solverspace.translators.c_backend import jsonl_bytes
             handle.write(jsonl_bytes(rows))
         elif fmt == "parquet":
             names = list(rows.dtype.names)
@@ -231,8 +231,8 @@ def cmd_get(args) -> int:
 
 
 def cmd_emit_c(args) -> int:
-    from translators.c_codegen import CGenerator
-    from translators.c_optimize import Options
+    from solverspace.translators.c_codegen import CGenerator
+    from solverspace.translators.c_optimize import Options
     space = _load(args)
     options = Options.parse(literal=args.literal, disable=args.disable or ())
     derived = space.columns(tuple(n for n in (args.derived or "").split(",") if n))[len(space.parameters):]
@@ -262,7 +262,7 @@ def cmd_funnel(args) -> int:
     progress = _Progress(not args.quiet, "funnel")
     try:
         if args.backend == "c":
-            from translators.c_backend import CEnumerator
+            from solverspace.translators.c_backend import CEnumerator
             funnel = CEnumerator(space.plan, threads=args.threads, funnel=True).funnel(progress=progress)
         elif args.backend == "reference":
             from .funnel import reference_funnel
@@ -316,14 +316,14 @@ class _CpSatOption(argparse.Action):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        cpsat = sys.modules.get("translators.cpsat")
+        cpsat = sys.modules.get("solverspace.translators.cpsat")
         if cpsat is not None:
             setattr(cpsat.DEFAULTS, self.dest, None)
 
     def __call__(self, parser, namespace, values, option_string=None):
         setattr(namespace, self.dest, values)
         try:
-            from translators.cpsat import DEFAULTS
+            from solverspace.translators.cpsat import DEFAULTS
         except ImportError:  # no OR-Tools: the option has nothing to configure
             return
         setattr(DEFAULTS, self.dest, values)
@@ -332,7 +332,7 @@ class _CpSatOption(argparse.Action):
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective, found by CP-SAT."""
     try:
-        from translators.cpsat import best
+        from solverspace.translators.cpsat import best
     except ImportError as exc:
         raise SolverspaceError(f"`best` needs the CP-SAT solver from OR-Tools ({exc})",
                                hint="pip install 'ortools>=9.10'") from None
@@ -353,7 +353,7 @@ def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
     try:
-        from translators.cpsat import CpSatRefusal, complete
+        from solverspace.translators.cpsat import CpSatRefusal, complete
     except ImportError:
         return cmd_check(args)
     space = _load(args)
@@ -387,7 +387,7 @@ def cmd_check_cpsat(args) -> int:
 
 def cmd_validate(args) -> int:
     """Run every backend that accepts the space and compare them; exit 0 agree, 1 disagree, 2 could not run."""
-    from validation.validate import ALL_BACKENDS, validate
+    from solverspace.validation.validate import ALL_BACKENDS, validate
     backends = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else ALL_BACKENDS
     cpsat_options = {k: v for k, v in (("time_limit", args.time_limit), ("workers", args.workers)) if v is not None}
     report = validate(args.space, settings=_settings(args.set), backends=backends,

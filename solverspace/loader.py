@@ -41,7 +41,7 @@ from .lint import categorical_typos
 from .lowering import FunctionLowerer, as_domain, bind_arguments, fold
 from .model import Constraint, Derived, Model, Parameter, Setting
 
-BUILTIN_SPACES = {"gemm": ("gemm", "space.py")}
+BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
 
 
 def resolve_space_path(space: str | Path) -> Path:

@@ -116,7 +116,7 @@ class ExactSampler(PositionSampler):
     guarantee = "exactly uniform over the valid configurations (positions drawn uniformly)"
 
     def __init__(self, space, threads=None, *, seed: int = 0, progress=None):
-        from translators.c_backend import CBackend
+        from solverspace.translators.c_backend import CBackend
         self.enumerator = CBackend(threads=threads).enumerator(space.plan)
 
     def size(self) -> int:
@@ -159,9 +159,9 @@ class CpSatSampler:
                  "counts; configurations drawn directly, not by position)")
 
     def __init__(self, space, threads=None, *, seed: int = 0, progress=None, **options):
-        from translators.cpsat import CpSatBackend
-        from translators.cpsat_count import Options
-        from translators.cpsat_sample import SelfReducibleSampler
+        from solverspace.translators.cpsat import CpSatBackend
+        from solverspace.translators.cpsat_count import Options
+        from solverspace.translators.cpsat_sample import SelfReducibleSampler
         settings = CpSatBackend(workers=threads).options()
         settings["time_limit"] = None  # a stopped count cannot give uniform draws
         self.columns = space.columns()
@@ -184,7 +184,7 @@ class XorSampler:
     name = "cpsat-xor"
 
     def __init__(self, space, threads=None, *, seed: int = 0, progress=None):
-        from translators.cpsat_count import Options
+        from solverspace.translators.cpsat_count import Options
         self.space = space
         self.columns = space.columns()
         self.options = Options(workers=threads or 1)
@@ -192,7 +192,7 @@ class XorSampler:
 
     def _for_seed(self, seed: int):
         """The hashing state of one seed (its ApproxMC2 count included): a new seed starts over."""
-        from translators.cpsat_hash import NearUniformSampler
+        from solverspace.translators.cpsat_hash import NearUniformSampler
         if getattr(self, "seed", None) != seed:
             self.sampler, self.seed = NearUniformSampler(self.space.plan, self.options, seed), seed
         return self.sampler

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model  # noqa: E402
 from solverspace import Space  # noqa: E402
 from solverspace.errors import BackendUnavailableError, SpaceEvaluationError  # noqa: E402
 from solverspace.evaluate import Undefined, evaluate  # noqa: E402
-from translators.cpsat import CpSatRefusal, Lowering, count  # noqa: E402
+from solverspace.translators.cpsat import CpSatRefusal, Lowering, count  # noqa: E402
 
 XS = [-7, -3, -2, -1, 0, 1, 2, 3, 5]
 YS = [-4, -2, -1, 0, 1, 3, 4]
@@ -212,8 +212,8 @@ def test_fraction_in_a_domain_is_refused():
 def test_doctests_and_listing_is_refused():
     import doctest
 
-    import translators.cpsat
-    assert doctest.testmod(translators.cpsat).failed == 0
+    import solverspace.translators.cpsat as cpsat_module
+    assert doctest.testmod(cpsat_module).failed == 0
     s = Space.from_source("x = range(3)")
     with pytest.raises(BackendUnavailableError, match="does not list"):
         list(s.rows("cpsat"))

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("ortools")
 
 from solverspace import Space  # noqa: E402
-from translators.cpsat import count  # noqa: E402
+from solverspace.translators.cpsat import count  # noqa: E402
 
 EXPECTED = {  # (precision, arithmetic, trans_a, trans_b): (count, undefined)
     ("single", "real", 0, 0): (5_723_408, 1360),

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from gemm.devices import DEVICES, Device, get_device
+from solverspace.gemm.devices import DEVICES, Device, get_device
 
 # BEAST paper, Fig. 8 (device query on a Tesla K40c) and Fig. 9 (compute
 # capability lookup at [cudamajor][cudaminor] = [3][5]), written out literally.

@@ -362,7 +362,7 @@ def test_unusable_cache_directory_falls_back_to_a_temporary_one(tmp_path, capsys
 
 
 def test_cache_fallback_warns_once(tmp_path, monkeypatch):
-    from translators import c_build
+    from solverspace.translators import c_build
     monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "file"))
     (tmp_path / "file").write_text("")
     with warnings.catch_warnings(record=True) as caught:

@@ -119,7 +119,7 @@ def test_empty_space(tmp_path, fmt, reader):
 
 
 def test_jsonl_fast_path_matches_the_general_path():
-    from translators.c_backend import CEnumerator, jsonl_bytes
+    from solverspace.translators.c_backend import CEnumerator, jsonl_bytes
     for name in ("categorical", "gemm-tiny", "awkward"):
         space = _space(name)
         enumerator = CEnumerator.get(space.plan)
@@ -151,7 +151,7 @@ def test_format_from_extension():
 @needs_pyarrow
 def test_parquet_is_written_in_row_groups(tmp_path):
     import pyarrow.parquet as pq
-    from translators.c_backend import CEnumerator
+    from solverspace.translators.c_backend import CEnumerator
     space = _space("gemm-tiny")
     target = tmp_path / "groups.parquet"
     CEnumerator.get(space.plan).write(target, "parquet", batch_rows=50)

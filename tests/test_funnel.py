@@ -13,7 +13,7 @@ GEMM_CONSTRAINTS = 12
 
 
 def c_funnel(space, threads=2):
-    from translators.c_backend import CEnumerator
+    from solverspace.translators.c_backend import CEnumerator
     return CEnumerator(space.plan, threads=threads, funnel=True).funnel()
 
 

@@ -27,7 +27,7 @@ def reference_rows(s: Space) -> list:
 
 
 def c_rows(s: Space) -> list:
-    from translators.c_backend import CBackend
+    from solverspace.translators.c_backend import CBackend
     return sorted(CBackend(threads=2).rows(s.plan), key=repr)
 
 
@@ -116,8 +116,8 @@ def test_closure_over_a_sparse_input_is_tabulated_over_its_values():
 
 
 def test_a_closure_that_cannot_be_tabulated_is_refused_by_name():
-    from translators.errors import UnsupportedConstruct
-    from translators.c_backend import CBackend
+    from solverspace.translators.errors import UnsupportedConstruct
+    from solverspace.translators.c_backend import CBackend
     s = space("a = range(0, 10 ** 6)\n@iterator\ndef k(a):\n    yield a % 3\n")
     with pytest.raises(UnsupportedConstruct, match="input 'a' takes too many values to tabulate"):
         CBackend(threads=1).count(s.plan)
@@ -125,7 +125,7 @@ def test_a_closure_that_cannot_be_tabulated_is_refused_by_name():
 
 def test_partial_check_with_a_closure_over_a_categorical_input(capsys):
     pytest.importorskip("ortools")
-    from translators.cpsat_explain import complete
+    from solverspace.translators.cpsat_explain import complete
     s = space(CLOSURE_OVER_CATEGORICAL)
     result = complete(s.plan, {"alg": "one"})
     assert result.feasible is True and result.completion["alg"] == "one"
@@ -141,8 +141,8 @@ def test_a_string_never_equals_an_integer_in_any_backend():
     assert reference_rows(s) == expected
     assert c_rows(s) == expected
     assert cpsat_count(s) == 4
-    from translators.c_backend import CBackend
-    from translators.c_optimize import Options
+    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c_optimize import Options
     stats = CBackend(threads=1, options=Options.literal()).count(s.plan)
     assert (stats.count, stats.undefined) == (4, s.stats().undefined)  # the decided != keeps 1 // x
 
@@ -222,8 +222,8 @@ def test_generated_kind_mixing_spaces_are_refused_by_every_backend_alike():
     C and CP-SAT alike, with one message), never accepted by one backend and refused by another."""
     from hypothesis import HealthCheck, given, settings
 
-    from validation.generate import refused_spaces
-    from validation.validate import validate_source
+    from solverspace.validation.generate import refused_spaces
+    from solverspace.validation.validate import validate_source
 
     forms = set()
 

@@ -9,9 +9,9 @@ from scipy import stats
 from solverspace import Space
 from solverspace.check import check as check_config
 from solverspace.sampling import CpSatSampler, SampleSizeError, sample
-from translators.cpsat_count import Options
-from translators.cpsat_sample import SelfReducibleSampler, below, pick
-from validation.generate import spaces
+from solverspace.translators.cpsat_count import Options
+from solverspace.translators.cpsat_sample import SelfReducibleSampler, below, pick
+from solverspace.validation.generate import spaces
 
 from .test_sampling import SMALL, chi_square_p
 

@@ -6,7 +6,7 @@ import pytest
 
 from solverspace import Space, ir
 from solverspace.cli import main
-from validation import validate, validate_source
+from solverspace.validation import validate, validate_source
 
 pytest.importorskip("cffi")
 
@@ -92,7 +92,7 @@ def test_unknown_backend_is_refused():
 def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, tmp_path, capsys):
     """Break the C printer's `//` (C's `/` truncates toward zero; Python floors): validate must
     say so and name a configuration on which the reference and C differ."""
-    from translators.c_expr import CExpressionPrinter
+    from solverspace.translators.c_expr import CExpressionPrinter
     original = CExpressionPrinter._visit_BinOp
 
     def truncating(self, n):
@@ -127,8 +127,8 @@ def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, t
 
 def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
     """Only the literal plan broken: C optimized, the reference and C literal still compared."""
-    from translators.c_expr import CExpressionPrinter
-    from translators import c_codegen
+    from solverspace.translators.c_expr import CExpressionPrinter
+    from solverspace.translators import c_codegen
     original = CExpressionPrinter._visit_BinOp
 
     def wrong_modulo(self, n):
@@ -158,7 +158,7 @@ def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
 def test_broken_cpsat_subtraction_is_found_by_bisection(monkeypatch, tmp_path):
     """CP-SAT only counts; a broken lowering of `-` is located by fixing one parameter after
     another on restricted copies of the space."""
-    from translators.cpsat import Lowering
+    from solverspace.translators.cpsat import Lowering
     original = Lowering._lower_BinOp
 
     def swapped(self, n):
@@ -217,7 +217,7 @@ def test_cli_validate_gemm_tiny(capsys):
 def test_a_different_row_order_is_caught(monkeypatch):
     """Same rows, another order (as a C enumerator that ignored the plan's loop order would list
     them): the set digests agree, the order digests do not, and the first differing row is named."""
-    from translators.c_backend import CEnumerator
+    from solverspace.translators.c_backend import CEnumerator
     original = CEnumerator.batches
 
     def reversed_batches(self, *args, **kwargs):

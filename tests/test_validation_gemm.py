@@ -5,8 +5,8 @@ import itertools
 
 import pytest
 
-from gemm.devices import DEVICES
-from validation import validate
+from solverspace.gemm.devices import DEVICES
+from solverspace.validation import validate
 
 pytest.importorskip("cffi")
 

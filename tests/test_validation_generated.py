@@ -28,10 +28,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
-from validation.census import EVERY, constructs
-from validation.generate import spaces
-from validation.minimize import signature
-from validation.validate import validate_source
+from solverspace.validation.census import EVERY, constructs
+from solverspace.validation.generate import spaces
+from solverspace.validation.minimize import signature
+from solverspace.validation.validate import validate_source
 
 pytest.importorskip("cffi")
 
@@ -50,7 +50,7 @@ HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_ba
 def builder(tmp_path_factory):
     """C modules go to a fresh cache (thousands of throwaway modules stay out of the user's
     cache, and the timing is a cold-cache CI's), compiled by two worker processes."""
-    from validation.parallel import Builder
+    from solverspace.validation.parallel import Builder
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SOLVERSPACE_CACHE", str(tmp_path_factory.mktemp("c-cache")))
         with Builder(workers=2) as pool:

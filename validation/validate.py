@@ -282,8 +282,8 @@ class _Validator:
     # -------------------------------------------------------------------------- backends
     def run_c(self, literal: bool) -> Outcome:
         def body(o: Outcome):
-            from translators.c_backend import CBackend
-            from translators.c_optimize import Options
+            from solverspace.translators.c_backend import CBackend
+            from solverspace.translators.c_optimize import Options
             backend = CBackend(threads=self.threads, options=Options.literal() if literal else Options())
             enumerator = backend.enumerator(self.space.plan)
             stats = enumerator.stats()
