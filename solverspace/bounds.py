@@ -258,7 +258,7 @@ class Bounds:
     def _closure(self, node: ir.Closure, parameter) -> Interval:
         """The hull of the closure's integer values, from its shared table (`solverspace.closures`);
         a closure of strings is bounded like a value list of strings (by its number of strings)."""
-        from .closures import ClosureTableError
+        from .errors import ClosureTableError
         try:
             values = self.model.closures.table(node).values
         except ClosureTableError:

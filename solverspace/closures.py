@@ -23,18 +23,13 @@ import math
 from dataclasses import dataclass
 
 from . import ir
-from .errors import Location, SpaceEvaluationError
+from .errors import ClosureTableError, Location, SpaceEvaluationError  # noqa: F401 (ClosureTableError: its home before)
 from .evaluate import Undefined, compile_domain, compile_expr
 from .kinds import MIX_HINT, KindError
 
 #: Closure iterators are tabulated for at most this many input combinations; a value set is
 #: listed from at most this many combinations of its own inputs.
 MAX_COMBINATIONS = 100_000
-
-
-class ClosureTableError(SpaceEvaluationError):
-    """A closure iterator cannot be tabulated (an input has too many values, or too many
-    combinations). Backends that need the table refuse the space with this message."""
 
 
 @dataclass(frozen=True)
@@ -114,18 +109,14 @@ class ValueSets:
 
     def _hull(self, name: str) -> tuple | None:
         """An integer value's interval, listed, when it is small (a sound superset)."""
-        from .bounds import Bounds
-        if self._bounds is None:
-            self._bounds = Bounds(self.model)
         try:
-            b = self._bounds.of(name)
+            b = self.model.analysis.bounds.of(name)
         except (ValueError, SpaceEvaluationError):
             return None
         if b.empty:
             return ()
-        from .symbolic import rational_names
         if (not b.finite or b.hi - b.lo + 1 > self.limit or self.model.kinds.of(name) != "int"
-                or name in rational_names(self.model)):
+                or name in self.model.analysis.rational):
             return None  # (a categorical value's interval is one of codes, not of values)
         return tuple(range(math.ceil(b.lo), math.floor(b.hi) + 1))
 

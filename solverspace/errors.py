@@ -78,3 +78,8 @@ def did_you_mean(name: str, known) -> str | None:
 class SolverspaceWarning(UserWarning):
     """Something legal that is probably a mistake (a categorical value a parameter never takes), or
     something that worked differently than asked (an unwritable compile cache)."""
+
+
+class ClosureTableError(SpaceEvaluationError):
+    """A closure iterator cannot be tabulated (an input has too many values, or too many
+    combinations). Backends that need the table refuse the space with this message."""

@@ -3,15 +3,14 @@ where each derived value is computed and each constraint tested."""
 from __future__ import annotations
 
 from .bounds import Bounds
-from .dag import DAG
 from .plan import Plan
 from .printing import to_source
 
 
 def explain(plan: Plan) -> str:
     model = plan.model
-    dag = DAG(model)
-    bounds = Bounds(model)
+    dag = model.analysis.dag
+    bounds = model.analysis.bounds
     out: list[str] = [f"space: {model.source}", ""]
 
     out.append(f"settings ({len(model.settings)}):")

@@ -217,13 +217,25 @@ class Closure(Domain):
         return tuple(Ref(d) for d in self.deps)
 
 
+# The visitor name of each operator: a node with an `op` (BinOp, Compare, SetOp) is dispatched to
+# `_visit_<name>` (e.g. `_visit_FloorDiv`) when the visitor has one, else to `_visit_<ClassName>`.
+OP_NAMES = {"+": "Add", "-": "Sub", "*": "Mul", "//": "FloorDiv", "%": "Mod", "/": "Div", "**": "Pow",
+            "<": "Lt", "<=": "LtE", ">": "Gt", ">=": "GtE", "==": "Eq", "!=": "NotEq",
+            "union": "Union", "intersection": "Intersection", "difference": "Difference"}
+
+
 class Visitor:
-    """Dispatch on node type: `visit(node)` calls `self._visit_<ClassName>(node)`."""
+    """Dispatch on node type: `visit(node)` calls `self._visit_<ClassName>(node)`; operators
+    (`BinOp`, `Compare`, `SetOp`) first try `self._visit_<OperatorName>(node)` (`OP_NAMES`), so a
+    backend writes one method per operator instead of an if/elif chain over `node.op`."""
 
     backend_name = "this backend"
 
     def visit(self, node: Node, *args):
-        method = getattr(self, "_visit_" + type(node).__name__, None)
+        op = getattr(node, "op", None)
+        method = getattr(self, "_visit_" + OP_NAMES[op], None) if op is not None else None
+        if method is None:
+            method = getattr(self, "_visit_" + type(node).__name__, None)
         if method is None:
             return self.unsupported(node)
         return method(node, *args)

@@ -38,7 +38,7 @@ from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, Deferred, DomainObj, L
                   as_node, make_namespace_functions, membership, values_domain)
 from .errors import Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
 from .lint import categorical_typos
-from .lowering import FunctionLowerer, as_domain, bind_arguments, fold
+from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree  # noqa: F401 (fold_tree: its home before)
 from .model import Constraint, Derived, Model, Parameter, Setting
 
 BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
@@ -452,28 +452,6 @@ class _Loader:
                     and (n.id in self.params or n.id in self.derived) and n.id not in deps:
                 deps.append(n.id)
         return tuple(deps)
-
-
-def fold_tree(node: ir.Node) -> ir.Node:
-    """Constant-fold bottom-up (settings are constants by now)."""
-    from .lowering import make_boolop, make_if
-    if isinstance(node, (ir.Const, ir.Ref, ir.Closure)):
-        return node
-    folded = ir.substitute(node, {})  # rebuild; children folded below
-    kwargs = {}
-    for field in node.__dataclass_fields__:
-        value = getattr(folded, field)
-        if isinstance(value, ir.Node):
-            value = fold_tree(value)
-        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
-            value = tuple(fold_tree(v) for v in value)
-        kwargs[field] = value
-    if isinstance(node, (ir.IfExp, ir.IfDomain)):
-        return make_if(kwargs["cond"], kwargs["then"], kwargs["orelse"])
-    if isinstance(node, (ir.And, ir.Or)):
-        return make_boolop(type(node), kwargs["operands"])
-    rebuilt = type(node)(**kwargs)
-    return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
 
 
 def _argument_node(value) -> ir.Node:

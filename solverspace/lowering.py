@@ -407,3 +407,39 @@ def make_if(cond, then, orelse):
     if isinstance(then, ir.Domain) or isinstance(orelse, ir.Domain):
         return ir.IfDomain(cond, as_domain(then), as_domain(orelse))
     return ir.IfExp(cond, then, orelse)
+
+
+def fold_tree(node: ir.Node) -> ir.Node:
+    """Constant-fold bottom-up (settings are constants by now)."""
+    if isinstance(node, (ir.Const, ir.Ref, ir.Closure)):
+        return node
+    folded = ir.substitute(node, {})  # rebuild; children folded below
+    kwargs = {}
+    for field in node.__dataclass_fields__:
+        value = getattr(folded, field)
+        if isinstance(value, ir.Node):
+            value = fold_tree(value)
+        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
+            value = tuple(fold_tree(v) for v in value)
+        kwargs[field] = value
+    if isinstance(node, (ir.IfExp, ir.IfDomain)):
+        return make_if(kwargs["cond"], kwargs["then"], kwargs["orelse"])
+    if isinstance(node, (ir.And, ir.Or)):
+        return make_boolop(type(node), kwargs["operands"])
+    rebuilt = type(node)(**kwargs)
+    return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
+
+
+def lower_expression(text: str, resolve: Callable[[str, int], ir.Node], *, filename: str = "<expression>",
+                     what: str = "expression", hint: str | None = None) -> ir.Node:
+    """One Python expression given as text (an objective, a T1 condition) as folded IR, lowered
+    like a function body (`resolve(name, line)` gives each free name's node); never `eval`."""
+    source = f"def __{what.replace(' ', '_')}__():\n    return ({text})\n"
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise SpaceDefinitionError(f"{what} {text!r} is not an expression: {exc.msg}", hint=hint) from None
+    func = tree.body[0]
+    if len(func.body) != 1 or not isinstance(func.body[0], ast.Return):
+        raise SpaceDefinitionError(f"{what} {text!r} must be one expression")
+    return fold_tree(FunctionLowerer(func, filename, resolve).lower())

@@ -135,6 +135,12 @@ class Model:
         from .closures import ValueSets
         return ValueSets(self)
 
+    @cached_property
+    def analysis(self):
+        """The shared analysis (DAG, bounds, codes, ...: `solverspace.analysis`), computed once."""
+        from .analysis import Analysis
+        return Analysis(self)
+
     def definition(self, name: str):
         """The parameter or derived value called `name`."""
         return self.parameter.get(name) or self.derived_value[name]

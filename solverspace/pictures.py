@@ -69,12 +69,11 @@ def plot_funnel(funnel, path) -> None:
 def plot_dag(plan, path) -> None:
     """The dependency DAG by level set (seed 004 Fig. 16): parameters as circles, constraints
     as octagons, each in the column of its level; edges from the parameters each one uses."""
-    from .dag import DAG
     path = Path(path)
     _check_suffix(path)
     plt = _pyplot()
     model = plan.model
-    dag = DAG(model)
+    dag = model.analysis.dag
     columns: dict[int, list[tuple[str, str]]] = {}
     for p in model.parameters:
         columns.setdefault(dag.level[p.name], []).append((p.name, "parameter"))

@@ -32,6 +32,11 @@ class Plan:
     levels: tuple[Level, ...]
 
     @property
+    def analysis(self):
+        """The model's shared analysis (`solverspace.analysis`): every backend reads this one."""
+        return self.model.analysis
+
+    @property
     def order(self) -> tuple[str, ...]:
         return tuple(level.parameter.name for level in self.levels)
 
@@ -67,7 +72,7 @@ def loop_order(model: Model, dag: DAG) -> list[str]:
 
 def make_plan(model: Model, order: list[str] | None = None) -> Plan:
     """The literal plan; `order` may give another legal loop order."""
-    dag = DAG(model)
+    dag = model.analysis.dag
     order = order or loop_order(model, dag)
     position = {p: i for i, p in enumerate(order)}
     for p in order:

@@ -53,7 +53,7 @@ class Space:
 
     @property
     def dag(self) -> DAG:
-        return DAG(self.model)
+        return self.model.analysis.dag
 
     def columns(self, with_derived=()) -> tuple[str, ...]:
         return self.parameters + tuple(self._check_derived(with_derived))

@@ -236,8 +236,7 @@ class _T1Importer:
             raise self.error(what, f"unknown name {ref!r}", line, source=source,
                              hint=did_you_mean(ref, self.names) or "names in a condition must be tuning parameters")
 
-        from .lowering import FunctionLowerer
-        from .loader import fold_tree
+        from .lowering import FunctionLowerer, fold_tree
         try:
             lowered = FunctionLowerer(func, self.filename, resolve).lower()
         except SpaceDefinitionError as exc:
@@ -595,9 +594,8 @@ class _T1Exporter:
 
     def run(self, name: str) -> dict:
         from .plan import loop_order
-        from .dag import DAG
         model = self.model
-        order = loop_order(model, DAG(model))
+        order = loop_order(model, model.analysis.dag)
         supersets: dict[str, list] = {}
         membership: dict[str, ir.Expr | None] = {}
         for pname in order:
@@ -680,8 +678,7 @@ class _T1Exporter:
     @property
     def bounds(self):
         if self._bounds is None:
-            from .bounds import Bounds
-            self._bounds = Bounds(self.model)
+            self._bounds = self.model.analysis.bounds
         return self._bounds
 
     def parameter(self, p: Parameter, supersets: dict) -> tuple[list, ir.Expr | None]:
@@ -797,5 +794,5 @@ def _or(operands):
 
 
 def _fold(expr):
-    from .loader import fold_tree
+    from .lowering import fold_tree
     return fold_tree(expr)

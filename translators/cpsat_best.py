@@ -15,7 +15,6 @@ walked one configuration at a time by lexicographic minimisation. A fractional o
 """
 from __future__ import annotations
 
-import ast
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -25,8 +24,7 @@ from ortools.sat.python import cp_model
 from solverspace import ir
 from solverspace.errors import SpaceDefinitionError, did_you_mean
 from solverspace.evaluate import Undefined, compile_expr
-from solverspace.loader import fold_tree
-from solverspace.lowering import FunctionLowerer
+from solverspace.lowering import lower_expression
 from solverspace.printing import to_source
 
 from .cpsat import LIMIT, Val
@@ -54,15 +52,6 @@ class BestResult:
 
 def parse_objective(model, text: str) -> ir.Expr:
     """The IR of an objective expression over the model's names (never `eval`)."""
-    source = f"def __objective__():\n    return ({text})\n"
-    try:
-        tree = ast.parse(source, filename="<objective>")
-    except SyntaxError as exc:
-        raise SpaceDefinitionError(f"objective {text!r} is not an expression: {exc.msg}",
-                                   hint="e.g. --maximize 'fmas_per_block - loads_per_block'") from None
-    func = tree.body[0]
-    if len(func.body) != 1 or not isinstance(func.body[0], ast.Return):
-        raise SpaceDefinitionError(f"objective {text!r} must be one expression")
     settings = {s.name: s.value for s in model.settings}
     known = [*model.parameter, *model.derived_value, *settings]
 
@@ -75,10 +64,11 @@ def parse_objective(model, text: str) -> ir.Expr:
                                    hint=did_you_mean(name, known) or "objectives use parameters, derived values "
                                                                       "and settings of the space")
 
-    lowered = FunctionLowerer(func, "<objective>", resolve).lower()
+    lowered = lower_expression(text, resolve, filename="<objective>", what="objective",
+                               hint="e.g. --maximize 'fmas_per_block - loads_per_block'")
     if not isinstance(lowered, ir.Expr):
         raise SpaceDefinitionError(f"objective {text!r} is an iterator, not a value")
-    return fold_tree(lowered)
+    return lowered
 
 
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,

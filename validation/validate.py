@@ -475,9 +475,8 @@ class _Validator:
     def bisect(self, listing: Outcome, counting: Outcome) -> Counterexample | None:
         """Fix one parameter after another (in loop order), halving its candidate values, keeping
         a restriction on which the two backends' counts still differ."""
-        from solverspace.bounds import Bounds
         model = self.space.model
-        bounds = Bounds(model)
+        bounds = model.analysis.bounds
         fixed: dict = {}
         counts_made = 0
 
