@@ -1,27 +1,64 @@
-"""The registry of backends behind one small protocol.
+"""The one registry of backends: what each can do, and how to make one with its options.
 
-A backend counts and lists the valid configurations of a plan. The CLI and the API pick one by
-name from `BACKENDS`; the C and CP-SAT translators register here when they are installed.
+Every answer goes CLI -> `Space` -> `get_backend(name, capability, **options)` -> backend, and
+validation uses the same registry. Each entry declares its capabilities as data (so asking
+"which backends can sample?" imports no compiler or solver) and the options its factory takes;
+asking a backend for something it cannot do is an error that names the backends that can.
+
+Capabilities and the methods a backend object has for them:
+
+| capability  | method(s)                                                   |
+|-------------|-------------------------------------------------------------|
+| count       | `count(plan, *, strict, progress) -> Stats`                 |
+| list        | `rows(plan, *, strict, with_derived, progress)`, `array(...)` |
+| write       | `write(plan, path, fmt, *, strict, with_derived, progress, sep) -> int` |
+| positions   | `positions(plan)`: size, rows_at(positions), index(values)  |
+| sample      | `sampler(plan, method, *, seed, progress)`: size, draw(n, seed, replace) |
+| funnel      | `funnel(plan, *, progress) -> Funnel`                       |
+| check       | `check(plan, assignment)` (full), `complete(plan, assignment)` (partial) |
+| best        | `best(plan, objective, *, maximize, top)`                   |
+| approximate | `approximate_count(plan, epsilon, delta, *, seed)`          |
+| emit        | `emit(plan, with_derived) -> str` (the generated program)   |
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator, Protocol
+from dataclasses import dataclass
+from typing import Callable
 
-from .errors import BackendUnavailableError
+from .errors import BackendUnavailableError, OptionError, SpaceDefinitionError
+from .draws import Positions
 from .options import check_threads
-from .plan import Plan
-from .reference import ReferenceEnumerator, Stats
+from .reference import ReferenceEnumerator
+from .results import Stats, rows_to_array, write_rows
+
+CAPABILITIES = {
+    "count": "count configurations",
+    "list": "list configurations",
+    "write": "write configurations to a file",
+    "positions": "find the configuration at a position (space[i], index, get)",
+    "sample": "draw samples",
+    "funnel": "compute the pruning funnel",
+    "check": "check configurations and complete partial ones",
+    "best": "find the best configurations by an objective",
+    "approximate": "estimate counts by hashing",
+    "emit": "print a generated program",
+}
 
 
-class Backend(Protocol):
+@dataclass(frozen=True)
+class BackendEntry:
+    """A registered backend: what it does and how to make one (imports stay lazy)."""
+
     name: str
+    summary: str
+    capabilities: frozenset[str]
+    options: tuple[str, ...]                  # keyword options its factory accepts
+    factory: Callable[..., object]
+    sampling_methods: tuple[str, ...] = ()   # `solverspace sample --method` values it provides
+    threads_option: str | None = None        # the option that sets its parallelism
 
-    def count(self, plan: Plan, *, strict: bool = False, progress: Callable | None = None) -> Stats: ...
 
-    def rows(self, plan: Plan, *, strict: bool = False, with_derived: tuple[str, ...] = (),
-             progress: Callable | None = None) -> Iterator[tuple]: ...
-
-
+# ------------------------------------------------------------------------------ reference
 class ReferenceBackend:
     """Pure Python over the literal plan: exact, slow, the ground truth."""
 
@@ -32,44 +69,153 @@ class ReferenceBackend:
         enumerator.count()
         return enumerator.stats
 
+    def enumerator(self, plan, *, strict=False, progress=None) -> ReferenceEnumerator:
+        """The enumerator itself: its `rows()` and then its `stats` (validation reads both)."""
+        return ReferenceEnumerator(plan, strict=strict, progress=progress)
+
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         return ReferenceEnumerator(plan, strict=strict, progress=progress).rows(with_derived)
 
+    def array(self, plan, *, strict=False, with_derived=(), progress=None):
+        rows = list(self.rows(plan, strict=strict, with_derived=with_derived, progress=progress))
+        return rows_to_array(rows, plan.model.parameter_names + tuple(with_derived))
 
-def _reference(**options) -> Backend:
+    def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        if fmt not in ("csv", "jsonl"):
+            raise SpaceDefinitionError("the reference backend writes CSV and JSON Lines only",
+                                       hint="use --backend c for .npy and .parquet output")
+        rows = self.rows(plan, strict=strict, with_derived=with_derived, progress=progress)
+        return write_rows(path, plan.model.parameter_names + tuple(with_derived), rows, fmt, sep)
+
+    def positions(self, plan) -> "ListedPositions":
+        return ListedPositions(plan)
+
+    def sampler(self, plan, method="reference", *, seed=0, progress=None) -> "ListedPositions":
+        return ListedPositions(plan)
+
+    def funnel(self, plan, *, progress=None):
+        from .funnel import reference_funnel
+        return reference_funnel(plan)
+
+    def check(self, plan, assignment: dict):
+        from .check import check
+        return check(plan, assignment)
+
+    complete = check  # a partial assignment: the reference looks for a completion by listing
+
+
+class ListedPositions(Positions):
+    """Positions of the canonical order over a space listed in Python (small spaces only)."""
+
+    name = "reference"
+    guarantee = "exactly uniform over the valid configurations (the whole space is listed)"
+
+    def __init__(self, plan):
+        self.columns = plan.model.parameter_names
+        self.rows = list(ReferenceEnumerator(plan).rows(()))
+        self.position = {row: i for i, row in enumerate(self.rows)}
+
+    def size(self) -> int:
+        return len(self.rows)
+
+    def rows_at(self, positions):
+        return rows_to_array([self.rows[int(i)] for i in positions], self.columns)
+
+    def index(self, values: dict) -> int | None:
+        return self.position.get(tuple(values[c] for c in self.columns))
+
+
+# ------------------------------------------------------------------------------ factories
+def _reference() -> ReferenceBackend:
     return ReferenceBackend()
 
 
-def _c(*, threads: int | None = None, optimizations=None, **options) -> Backend:
+def _c(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=()):
+    """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names)."""
     from solverspace.translators.c_backend import CBackend
     from solverspace.translators.c_optimize import Options
-    return CBackend(threads=threads, options=optimizations or Options())
+    if optimizations is None:
+        optimizations = Options.parse(literal=literal, disable=tuple(disable))
+    return CBackend(threads=threads, options=optimizations)
 
 
-def _cpsat(*, time_limit: float | None = None, workers: int | None = None, **options) -> Backend:
+def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed: int | None = None):
     try:
         from solverspace.translators.cpsat import CpSatBackend
     except ImportError as exc:
         raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
                                       hint="pip install 'ortools>=9.10'") from None
-    return CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"))
+    return CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"), seed=seed)
 
 
-# name -> factory taking backend options (threads, optimizations, ...); imports stay lazy so
-# that `import solverspace` needs neither a compiler nor a solver
-BACKENDS: dict[str, Callable[..., Backend]] = {"reference": _reference, "c": _c, "cpsat": _cpsat}
-PLANNED: dict[str, str] = {}
+REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
+    BackendEntry("c", "compiled C/OpenMP enumerator",
+                 frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),
+                 ("threads", "optimizations", "literal", "disable"), _c, ("exact",), "threads"),
+    BackendEntry("reference", "pure Python over the literal plan (the ground truth, small spaces)",
+                 frozenset({"count", "list", "write", "positions", "sample", "funnel", "check"}),
+                 (), _reference, ("reference",)),
+    BackendEntry("cpsat", "OR-Tools CP-SAT (counting, checking, optimising)",
+                 frozenset({"count", "sample", "check", "best", "approximate"}),
+                 ("time_limit", "workers", "seed"), _cpsat, ("cpsat", "cpsat-xor"), "workers"),
+)}
+BACKENDS = REGISTRY   # the name the command line's choices read
 
 
-def get_backend(name: "str | Backend", **options) -> Backend:
-    """A backend by name (configured with `options`), or the backend object itself."""
+def backends_with(capability: str) -> tuple[str, ...]:
+    """Names of the registered backends that have `capability`."""
+    return tuple(name for name, entry in REGISTRY.items() if capability in entry.capabilities)
+
+
+def backend_for_method(method: str) -> str:
+    """The backend that provides a sampling method (`exact`, `reference`, `cpsat`, `cpsat-xor`)."""
+    for name, entry in REGISTRY.items():
+        if method in entry.sampling_methods:
+            return name
+    methods = [m for entry in REGISTRY.values() for m in entry.sampling_methods]
+    raise OptionError(f"unknown sampling method {method!r}", hint=f"methods: {', '.join(methods)}")
+
+
+def require(name: str, capability: str) -> BackendEntry:
+    """The entry of backend `name`, which must have `capability`."""
+    entry = REGISTRY.get(name)
+    if entry is None:
+        raise BackendUnavailableError(f"unknown backend {name!r}", hint=f"available backends: {', '.join(REGISTRY)}")
+    if capability not in entry.capabilities:
+        able = backends_with(capability)
+        raise BackendUnavailableError(f"the {name} backend cannot {CAPABILITIES[capability]}",
+                                      hint=f"backends that can: {', '.join(able)}" if able else
+                                      "no backend of this installation can")
+    return entry
+
+
+def get_backend(name: "str | object", capability: str | None = None, **options):
+    """A backend by name, configured with `options` (those left None take the backend's
+    defaults), or the backend object itself. With `capability`, a backend that lacks it is
+    refused with a message naming the backends that have it."""
     if not isinstance(name, str):
         return name
-    factory = BACKENDS.get(name)
-    if factory is not None:
-        return factory(**options)
-    if name in PLANNED:
-        raise BackendUnavailableError(
-            f"backend {name!r} ({PLANNED[name]}) is not available in this version of solverspace",
-            hint=f"available backends: {', '.join(BACKENDS)}")
-    raise BackendUnavailableError(f"unknown backend {name!r}", hint=f"available backends: {', '.join(BACKENDS)}")
+    if capability is not None:
+        entry = require(name, capability)
+    else:
+        entry = REGISTRY.get(name)
+        if entry is None:
+            raise BackendUnavailableError(f"unknown backend {name!r}", hint=f"available backends: {', '.join(REGISTRY)}")
+    given = {key: value for key, value in options.items() if value is not None}
+    unknown = sorted(set(given) - set(entry.options))
+    if unknown:
+        raise OptionError(f"the {name} backend takes no option {unknown[0]!r}",
+                          hint=f"its options: {', '.join(entry.options)}" if entry.options else "it takes no options")
+    return entry.factory(**given)
+
+
+def checked(backend, capability: str):
+    """`backend` (an object) when it can do `capability`, judged by its registered name."""
+    name = getattr(backend, "name", None)
+    if name in REGISTRY:
+        require(name, capability)
+    return backend
+
+
+__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "BackendEntry", "ReferenceBackend", "ListedPositions",
+           "backends_with", "backend_for_method", "get_backend", "require", "checked"]

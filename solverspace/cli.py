@@ -10,14 +10,15 @@ import sys
 import time
 import warnings
 
-from .backends import BACKENDS
+from .backends import BACKENDS, backends_with
 from .check import parse_assignment
-from .errors import SolverspaceError, SolverspaceWarning
+from .errors import BackendUnavailableError, SolverspaceError, SolverspaceWarning
 from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
 from .output import atomic_output, check_output_path
+from .results import write_array
 from .space import Space
 
-LISTING_BACKENDS = ("c", "reference")  # the backends that list configurations (CP-SAT counts only)
+LISTING_BACKENDS = backends_with("write")  # the backends that write configurations (CP-SAT counts only)
 
 
 def _settings(pairs: list[str]) -> dict:
@@ -56,15 +57,13 @@ class _Progress:
             self.bar.close()
 
 
-def _backend(args):
-    """The backend named by --backend, configured by --threads/--literal/--disable."""
-    from .backends import get_backend
-    options = {}
-    if args.backend == "c":
-        from solverspace.translators.c_optimize import Options
-        options = {"threads": args.threads,
-                   "optimizations": Options.parse(literal=args.literal, disable=args.disable or ())}
-    return get_backend(args.backend, **options)
+def _options(args, backend: str) -> dict:
+    """The options of `backend` given on the command line (--threads, --literal, --disable,
+    --time-limit, --workers): each backend gets those it takes (`BACKENDS[name].options`)."""
+    given = {"threads": getattr(args, "threads", None), "time_limit": getattr(args, "time_limit", None),
+             "workers": getattr(args, "workers", None), "literal": getattr(args, "literal", None) or None,
+             "disable": tuple(getattr(args, "disable", None) or ()) or None}
+    return {name: value for name, value in given.items() if name in BACKENDS[backend].options and value is not None}
 
 
 def cmd_count(args) -> int:
@@ -74,7 +73,7 @@ def cmd_count(args) -> int:
     progress = _Progress(not args.quiet, "counting")
     start = time.perf_counter()
     try:
-        stats = space.stats(_backend(args), strict=args.strict, progress=progress)
+        stats = space.stats(args.backend, strict=args.strict, progress=progress, **_options(args, args.backend))
     finally:
         progress.close()
     seconds = time.perf_counter() - start
@@ -90,10 +89,7 @@ def cmd_count(args) -> int:
 
 def _approximate_count(space, args) -> int:
     """`count --approximate`: ApproxMC2 with random XOR cells enumerated by CP-SAT."""
-    from solverspace.translators.cpsat_count import Options
-    from solverspace.translators.cpsat_hash import approximate_count
-    result = approximate_count(space.plan, args.epsilon, args.delta, seed=args.seed,
-                               options=Options(workers=args.workers or 1))
+    result = space.approximate_count(args.epsilon, args.delta, seed=args.seed, workers=args.workers)
     if args.json:
         print(json.dumps({"count": result.estimate, "exact": result.exact, "epsilon": result.epsilon,
                           "delta": result.delta, "method": "approxmc2", "seconds": round(result.seconds, 6),
@@ -118,8 +114,8 @@ def cmd_enumerate(args) -> int:
     progress = _Progress(not args.quiet, "enumerating")
     start = time.perf_counter()
     try:
-        written = space.write(args.output, _backend(args), strict=args.strict, with_derived=derived,
-                              progress=progress, sep=args.sep)
+        written = space.write(args.output, args.backend, strict=args.strict, with_derived=derived,
+                              progress=progress, sep=args.sep, **_options(args, args.backend))
     finally:
         progress.close()
     print(f"wrote {written} configurations to {args.output} ({args.backend} backend, "
@@ -128,7 +124,6 @@ def cmd_enumerate(args) -> int:
 
 
 def cmd_sample(args) -> int:
-    from .sampling import sample
     if args.output is not None:
         check_output_path(args.output, "-o")
         check_output_path(f"{args.output}.meta.json")
@@ -136,8 +131,8 @@ def cmd_sample(args) -> int:
     start = time.perf_counter()
     progress = _Progress(not args.quiet, "counting")
     try:
-        rows, info = sample(space, args.n, args.seed, replace=args.with_replacement, method=args.method,
-                            threads=args.threads, progress=progress)
+        rows, info = space.draw(args.n, args.seed, replace=args.with_replacement, method=args.method,
+                                threads=args.threads, progress=progress)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
@@ -149,7 +144,7 @@ def cmd_sample(args) -> int:
         for row in rows.tolist():
             print(args.sep.join(map(str, row)))
         return 0
-    _write_rows(rows, args.output, args.sep)
+    write_array(rows, args.output, args.sep)
     sidecar = f"{args.output}.meta.json"
     with atomic_output(sidecar, "w", encoding="utf-8") as handle:
         json.dump(meta, handle, indent=2)
@@ -169,40 +164,6 @@ def _sample_size(text: str) -> int:
     except (ValueError, OverflowError):
         digits = ""
     raise argparse.ArgumentTypeError(f"{text!r} is not an integer: write the sample size out in digits{digits}")
-
-
-def _write_rows(rows, path, sep):
-    """A small in-memory result (a sample) as CSV, JSON Lines, .npy or Parquet (by the file's
-    extension, as `enumerate`), appearing only when complete."""
-    import numpy as np
-    from .space import format_of
-    fmt = format_of(path)
-    if fmt == "parquet":
-        from solverspace.translators.c_backend import require_pyarrow
-        pa, pq = require_pyarrow()
-    with atomic_output(path, "wb", option="-o") as handle:
-        if fmt == "npy":  # categorical columns as codes, tables in the sidecar (solverspace.npy)
-            from .npy import encode_strings, write_categories
-            codes, tables = encode_strings(rows)
-            with warnings.catch_warnings():  # format 3.0 for non-Latin-1 column names: expected, not news
-                warnings.simplefilter("ignore", UserWarning)
-                np.save(handle, codes)
-            write_categories(path, tables, len(codes))
-        elif fmt == "jsonl":
-            from solverspace.translators.c_backend import jsonl_bytes
-            handle.write(jsonl_bytes(rows))
-        elif fmt == "parquet":
-            names = list(rows.dtype.names)
-            wide = [n for n in names if rows.dtype[n] == object and any(isinstance(v, int) for v in rows[n])]
-            if wide:
-                raise SolverspaceError(f"column {wide[0]!r} holds integers beyond 64 bits, which Parquet cannot store",
-                                       hint="write .csv or .jsonl instead")
-            pq.write_table(pa.Table.from_arrays([pa.array(np.ascontiguousarray(rows[n])) for n in names],
-                                                names=names), handle)
-        else:
-            handle.write((sep.join(rows.dtype.names) + "\n").encode())
-            for row in rows.tolist():
-                handle.write((sep.join(map(str, row)) + "\n").encode())
 
 
 def cmd_export_t1(args) -> int:
@@ -231,12 +192,9 @@ def cmd_get(args) -> int:
 
 
 def cmd_emit_c(args) -> int:
-    from solverspace.translators.c_codegen import CGenerator
-    from solverspace.translators.c_optimize import Options
     space = _load(args)
-    options = Options.parse(literal=args.literal, disable=args.disable or ())
-    derived = space.columns(tuple(n for n in (args.derived or "").split(",") if n))[len(space.parameters):]
-    print(CGenerator(space.plan, options, derived).generate().source)
+    derived = tuple(n for n in (args.derived or "").split(",") if n)
+    print(space.emit("c", with_derived=derived, **_options(args, "c")))
     return 0
 
 
@@ -261,14 +219,7 @@ def cmd_funnel(args) -> int:
     space = _load(args)
     progress = _Progress(not args.quiet, "funnel")
     try:
-        if args.backend == "c":
-            from solverspace.translators.c_backend import CEnumerator
-            funnel = CEnumerator(space.plan, threads=args.threads, funnel=True).funnel(progress=progress)
-        elif args.backend == "reference":
-            from .funnel import reference_funnel
-            funnel = reference_funnel(space.plan)
-        else:
-            raise SolverspaceError(f"the funnel is computed by the c or reference backend, not {args.backend!r}")
+        funnel = space.funnel(args.backend, progress=progress, **_options(args, args.backend))
     finally:
         progress.close()
     if args.plot is not None:
@@ -308,39 +259,12 @@ def cmd_check(args) -> int:
     return 1
 
 
-class _CpSatOption(argparse.Action):
-    """`--time-limit` / `--workers`: stored on the namespace and made the CP-SAT backend's
-    defaults for this run (`_backend` configures only the C backend; the registered CP-SAT backend
-    reads `translators.cpsat.DEFAULTS`). Building the parser resets them, so one run's options do
-    not leak into the next `main()` call."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        cpsat = sys.modules.get("solverspace.translators.cpsat")
-        if cpsat is not None:
-            setattr(cpsat.DEFAULTS, self.dest, None)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, values)
-        try:
-            from solverspace.translators.cpsat import DEFAULTS
-        except ImportError:  # no OR-Tools: the option has nothing to configure
-            return
-        setattr(DEFAULTS, self.dest, values)
-
-
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective, found by CP-SAT."""
-    try:
-        from solverspace.translators.cpsat import best
-    except ImportError as exc:
-        raise SolverspaceError(f"`best` needs the CP-SAT solver from OR-Tools ({exc})",
-                               hint="pip install 'ortools>=9.10'") from None
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
-    result = best(space, objective, maximize=maximize, top=args.top, time_limit=args.time_limit,
-                  workers=args.workers)
+    result = space.best(objective, maximize=maximize, top=args.top, **_options(args, "cpsat"))
     goal = "maximize" if maximize else "minimize"
     print(f"best {len(result.ranked)} configuration(s) by {goal} {objective} (cpsat backend, {result.seconds:.2f} s)"
           + ("" if result.exact else "; stopped by the time limit: not proven best"))
@@ -352,18 +276,14 @@ def cmd_best(args) -> int:
 def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
-    try:
-        from solverspace.translators.cpsat import CpSatRefusal, complete
-    except ImportError:
-        return cmd_check(args)
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     if set(assignment) == set(space.parameters):
         return cmd_check(args)
     try:
-        result = complete(space, assignment)
-    except CpSatRefusal:  # a construct CP-SAT cannot lower: the reference looks for a completion
-        return cmd_check(args)
+        result = space.complete(assignment, "cpsat")
+    except BackendUnavailableError:  # no OR-Tools, or a construct CP-SAT cannot lower: the reference
+        return cmd_check(args)       # looks for a completion
     given = " ".join(f"{k}={v}" for k, v in assignment.items())
     if result.feasible:
         print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
@@ -420,9 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--backend", default="c", choices=backends,
                        help=", ".join(named.get(b, b) for b in backends))
         p.add_argument("--threads", type=THREADS, default=None, metavar="N", help="C backend threads (default: all cores)")
-        p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", action=_CpSatOption,
+        p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
                        help="CP-SAT backend: stop after SECONDS (a count stopped early is a lower bound)")
-        p.add_argument("--workers", type=WORKERS, default=None, metavar="N", action=_CpSatOption,
+        p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
                        help="CP-SAT backend: solver threads (default: all cores)")
         optimizations(p)
         p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
@@ -485,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("funnel", help="per constraint: candidates reached, rejected, undefined, kept; redundancy")
     common(p)
-    p.add_argument("--backend", default="c", choices=LISTING_BACKENDS)
+    p.add_argument("--backend", default="c", choices=backends_with("funnel"))
     p.add_argument("--threads", type=THREADS, default=None, metavar="N")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--plot", metavar="FILE", help="also draw the funnel (.svg, .png or .pdf; needs the plot extra)")

@@ -5,24 +5,13 @@ tested, right after the loop of its last input). Every backend is checked agains
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .errors import Location, SpaceEvaluationError, UndefinedOperationError
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
-
-
-@dataclass
-class Stats:
-    """What an enumeration saw: valid configurations and candidates lost to undefined operations
-    (counted where the failing expression is evaluated, so the number depends on the plan)."""
-
-    count: int = 0
-    undefined: int = 0
-    first_undefined: tuple[str, dict] | None = None
-    undefined_by: dict[str, int] = field(default_factory=dict)
+from .results import Stats  # noqa: F401 (re-exported: backends import it from here)
 
 
 class _CompiledLevel:

@@ -1,22 +1,20 @@
 """`Space`: the Python API facade over load -> model -> plan -> backend."""
 from __future__ import annotations
 
-import csv
-import json
 import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
 from .backends import get_backend
-from .check import CheckResult, check
+from .check import CheckResult
 from .dag import DAG
 from .errors import SpaceDefinitionError, did_you_mean
 from .loader import load, load_source
 from .model import Model
 from .options import check_separator
-from .output import atomic_output, check_output_path
+from .output import check_output_path
 from .plan import Plan, make_plan
-from .reference import Stats
+from .results import FORMATS, Stats, format_of, rows_to_array, write_rows  # noqa: F401 (re-exported)
 
 
 class Space:
@@ -66,11 +64,13 @@ class Space:
         return tuple(names)
 
     # ------------------------------------------------------------------------------ answers
+    # Every answer: `get_backend(name, capability, **options)` from the one registry
+    # (solverspace.backends), then the backend's method for that capability.
     def stats(self, backend="reference", *, strict: bool = False,
               progress: Callable[[int, int], None] | None = None, **options) -> Stats:
         """Count valid configurations, with the undefined-operation tally. `backend` is a name
         ("reference", "c", ...) or a backend object; `options` configure it (e.g. threads=)."""
-        return get_backend(backend, **options).count(self.plan, strict=strict, progress=progress)
+        return get_backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
 
     def count(self, backend="reference", *, strict: bool = False, **options) -> int:
         return self.stats(backend, strict=strict, **options).count
@@ -78,18 +78,16 @@ class Space:
     def rows(self, backend="reference", *, strict: bool = False, with_derived=(),
              progress: Callable[[int, int], None] | None = None, **options) -> Iterator[tuple]:
         """Valid configurations, parameter values in definition order (plus derived columns)."""
-        return get_backend(backend, **options).rows(self.plan, strict=strict,
-                                                    with_derived=self._check_derived(with_derived), progress=progress)
+        return get_backend(backend, "list", **options).rows(self.plan, strict=strict,
+                                                            with_derived=self._check_derived(with_derived),
+                                                            progress=progress)
 
     def to_array(self, backend="c", *, strict: bool = False, with_derived=(), progress=None, **options):
         """All valid configurations as a NumPy structured array (one field per column, the
         smallest integer type that holds its proven range; categorical columns as strings)."""
-        chosen = get_backend(backend, **options)
-        if hasattr(chosen, "array"):
-            return chosen.array(self.plan, strict=strict, with_derived=self._check_derived(with_derived),
-                                progress=progress)
-        rows = list(chosen.rows(self.plan, strict=strict, with_derived=with_derived, progress=progress))
-        return rows_to_array(rows, self.columns(with_derived))
+        return get_backend(backend, "list", **options).array(self.plan, strict=strict,
+                                                             with_derived=self._check_derived(with_derived),
+                                                             progress=progress)
 
     def to_frame(self, backend="c", **kwargs):
         """All valid configurations as a pandas DataFrame (needs pandas; `to_array` otherwise)."""
@@ -100,15 +98,25 @@ class Space:
                                        hint="pip install pandas, or use to_array() for a NumPy structured array") from None
         return pandas.DataFrame(self.to_array(backend, **kwargs))
 
+    def approximate_count(self, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0, backend="cpsat",
+                          **options):
+        """An estimate within a factor 1 + epsilon with probability 1 - delta (ApproxMC2)."""
+        return get_backend(backend, "approximate", **options).approximate_count(self.plan, epsilon, delta, seed=seed)
+
     # ------------------------------------------------------------------------------ sampling
     def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None):
         """n valid configurations drawn uniformly at random (distinct unless `replace`), as a
         structured array; identical for the same seed whatever the thread count."""
+        return self.draw(n, seed, replace=replace, method=method, threads=threads)[0]
+
+    def draw(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
+             progress=None):
+        """`sample` with what reproduces it: (structured array, `sampling.SampleInfo`)."""
         from .sampling import sample
-        return sample(self, n, seed, replace=replace, method=method, threads=threads)[0]
+        return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
     def __len__(self) -> int:
-        size = self._sampler().size()
+        size = self._positions().size()
         if size > sys.maxsize:  # len() must fit in a C ssize_t
             raise OverflowError(f"the space has {size} configurations, more than len() can return; "
                                 f"space.count('c') gives the exact count")
@@ -116,14 +124,14 @@ class Space:
 
     def __getitem__(self, position: int) -> tuple:
         """The configuration at `position` of the canonical (C enumerator) order."""
-        size = self._sampler().size()
+        size = self._positions().size()
         if not isinstance(position, (int,)) or isinstance(position, bool):
             raise TypeError(f"space indices are integers, not {type(position).__name__}")
         if position < 0:
             position += size
         if not 0 <= position < size:
             raise IndexError(f"configuration index {position} out of range: the space has {size} configurations")
-        return tuple(self._sampler().rows_at([position])[0].tolist())
+        return tuple(self._positions().rows_at([position])[0].tolist())
 
     def index(self, config) -> int:
         """Position of a valid configuration (dict or tuple in column order) in the canonical order."""
@@ -131,17 +139,17 @@ class Space:
         missing = [p for p in self.parameters if p not in values]
         if missing:
             raise SpaceDefinitionError(f"configuration lacks parameters {missing}")
-        position = self._sampler().index(values)
+        position = self._positions().index(values)
         if position is None:
             raise ValueError(f"{values} is not a valid configuration of this space")
         return position
 
-    def _sampler(self):
-        if getattr(self, "_cached_sampler", None) is None:
-            from .sampling import get_sampler
-            self._cached_sampler = get_sampler(self, "exact")
-        return self._cached_sampler
+    def _positions(self):
+        if getattr(self, "_cached_positions", None) is None:
+            self._cached_positions = get_backend("c", "positions").positions(self.plan)
+        return self._cached_positions
 
+    # ------------------------------------------------------------------------------ files
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write every valid configuration to CSV (header + rows), JSON Lines (`.jsonl`: one
@@ -154,71 +162,40 @@ class Space:
             raise SpaceDefinitionError(f"unknown output format {fmt!r}",
                                        hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
         check_separator(sep)
-        chosen = get_backend(backend, **options)
-        with_derived = self._check_derived(with_derived)
-        if hasattr(chosen, "write"):
-            return chosen.write(self.plan, path, fmt, strict=strict, with_derived=with_derived,
-                                progress=progress, sep=sep)
-        if fmt not in ("csv", "jsonl"):
-            raise SpaceDefinitionError(f"the {getattr(chosen, 'name', backend)} backend writes CSV and JSON Lines only",
-                                       hint="use --backend c for .npy and .parquet output")
-        return self.write_csv(path, chosen, strict=strict, with_derived=with_derived, progress=progress, sep=sep,
-                              _jsonl=fmt == "jsonl")
+        chosen = get_backend(backend, "write", **options)
+        return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
+                            progress=progress, sep=sep)
 
     def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
-                  with_derived=(), progress=None, sep: str = ",", _jsonl: bool = False, **options) -> int:
+                  with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
         appears only when complete."""
         path = check_output_path(path)
         check_separator(sep)
-        columns = self.columns(with_derived)
-        written = 0
-        if _jsonl:
-            with atomic_output(path, "w", encoding="utf-8") as handle:
-                for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
-                                     **options):
-                    handle.write(json.dumps(dict(zip(columns, row)), default=str) + "\n")
-                    written += 1
-            return written
-        with atomic_output(path, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
-            writer.writerow(columns)
-            for row in self.rows(backend, strict=strict, with_derived=with_derived, progress=progress,
-                                 **options):
-                writer.writerow(row)
-                written += 1
-        return written
+        rows = self.rows(backend, strict=strict, with_derived=with_derived, progress=progress, **options)
+        return write_rows(path, self.columns(with_derived), rows, "csv", sep)
 
+    # ------------------------------------------------------------------------------ analysis
     def check(self, assignment: dict) -> CheckResult:
         """Validity of a full assignment with every rejecting rule, or a completion of a partial one."""
-        return check(self.plan, assignment)
+        return get_backend("reference", "check").check(self.plan, assignment)
+
+    def complete(self, assignment: dict, backend="cpsat", **options):
+        """A valid completion of a partial assignment, or (CP-SAT) a minimal set of rules that
+        together rule it out."""
+        return get_backend(backend, "check", **options).complete(self.plan, assignment)
+
+    def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="cpsat", **options):
+        """The `top` best distinct configurations by `objective` (an expression of the space's names)."""
+        return get_backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top)
+
+    def funnel(self, backend="c", *, progress=None, **options):
+        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.funnel`)."""
+        return get_backend(backend, "funnel", **options).funnel(self.plan, progress=progress)
+
+    def emit(self, backend="c", *, with_derived=(), **options) -> str:
+        """The program a compiling backend generates for this space (C for `c`)."""
+        return get_backend(backend, "emit", **options).emit(self.plan, self._check_derived(with_derived))
 
     def __repr__(self):
         return f"Space({self.model.source!r}, parameters={list(self.parameters)})"
-
-
-FORMATS = {".csv": "csv", ".npy": "npy", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
-
-
-def format_of(path: str | Path) -> str:
-    """The output format for a file name: by extension (`FORMATS`), CSV for any other.
-
-    >>> format_of("gemm.parquet"), format_of("gemm.jsonl"), format_of("gemm.txt")
-    ('parquet', 'jsonl', 'csv')
-    """
-    return FORMATS.get(Path(path).suffix.lower(), "csv")
-
-
-def rows_to_array(rows: list[tuple], columns):
-    """Python rows as a structured array: int64 columns, or str columns for categorical values."""
-    import numpy as np
-    fields = []
-    for j, name in enumerate(columns):
-        values = [r[j] for r in rows]
-        if any(isinstance(v, str) for v in values):
-            fields.append((name, f"<U{max(len(str(v)) for v in values)}"))
-        elif any(not isinstance(v, int) or not -(2 ** 63) <= v < 2 ** 63 for v in values):
-            fields.append((name, object))  # fractions, and integers beyond 64 bits, as Python objects
-        else:
-            fields.append((name, np.int64))
-    return np.array([tuple(r) for r in rows], dtype=fields)

@@ -215,5 +215,6 @@ def test_doctests_and_listing_is_refused():
     import solverspace.translators.cpsat as cpsat_module
     assert doctest.testmod(cpsat_module).failed == 0
     s = Space.from_source("x = range(3)")
-    with pytest.raises(BackendUnavailableError, match="does not list"):
+    with pytest.raises(BackendUnavailableError, match="cpsat backend cannot list configurations") as refused:
         list(s.rows("cpsat"))
+    assert refused.value.hint == "backends that can: c, reference"

@@ -20,13 +20,15 @@ from typing import Iterator
 
 import numpy as np
 
-from solverspace.errors import (BackendUnavailableError, SolverspaceError, SpaceEvaluationError,
+from solverspace.errors import (SolverspaceError, SpaceEvaluationError,
                                 UndefinedOperationError)
 from solverspace.options import check_threads
 from solverspace.output import atomic_output, npy_header
 from solverspace.npy import write_categories
 from solverspace.plan import Plan
 from solverspace.reference import Stats
+from solverspace.draws import Positions
+from solverspace.results import json_plain, jsonl_bytes, require_pyarrow
 
 from .c_build import build
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
@@ -463,7 +465,7 @@ class CEnumerator:
         into objects by NumPy (no Python loop per row) when every categorical string can be
         copied into JSON as it is; otherwise one Python format per row."""
         columns = self.generated.columns
-        if all(c.categorical is None or all(_json_plain(v) for v in c.categorical) for c in columns):
+        if all(c.categorical is None or all(json_plain(v) for v in c.categorical) for c in columns):
             return _csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns)
         return jsonl_bytes(self.decode(rows))
 
@@ -530,37 +532,6 @@ class CEnumerator:
 PARQUET_ROW_GROUP_ROWS = 1 << 20  # at most this many rows per Parquet row group (one batch or less)
 JSONL_CHUNK_ROWS = 1 << 14   # rows rearranged at once into JSON Lines (bounds the index arrays)
 _UNIT_SEP = "\x1f"           # field separator for the JSON Lines path: in no plain categorical string
-
-
-def require_pyarrow():
-    """`(pyarrow, pyarrow.parquet)`, or an error naming the extra to install."""
-    try:
-        import pyarrow
-        import pyarrow.parquet
-    except ImportError:
-        raise BackendUnavailableError("writing Parquet files needs pyarrow, which is not installed",
-                                      hint="pip install 'solverspace[parquet]' (or: pip install 'pyarrow>=12')") from None
-    return pyarrow, pyarrow.parquet
-
-
-def _json_plain(text: str) -> bool:
-    """Whether a string can be copied into a JSON string literal unescaped."""
-    return not any(ch in '"\\' or ord(ch) < 0x20 for ch in text)
-
-
-def jsonl_bytes(rows: np.ndarray) -> bytes:
-    """JSON Lines for a structured array with decoded values (one object per row, keys in
-    column order); the general path, one Python format per row."""
-    names = rows.dtype.names
-    strings = [rows.dtype[n].kind in ("U", "S", "O") for n in names]
-    template = "{" + ", ".join(json.dumps(n).replace("%", "%%") + (": %s" if text else ": %d")
-                               for n, text in zip(names, strings)) + "}\n"
-    out = []
-    for row in rows.tolist():
-        if any(strings):
-            row = tuple(json.dumps(v) if text else v for v, text in zip(row, strings))
-        out.append(template % row)
-    return "".join(out).encode()
 
 
 def _csv_to_jsonl(buf: bytes, columns) -> bytes:
@@ -630,3 +601,37 @@ class CBackend:
 
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
         return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)
+
+    def positions(self, plan) -> "EnumeratorPositions":
+        return EnumeratorPositions(self.enumerator(plan))
+
+    def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
+        return EnumeratorPositions(self.enumerator(plan))
+
+    def funnel(self, plan, *, progress=None):
+        """Where the constraints prune: a build of the literal plan with counters compiled in."""
+        return CEnumerator(plan, threads=self.threads, funnel=True).funnel(progress=progress)
+
+    def emit(self, plan, with_derived=()) -> str:
+        """The generated C source, with this backend's optimizations."""
+        return CGenerator(plan, self.options, tuple(with_derived)).generate().source
+
+
+class EnumeratorPositions(Positions):
+    """Positions of the canonical order through the compiled enumerator's per-unit counts:
+    the `exact` sampling method and `space[i]`."""
+
+    name = "exact"
+    guarantee = "exactly uniform over the valid configurations (positions drawn uniformly)"
+
+    def __init__(self, enumerator: CEnumerator):
+        self.enumerator = enumerator
+
+    def size(self) -> int:
+        return int(self.enumerator.offsets()[-1])
+
+    def rows_at(self, positions) -> np.ndarray:
+        return self.enumerator.decode(self.enumerator.rows_at(positions))
+
+    def index(self, values: dict) -> int | None:
+        return self.enumerator.index_of(values)

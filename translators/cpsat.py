@@ -1216,6 +1216,29 @@ class CpSatBackend:
         from .cpsat_run import count_plan
         return count_plan(plan, strict=strict, progress=progress, undefined=undefined, **self.options())
 
+    def sampler(self, plan, method: str = "cpsat", *, seed: int = 0, progress=None):
+        """`cpsat`: exact self-reducibility; `cpsat-xor`: near-uniform XOR cells (one worker by default)."""
+        from .cpsat_samplers import CpSatSampler, XorSampler
+        if method == "cpsat-xor":
+            return XorSampler(plan, self.workers, seed=seed, progress=progress)
+        return CpSatSampler(plan, seed=seed, progress=progress, settings=self.options())
+
+    def complete(self, plan, assignment: dict):
+        """A valid completion of a partial assignment, or a minimal set of rules against it."""
+        from .cpsat_explain import complete as _complete
+        options = self.options()
+        return _complete(plan, assignment, time_limit=options["time_limit"], workers=options["workers"])
+
+    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10):
+        from .cpsat_best import best as _best
+        return _best(plan, objective, maximize=maximize, top=top, **self.options())
+
+    def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0):
+        """ApproxMC2 over random XOR cells (one worker unless `workers` says otherwise)."""
+        from .cpsat_count import Options
+        from .cpsat_hash import approximate_count
+        return approximate_count(plan, epsilon, delta, seed=seed, options=Options(workers=self.workers or 1))
+
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         raise BackendUnavailableError(
             "the CP-SAT backend counts, checks and optimises but does not list configurations",

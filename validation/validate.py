@@ -48,6 +48,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from solverspace.backends import get_backend
 from solverspace.check import CheckResult, check
 from solverspace.errors import BackendUnavailableError, SolverspaceError
 from solverspace.evaluate import Undefined, compile_expr
@@ -282,9 +283,7 @@ class _Validator:
     # -------------------------------------------------------------------------- backends
     def run_c(self, literal: bool) -> Outcome:
         def body(o: Outcome):
-            from solverspace.translators.c_backend import CBackend
-            from solverspace.translators.c_optimize import Options
-            backend = CBackend(threads=self.threads, options=Options.literal() if literal else Options())
+            backend = get_backend("c", "list", threads=self.threads, literal=literal or None)
             enumerator = backend.enumerator(self.space.plan)
             stats = enumerator.stats()
             o.count, o.undefined, o.first_undefined = stats.count, stats.undefined, stats.first_undefined
@@ -312,8 +311,7 @@ class _Validator:
 
     def run_cpsat(self) -> Outcome:
         def body(o: Outcome):
-            from solverspace.backends import get_backend
-            backend = get_backend("cpsat", **self.cpsat_options)
+            backend = get_backend("cpsat", "count", **self.cpsat_options)
             stats = backend.count(self.space.plan)
             if getattr(stats, "exact", True) is False:
                 o.note = "time limit: count is a lower bound"
@@ -321,11 +319,8 @@ class _Validator:
             o.count, o.undefined = int(stats.count), stats.undefined
             o.first_undefined = getattr(stats, "first_undefined", None)
 
-            def counter(space):  # restricted spaces: the count alone (no undefined tally) when possible
-                try:
-                    return int(backend.count(space.plan, undefined=False).count)
-                except TypeError:
-                    return int(backend.count(space.plan).count)
+            def counter(space):  # restricted spaces: the count alone (no undefined tally)
+                return int(backend.count(space.plan, undefined=False).count)
             o.counter = counter
         return self.run("cpsat", body, plan_exact=True)
 
@@ -338,8 +333,7 @@ class _Validator:
             return o
 
         def body(o: Outcome):
-            from solverspace.reference import ReferenceEnumerator
-            enumerator = ReferenceEnumerator(self.space.plan)
+            enumerator = get_backend("reference", "list").enumerator(self.space.plan)
             rows = []
             for row in enumerator.rows():
                 rows.append(row)
@@ -355,11 +349,6 @@ class _Validator:
         return self.run("reference", body, plan_exact=True)
 
     def run_sample(self) -> Outcome:
-        if not hasattr(Space, "sample"):
-            o = Outcome("sample", SKIPPED, note="this solverspace has no sampler")
-            self.outcomes.append(o)
-            return o
-
         def body(o: Outcome):
             known = self.known_count()
             n = self.samples if known is None else min(self.samples, known)
