@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .errors import SpaceDefinitionError
+from .strenum import StrEnum
 
 _NOT_A_VALUE = (
     "{what} is a symbolic expression here, not a value, so Python's `if`, `and`, `or`, `not` "
@@ -217,11 +218,20 @@ def dsl_range(*args):
     return DomainObj(ir.Range(*(as_node(a, "a range(...) argument") for a in args)))
 
 
+class DeclKind(StrEnum):
+    """The decorator of a function-form declaration (messages print it as `@{kind}`)."""
+
+    ITERATOR = "iterator"       # `@iterator` on a plain function (a deferred iterator)
+    CLOSURE = "closure"         # `@iterator` on a generator function (a closure iterator)
+    REQUIRE = "require"
+    REJECT_IF = "reject_if"
+
+
 @dataclass
 class Deferred:
     """A function-form declaration (@iterator, @require, @reject_if) awaiting lowering."""
 
-    kind: str  # "iterator", "closure", "require", "reject_if"
+    kind: DeclKind
     func: object
     line: int
     name: str = field(default="")
@@ -270,7 +280,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
         """`@iterator` on a function (deferred or generator), or `iterator(values)`."""
         if callable(arg) and not isinstance(arg, (Sym, DomainObj)):
             check_function(arg, "iterator")
-            kind = "closure" if inspect.isgeneratorfunction(arg) else "iterator"
+            kind = DeclKind.CLOSURE if inspect.isgeneratorfunction(arg) else DeclKind.ITERATOR
             return Deferred(kind, arg, line_of_caller())
         if isinstance(arg, DomainObj):
             return arg
@@ -284,7 +294,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
         def declare(arg, name: str | None = None):
             if callable(arg) and not isinstance(arg, Sym):
                 check_function(arg, word)
-                return Deferred(word, arg, line_of_caller())
+                return Deferred(DeclKind(word), arg, line_of_caller())
             decl = ConstraintDecl(rejects, as_node(arg), line_of_caller(), name)
             pending_constraints.append(decl)
             return decl

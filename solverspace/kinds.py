@@ -10,16 +10,27 @@ message and decide `==`/`!=` between different kinds the same way (`Kinds.decide
 `model.kinds` is the analysis of a model (lazy, memoised); `loader` calls `check()` when it
 builds a model, so a space that mixes kinds is refused at load, naming the item and its line.
 
-Kinds: ``INT``, ``STR``, or ``None`` (unknown: no value, or a closure that cannot be tabulated,
-whose values the reference checks one call at a time).
+Kinds: ``INT``, ``STR`` (members of `ValueKind`, strings equal to "int" and "str"), or ``None``
+(unknown: no value, or a closure that cannot be tabulated, whose values the reference checks one
+call at a time).
 """
 from __future__ import annotations
 
 from . import ir
 from .errors import Location, SpaceDefinitionError, SpaceEvaluationError
 from .printing import to_source
+from .strenum import StrEnum
 
-INT, STR = "int", "str"
+
+class ValueKind(StrEnum):
+    """The kind of a value: an integer (booleans included) or a categorical string."""
+
+    INT = "int"
+    STR = "str"
+
+
+INT, STR = ValueKind.INT, ValueKind.STR
+_MIXED = "mixed"  # what `_join` gives for an either-or of both kinds (never a value's kind)
 
 MIX_HINT = ("a parameter's values are all integers or all strings: use a separate categorical parameter, "
             "or an integer sentinel such as 0 for 'auto'")
@@ -36,7 +47,7 @@ def _join(a, b):
         return b
     if b is None or a == b:
         return a
-    return "mixed"
+    return _MIXED
 
 
 class Kinds(ir.Visitor):
@@ -46,7 +57,7 @@ class Kinds(ir.Visitor):
 
     def __init__(self, model):
         self.model = model
-        self.memo: dict[str, str | None] = {}
+        self.memo: dict[str, ValueKind | None] = {}
         self.owner = None
 
     # ------------------------------------------------------------------------------ public
@@ -60,7 +71,7 @@ class Kinds(ir.Visitor):
             self.expr(c.expr, c)
         return self
 
-    def of(self, name: str) -> str | None:
+    def of(self, name: str) -> ValueKind | None:
         """The kind of parameter or derived value `name`."""
         if name not in self.memo:
             self.memo[name] = None
@@ -71,7 +82,7 @@ class Kinds(ir.Visitor):
                 self.memo[name] = self.expr(item.expr, item)
         return self.memo[name]
 
-    def expr(self, node: ir.Expr, owner=None) -> str | None:
+    def expr(self, node: ir.Expr, owner=None) -> ValueKind | None:
         """The kind of an expression (refusing what mixes kinds); `owner` is named in refusals."""
         saved, self.owner = self.owner, owner if owner is not None else self.owner
         try:
@@ -92,7 +103,7 @@ class Kinds(ir.Visitor):
             return None
         return node.op == "!="
 
-    def domain(self, node: ir.Domain, owner) -> str | None:
+    def domain(self, node: ir.Domain, owner) -> ValueKind | None:
         """The kind of a domain's values (refusing a domain that mixes kinds)."""
         saved, self.owner = self.owner, owner
         try:
@@ -164,7 +175,7 @@ class Kinds(ir.Visitor):
     def _visit_IfExp(self, n):
         self.visit(n.cond)
         kind = _join(self.visit(n.then), self.visit(n.orelse))
-        if kind == "mixed":
+        if kind == _MIXED:
             self._mixed(n, (n.then, n.orelse))
         return kind
 
@@ -180,7 +191,7 @@ class Kinds(ir.Visitor):
             kind = None
             for item in node.items:
                 kind = _join(kind, self.visit(item))
-            if kind == "mixed":
+            if kind == _MIXED:
                 self._mixed(node, node.items)
             return kind
         if isinstance(node, (ir.SetOp, ir.IfDomain)):
@@ -188,7 +199,7 @@ class Kinds(ir.Visitor):
                 self.visit(node.cond)
             parts = (node.left, node.right) if isinstance(node, ir.SetOp) else (node.then, node.orelse)
             kind = _join(self._domain(parts[0]), self._domain(parts[1]))
-            if kind == "mixed":
+            if kind == _MIXED:
                 self._mixed(node, parts)
             return kind
         if isinstance(node, ir.Closure):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import ir
 from .errors import SpaceEvaluationError, did_you_mean
 from .kinds import STR
-from .model import Model
+from .model import Model, ParameterKind
 
 
 def static_values(domain: ir.Domain) -> list | None:
@@ -31,7 +31,7 @@ def categorical_typos(model: Model) -> list[str]:
              if model.kinds.of(p.name) == STR and (values := static_values(p.domain)) is not None}
     places = [(f"constraint {c.name!r}", c.line, c.expr) for c in model.constraints]
     places += [(f"derived value {d.name!r}", d.line, d.expr) for d in model.derived]
-    places += [(f"iterator {p.name!r}", p.line, p.domain) for p in model.parameters if p.kind == "deferred"]
+    places += [(f"iterator {p.name!r}", p.line, p.domain) for p in model.parameters if p.kind == ParameterKind.DEFERRED]
     messages, seen = [], set()
     for place, line, tree in places:
         for node in ir.walk(tree):

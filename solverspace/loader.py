@@ -34,12 +34,14 @@ from pathlib import Path
 
 from . import ir
 from .dag import check_acyclic
-from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, Deferred, DomainObj, LANGUAGE_NAMES, SettingDecl, Sym,
+from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES, SettingDecl, Sym,
                   as_node, make_namespace_functions, membership, values_domain)
 from .errors import Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
 from .lint import categorical_typos
 from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree  # noqa: F401 (fold_tree: its home before)
-from .model import Constraint, Derived, Model, Parameter, Setting
+from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting
+from .sources import read_text  # its home before sources.py; validation imports it from here
+from .t1_read import load_t1
 
 BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
 
@@ -60,31 +62,12 @@ def resolve_space_path(space: str | Path) -> Path:
 
 def load(space: str | Path, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
     """Load a space file (or a built-in space by name) with optional setting overrides; a
-    `.json` path is a T1 tuning-problem file (`solverspace.t1.load_t1`)."""
+    `.json` path is a T1 tuning-problem file (`solverspace.t1_read.load_t1`)."""
     path = resolve_space_path(space)
     if path.suffix.lower() == ".json":
-        from .t1 import load_t1
         return load_t1(path, settings)
     source = read_text(path, "space file")
     return load_source(source, str(path), settings, max_closure_values=max_closure_values)
-
-
-def read_text(path: Path, what: str) -> str:
-    """A space or T1 file's text: UTF-8 (a leading byte order mark is dropped); anything else
-    is refused naming the file, the line and the byte."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SpaceDefinitionError(f"cannot read {what} {str(path)!r}: {exc.strerror}") from exc
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise SpaceDefinitionError(
-            f"the {what} is not UTF-8 text: byte {data[exc.start]:#04x} at line {line}, column {column} "
-            f"(byte offset {exc.start})", where=Location(str(path), line),
-            hint="save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8 FILE)") from None
 
 
 def load_source(source: str, filename: str = "<space>", settings: dict | None = None, *,
@@ -156,7 +139,7 @@ class _Loader:
         self.filename = filename
         self.overrides = dict(overrides)
         self.max_closure_values = max_closure_values
-        self.params: dict[str, tuple] = {}      # name -> (kind, node or Deferred, line)
+        self.params: dict[str, tuple] = {}      # name -> (ParameterKind, node or Deferred, line)
         self.derived: dict[str, tuple] = {}     # name -> (expr, line)
         self.constraints: list = []             # ConstraintDecl or Deferred, in definition order
         self.settings: dict[str, Setting] = {}
@@ -210,15 +193,16 @@ class _Loader:
             raise SpaceDefinitionError(f"{name!r} is already {previous}; it cannot be redefined",
                                        where=self.where(line), hint="choose another name")
         if isinstance(value, Deferred):
-            if value.kind in ("iterator", "closure"):
-                self.params[name] = (value.kind, value, line)
+            if value.kind in (DeclKind.ITERATOR, DeclKind.CLOSURE):
+                kind = ParameterKind.CLOSURE if value.kind == DeclKind.CLOSURE else ParameterKind.DEFERRED
+                self.params[name] = (kind, value, line)
                 self.store(name, Sym(ir.Ref(name)))
             else:
                 value.name = name
                 self.constraints.append(value)
                 self.store(name, value)
         elif isinstance(value, DomainObj):
-            self.params[name] = ("expression", value.node, line)
+            self.params[name] = (ParameterKind.EXPRESSION, value.node, line)
             self.store(name, Sym(ir.Ref(name)))
         elif isinstance(value, Sym):
             self.bind_derived(name, value.node, line)
@@ -302,14 +286,14 @@ class _Loader:
 
     def is_used(self, name) -> bool:
         nodes = [e for e, _ in self.derived.values()]
-        nodes += [n for kind, n, _ in self.params.values() if kind == "expression"]
+        nodes += [n for kind, n, _ in self.params.values() if kind == ParameterKind.EXPRESSION]
         nodes += [c.node for c in self.constraints if isinstance(c, ConstraintDecl)]
         return any(name in ir.refs(n) for n in nodes)
 
     def rename_everywhere(self, name, hidden):
         mapping = {name: ir.Ref(hidden)}
         self.derived = {k: (ir.substitute(e, mapping), l) for k, (e, l) in self.derived.items()}
-        self.params = {k: (kind, ir.substitute(n, mapping) if kind == "expression" else n, l)
+        self.params = {k: (kind, ir.substitute(n, mapping) if kind == ParameterKind.EXPRESSION else n, l)
                        for k, (kind, n, l) in self.params.items()}
         for c in self.constraints:
             if isinstance(c, ConstraintDecl):
@@ -382,25 +366,25 @@ class _Loader:
         return model
 
     def build_parameter(self, name, kind, spec, line) -> Parameter:
-        if kind == "expression":
+        if kind == ParameterKind.EXPRESSION:
             return Parameter(name, fold_tree(spec), kind, line)
         func_def = self.find_def(spec)
-        if kind == "closure":
+        if kind == ParameterKind.CLOSURE:
             deps = self.closure_dependencies(func_def)
-            return Parameter(name, ir.Closure(name, spec.func, deps, line), "closure", line)
+            return Parameter(name, ir.Closure(name, spec.func, deps, line), ParameterKind.CLOSURE, line)
         lowered = FunctionLowerer(func_def, self.filename, self.resolve, self.find_helper).lower()
-        return Parameter(name, fold_tree(as_domain(lowered)), "deferred", line)
+        return Parameter(name, fold_tree(as_domain(lowered)), ParameterKind.DEFERRED, line)
 
     def build_constraint(self, c) -> Constraint:
         if isinstance(c, ConstraintDecl):
             name = c.name or f"{'reject_if' if c.rejects else 'require'}_line{c.line}"
-            return Constraint(name, fold_tree(c.node), c.rejects, "expression", c.line)
+            return Constraint(name, fold_tree(c.node), c.rejects, ConstraintKind.EXPRESSION, c.line)
         func_def = self.find_def(c)
         lowered = FunctionLowerer(func_def, self.filename, self.resolve, self.find_helper).lower()
         if isinstance(lowered, ir.Domain):
             raise SpaceDefinitionError(f"@{c.kind} function {c.name!r} returns an iterator, not a condition",
                                        where=Location(self.filename, c.line))
-        return Constraint(c.name, fold_tree(lowered), c.kind == "reject_if", "function", c.line)
+        return Constraint(c.name, fold_tree(lowered), c.kind == DeclKind.REJECT_IF, ConstraintKind.FUNCTION, c.line)
 
     def find_def(self, deferred: Deferred) -> ast.FunctionDef:
         candidates = [d for d in self.function_defs if d.name == deferred.func.__name__]

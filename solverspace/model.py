@@ -11,6 +11,22 @@ from functools import cached_property
 
 from . import ir
 from .printing import to_source
+from .strenum import StrEnum
+
+
+class ParameterKind(StrEnum):
+    """How a parameter was defined (`explain` prints it)."""
+
+    EXPRESSION = "expression"   # an iterator expression: `x = range(1, 9)`, `iterator([...])`, algebra
+    DEFERRED = "deferred"       # an `@iterator` function, lowered to a domain
+    CLOSURE = "closure"         # an `@iterator` generator function: values by calling it
+
+
+class ConstraintKind(StrEnum):
+    """How a constraint was defined (`explain` prints it)."""
+
+    EXPRESSION = "expression"   # `require(...)` / `reject_if(...)`, or a T1 condition
+    FUNCTION = "function"       # an `@require` / `@reject_if` function
 
 
 @dataclass(frozen=True)
@@ -19,7 +35,7 @@ class Parameter:
 
     name: str
     domain: ir.Domain
-    kind: str  # "expression", "deferred" or "closure"
+    kind: ParameterKind
     line: int | None = None
 
     @property
@@ -55,7 +71,7 @@ class Constraint:
     name: str
     expr: ir.Expr
     rejects: bool
-    kind: str  # "expression" or "function"
+    kind: ConstraintKind
     line: int | None = None
 
     @property

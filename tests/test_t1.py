@@ -400,7 +400,7 @@ def test_values_work_is_bounded_not_just_output(monkeypatch):
     """A comprehension that yields nothing can still loop 10**12 times: the evaluator counts its
     steps (iterations and elements built) and refuses past `MAX_WORK`, naming file, parameter, limit."""
     import time
-    from solverspace import t1
+    from solverspace import t1_read as t1
     monkeypatch.setattr(t1, "MAX_WORK", 20_000)  # the default (2,000,000) takes seconds to reach
     start = time.perf_counter()
     with pytest.raises(SpaceDefinitionError) as info:
