@@ -121,7 +121,7 @@ def test_partial_check_of_a_wide_space():
 WIDE_EXAMPLES = int(os.environ.get("SOLVERSPACE_WIDE_EXAMPLES", "20"))
 
 
-@pytest.mark.skipif(__import__("shutil").which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
+@pytest.mark.needs_cc
 @settings(max_examples=WIDE_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])  # no shrinking: each example compiles C
 @given(wide_spaces())

@@ -1,16 +1,14 @@
 """Uniform sampling and index-addressable configurations (exact method through the C enumerator)."""
-import os
-import shutil
 
 import numpy as np
 import pytest
 from scipy import stats
-
 from solverspace import Space
 from solverspace.check import check as check_config
 from solverspace.sampling import SampleSizeError, draw_positions
+from solverspace.validation.uniformity import chi_square_p
 
-pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
+pytestmark = pytest.mark.needs_cc
 
 
 @pytest.fixture(scope="module")
@@ -21,28 +19,6 @@ def k40c():
 @pytest.fixture(scope="module")
 def k40c_rows(k40c):
     return k40c.to_array("c")
-
-
-def cell_counts(rows, names=("dim_m", "dim_n")):
-    keys = np.stack([rows[n].astype(np.int64) for n in names], axis=1)
-    cells, counts = np.unique(keys, axis=0, return_counts=True)
-    return {tuple(c): n for c, n in zip(cells.tolist(), counts.tolist())}
-
-
-def chi_square_p(sample_rows, full_rows, names=("dim_m", "dim_n")):
-    expected_cells = cell_counts(full_rows, names)
-    observed_cells = cell_counts(sample_rows, names)
-    total, n = len(full_rows), len(sample_rows)
-    keys = sorted(expected_cells)
-    observed = np.array([observed_cells.get(k, 0) for k in keys], dtype=float)
-    expected = np.array([expected_cells[k] * n / total for k in keys])
-    # pool the cells expected to hold fewer than 5 samples (the chi-square approximation needs it)
-    small = expected < 5
-    if small.any():
-        observed = np.append(observed[~small], observed[small].sum())
-        expected = np.append(expected[~small], expected[small].sum())
-    assert set(observed_cells) <= set(expected_cells)
-    return stats.chisquare(observed, expected).pvalue
 
 
 def test_k40c_exact_samples_are_uniform_by_cell(k40c, k40c_rows):

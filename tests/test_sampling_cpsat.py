@@ -13,7 +13,9 @@ from solverspace.translators.cpsat_count import Options
 from solverspace.translators.cpsat_sample import SelfReducibleSampler, below, pick
 from solverspace.validation.generate import spaces
 
-from .test_sampling import SMALL, chi_square_p
+from solverspace.validation.uniformity import chi_square_p
+
+from .test_sampling import SMALL
 
 #: Peeled parameters with children (g under f), a categorical parameter, independent components
 #: and a closure-free @iterator: every path of the sampler.

@@ -1,0 +1,31 @@
+"""Markers every test file shares: a test marked `needs_cc`, `needs_cpsat` or `needs_pyarrow` is
+skipped, with the reason, where this machine lacks a C compiler, OR-Tools or pyarrow.
+
+    pytestmark = pytest.mark.needs_cc          # a whole file
+    @pytest.mark.needs_cpsat                   # one test
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+
+import pytest
+
+AVAILABLE = {
+    "needs_cc": (lambda: shutil.which(os.environ.get("CC", "gcc")) is not None, "no C compiler"),
+    "needs_cpsat": (lambda: importlib.util.find_spec("ortools") is not None, "OR-Tools is not installed"),
+    "needs_pyarrow": (lambda: importlib.util.find_spec("pyarrow") is not None,
+                      "pyarrow (the `parquet` extra) is not installed"),
+}
+
+
+def pytest_configure(config):
+    for name, (_, reason) in AVAILABLE.items():
+        config.addinivalue_line("markers", f"{name}: skipped where {reason.replace('no ', 'there is no ')}")
+
+
+def pytest_runtest_setup(item):
+    for name, (available, reason) in AVAILABLE.items():
+        if item.get_closest_marker(name) is not None and not available():
+            pytest.skip(reason)
