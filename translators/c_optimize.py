@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from solverspace import ir
-from solverspace.bounds import Bounds
-from solverspace.dag import DAG
 from solverspace.plan import Plan
+
+if TYPE_CHECKING:
+    from solverspace.bounds import Bounds
+    from solverspace.dag import DAG
 
 ALL_OPTIMIZATIONS = ("break", "tighten", "solve", "hoist", "split")
 
@@ -191,9 +195,10 @@ def range_direction(bounds: Bounds, domain) -> int:
     return 0
 
 
-def analyse(plan: Plan, bounds: Bounds, options: Options) -> list[LevelPlan]:
-    """Per level: which constraints break the loop and whether the variable is solved."""
-    dag = DAG(plan.model)
+def analyse(plan: Plan, options: Options) -> list[LevelPlan]:
+    """Per level: which constraints break the loop, which tighten its stop, and whether the
+    variable is solved (from the plan's shared analysis: bounds and DAG)."""
+    bounds, dag = plan.analysis.bounds, plan.analysis.dag
     result = []
     for index, level in enumerate(plan.levels):
         lp = LevelPlan(index)
@@ -322,7 +327,7 @@ def hoistable(plan: Plan, options: Options) -> list[str]:
     """Parameters nothing depends on (their values only multiply the count)."""
     if "hoist" not in options:
         return []
-    dag = DAG(plan.model)
+    dag = plan.analysis.dag
     used = set()
     for name, deps in dag.uses.items():
         used |= deps
