@@ -12,8 +12,9 @@ from solverspace.dag import connected_groups
 from solverspace.printing import to_source
 
 from .c_domains import DomainCode
-from .c_expr import CExpressionPrinter, c_name, rational_pair
+from .c_expr import CExpressionPrinter, c_name
 from .c_funnel import FunnelCounters
+from .c_rational import rational_pair
 from .c_runtime import CANCEL_EVERY, ERROR_COUNT_OVERFLOW
 
 
