@@ -66,8 +66,6 @@ class DomainCode(ir.Visitor):
     (messages name undefined items by number); closures' lookup tables collect in `tables`
     (static arrays, written before the walks)."""
 
-    backend_name = "C"
-
     def __init__(self, model, bounds, printer, codes: dict[str, int], item):
         self.model = model
         self.bounds = bounds
