@@ -227,6 +227,10 @@ class Bounds:
     def domain(self, parameter) -> Interval:
         return self._domain(parameter.domain, parameter)
 
+    def domain_node(self, node, parameter) -> Interval:
+        """The interval of any domain node of `parameter`'s domain (the whole domain or a part)."""
+        return self._domain(node, parameter)
+
     def _domain(self, node, parameter) -> Interval:
         if isinstance(node, ir.Range):
             start, stop, step = (self.expr(e) for e in (node.start, node.stop, node.step))

@@ -93,14 +93,12 @@ def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, t
     """Break the C printer's `//` (C's `/` truncates toward zero; Python floors): validate must
     say so and name a configuration on which the reference and C differ."""
     from solverspace.translators.c_expr import CExpressionPrinter
-    original = CExpressionPrinter._visit_BinOp
+    original = CExpressionPrinter._visit_FloorDiv
 
     def truncating(self, n):
-        if n.op == "//":
-            return f"({self.visit(n.left)} / {self.visit(n.right)})"
-        return original(self, n)
+        return f"({self.visit(n.left)} / {self.visit(n.right)})"
 
-    monkeypatch.setattr(CExpressionPrinter, "_visit_BinOp", truncating)
+    monkeypatch.setattr(CExpressionPrinter, "_visit_FloorDiv", truncating)
     path = tmp_path / "signed.py"
     path.write_text(SIGNED)
     report = validate(str(path), backends=("c", "reference"), **FAST)
@@ -118,7 +116,7 @@ def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, t
     text = report.render()
     assert "counterexample" in text and example.command in text and "q = " in text
     # the printed line runs, and the command line agrees with the reference verdict
-    monkeypatch.setattr(CExpressionPrinter, "_visit_BinOp", original)
+    monkeypatch.setattr(CExpressionPrinter, "_visit_FloorDiv", original)
     capsys.readouterr()
     status = main(["check", str(path), *shlex.split(example.command)[3:]])
     out = capsys.readouterr().out
@@ -129,10 +127,10 @@ def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
     """Only the literal plan broken: C optimized, the reference and C literal still compared."""
     from solverspace.translators.c_expr import CExpressionPrinter
     from solverspace.translators import c_codegen
-    original = CExpressionPrinter._visit_BinOp
+    original = CExpressionPrinter._visit_Mod
 
     def wrong_modulo(self, n):
-        if n.op == "%" and not getattr(self, "printing_optimized", True):
+        if not getattr(self, "printing_optimized", True):
             return f"({self.visit(n.left)} % {self.visit(n.right)})"  # C's remainder: sign of the dividend
         return original(self, n)
 
@@ -143,7 +141,7 @@ def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
         self.printer.printing_optimized = bool(options.enabled)
 
     monkeypatch.setattr(c_codegen.CGenerator, "__init__", init)
-    monkeypatch.setattr(CExpressionPrinter, "_visit_BinOp", wrong_modulo)
+    monkeypatch.setattr(CExpressionPrinter, "_visit_Mod", wrong_modulo)
     report = validate_source("x = range(-6, 7)\ny = iterator([-4, 3])\nrequire(x % y == 1)\n",
                              backends=("c", "c-literal", "reference"), **FAST)
     assert report.status == 1, report.render()

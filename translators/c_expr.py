@@ -5,7 +5,7 @@
   where bounds prove both operands non-negative; a divisor that may be 0 sets the undefined flag
   `*u` (C's `&&`, `||` and `?:` short-circuit exactly like Python, so guards work).
 - Exact `/`: a fraction-valued expression is lowered to an integer pair (numerator,
-  denominator > 0) of IR expressions (`rational_pair`); comparisons cross-multiply and `//` of
+  denominator > 0) of IR expressions (`rational_pair`, `translators.c_rational`); comparisons cross-multiply and `//` of
   fractions is an integer floor division of the pair, so fractions may appear anywhere inside a
   comparison or a floor division (`(a / b) % m == 0`, `x <= y + 1 / z`). A fraction that would
   itself become a value (a loop bound, an output column) is refused.
@@ -18,7 +18,9 @@ import math
 
 from solverspace import ir
 from solverspace.bounds import Bounds, Interval
+from solverspace.symbolic import may_be_fraction
 
+from .c_rational import mul, rational_pair
 from .errors import UnsupportedConstruct
 
 C_HELPERS = r"""
@@ -40,9 +42,6 @@ static inline int64_t ss_pow(int64_t b, int64_t k) {
     for (;;) { if (k & 1) r *= b; k >>= 1; if (!k) return r; b *= b; }
 }
 """
-
-_C_COMPARE = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!="}
-
 
 def c_name(name: str) -> str:
     return "v_" + name
@@ -102,23 +101,48 @@ class CExpressionPrinter(ir.Visitor):
                         hint="the C backend supports `/` only where its value is compared, e.g. `a / b < c`")
         return c_name(n.name)
 
-    def _visit_BinOp(self, n):
-        if n.op == "//" and (self.fraction(n.left) or self.fraction(n.right)):
-            (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
-            return self.visit(ir.BinOp("//", _mul(a, d), _mul(b, c)))  # floor((a/b) / (c/d))
+    # ---------------------------------------------------------------------------- arithmetic
+    def integer_operands(self, n) -> tuple[str, str]:
+        """Both operands of an integer operator, as C; refused where its value may be a fraction
+        or may not fit 64 bits."""
         if self.fraction(n):
-            self.refuse(n, "its value is a fraction (exact `/`), which the C backend handles only inside "
-                           "comparisons and floor divisions",
-                        hint="compare the fraction (`a / b < c`), floor it (`a // b`), or use --backend cpsat")
+            self.refuse_fraction(n)
         self.fits(n)
-        a, b = self.visit(n.left), self.visit(n.right)
-        if n.op in ("+", "-", "*"):
-            return f"({a} {n.op} {b})"
-        if n.op == "**":
-            return self.power(n, a)
+        return self.visit(n.left), self.visit(n.right)
+
+    def refuse_fraction(self, n):
+        self.refuse(n, "its value is a fraction (exact `/`), which the C backend handles only inside "
+                       "comparisons and floor divisions",
+                    hint="compare the fraction (`a / b < c`), floor it (`a // b`), or use --backend cpsat")
+
+    def _infix(self, n):
+        a, b = self.integer_operands(n)
+        return f"({a} {n.op} {b})"
+
+    _visit_Add = _visit_Sub = _visit_Mul = _infix
+
+    def _visit_Pow(self, n):
+        a, _ = self.integer_operands(n)
+        return self.power(n, a)
+
+    def _visit_Div(self, n):  # a fraction's value: refused (comparisons and `//` take the pair apart)
+        self.refuse_fraction(n)
+
+    def _visit_FloorDiv(self, n):
+        if self.fraction(n.left) or self.fraction(n.right):
+            (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
+            return self.visit(ir.BinOp("//", mul(a, d), mul(b, c)))  # floor((a/b) / (c/d))
+        return self.division(n, "/", "ss_fdiv")
+
+    def _visit_Mod(self, n):
+        return self.division(n, "%", "ss_fmod")
+
+    def division(self, n, c_operator: str, helper: str) -> str:
+        """Floor division or modulo: C's operator where both operands are proven non-negative
+        and the divisor non-zero, else the helper (Python's rounding, undefined for 0)."""
+        a, b = self.integer_operands(n)
         if self.nonnegative(n.left) and self.nonnegative(n.right) and self.nonzero(n.right):
-            return f"({a} {'/' if n.op == '//' else '%'} {b})"
-        helper = "ss_fdiv" if n.op == "//" else "ss_fmod"
+            return f"({a} {c_operator} {b})"
         return f"{helper}({a}, {b}, u)"
 
     def power(self, n, base: str) -> str:
@@ -178,70 +202,16 @@ class CExpressionPrinter(ir.Visitor):
             return value
         if self.fraction(n.left) or self.fraction(n.right):
             (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
-            return self.visit(ir.Compare(n.op, _mul(a, d), _mul(c, b)))  # denominators are > 0
+            return self.visit(ir.Compare(n.op, mul(a, d), mul(c, b)))  # denominators are > 0
         if n.op not in ("==", "!=") and (_is_string(n.left) or _is_string(n.right)):
             self.refuse(n, "categorical values can only be compared with == and !=")
-        return f"({self.visit(n.left)} {_C_COMPARE[n.op]} {self.visit(n.right)})"
+        return f"({self.visit(n.left)} {n.op} {self.visit(n.right)})"
 
     def fraction(self, node) -> bool:
-        from solverspace.symbolic import may_be_fraction
         return may_be_fraction(node, self.rational)
 
     def pair(self, node):
         return rational_pair(node, self.model, self.rational)
-
-
-ONE = ir.Const(1)
-
-
-def _mul(x, y):
-    if x == ONE:
-        return y
-    if y == ONE:
-        return x
-    return ir.BinOp("*", x, y)
-
-
-def rational_pair(node, model, rational) -> tuple:
-    """(numerator, denominator) integer IR expressions with denominator > 0 and value
-    numerator / denominator, undefined exactly where `node` is."""
-    from solverspace.symbolic import may_be_fraction
-    if not may_be_fraction(node, rational):
-        return node, ONE
-    if isinstance(node, ir.Ref):
-        return rational_pair(model.derived_value[node.name].expr, model, rational)
-    if isinstance(node, ir.Neg):
-        n, d = rational_pair(node.operand, model, rational)
-        return ir.Neg(n), d
-    if isinstance(node, ir.Abs):
-        n, d = rational_pair(node.operand, model, rational)
-        return ir.Abs(n), d
-    if isinstance(node, ir.IfExp):
-        (xn, xd), (yn, yd) = rational_pair(node.then, model, rational), rational_pair(node.orelse, model, rational)
-        return ir.IfExp(node.cond, xn, yn), (xd if xd == yd else ir.IfExp(node.cond, xd, yd))
-    if isinstance(node, (ir.Min, ir.Max)):
-        result = rational_pair(node.operands[0], model, rational)
-        keep = "<=" if isinstance(node, ir.Min) else ">="
-        for operand in node.operands[1:]:
-            (xn, xd), (yn, yd) = result, rational_pair(operand, model, rational)
-            first = ir.Compare(keep, _mul(xn, yd), _mul(yn, xd))
-            result = ir.IfExp(first, xn, yn), (xd if xd == yd else ir.IfExp(first, xd, yd))
-        return result
-    (an, ad), (bn, bd) = rational_pair(node.left, model, rational), rational_pair(node.right, model, rational)
-    if node.op in ("+", "-"):
-        return ir.BinOp(node.op, _mul(an, bd), _mul(bn, ad)), _mul(ad, bd)
-    if node.op == "*":
-        return _mul(an, bn), _mul(ad, bd)
-    if node.op == "**":
-        return ir.BinOp("**", an, node.right), ir.BinOp("**", ad, node.right)
-    if node.op == "/":
-        # b // b is 1 for b != 0 and undefined for b == 0: the division keeps its undefinedness
-        signed = ir.IfExp(ir.Compare("<", bn, ir.Const(0)), ir.Neg(_mul(an, bd)), _mul(an, bd))
-        return ir.BinOp("//", signed, ir.BinOp("//", bn, bn)), _mul(ad, ir.Abs(bn))
-    if node.op == "%":  # a % b = a - b * floor(a / b), the sign following b
-        q = ir.BinOp("//", _mul(an, bd), _mul(ad, bn))
-        return ir.BinOp("-", _mul(an, bd), _mul(q, _mul(bn, ad))), _mul(ad, bd)
-    raise ValueError(f"no rational form for {type(node).__name__} {getattr(node, 'op', '')}")
 
 
 def _is_string(node) -> bool:

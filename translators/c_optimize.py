@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from solverspace import ir
-from solverspace.bounds import Bounds
-from solverspace.dag import DAG
 from solverspace.plan import Plan
+
+if TYPE_CHECKING:
+    from solverspace.bounds import Bounds
+    from solverspace.dag import DAG
 
 ALL_OPTIMIZATIONS = ("break", "tighten", "solve", "hoist", "split")
 
@@ -63,7 +67,7 @@ class LevelPlan:
     solve: tuple | None = None                    # (coefficient expr or None, value expr, constraint)
 
 
-class Monotonicity:
+class Monotonicity(ir.Visitor):
     """Direction in which an expression moves when one parameter grows: +1, -1, 0, or None."""
 
     def __init__(self, model, bounds: Bounds, variable: str, dag: DAG):
@@ -91,48 +95,69 @@ class Monotonicity:
     def of(self, node):
         if not self.depends(node):
             return 0
-        method = getattr(self, "_" + type(node).__name__, None)
-        return method(node) if method else None
+        return self.visit(node)
 
-    def _Ref(self, n):
+    def unsupported(self, node):
+        return None  # no direction known
+
+    def _visit_Ref(self, n):
         if n.name == self.variable:
             return 1
         if n.name in self.model.derived_value:
             return self.of(self.model.derived_value[n.name].expr)
         return None
 
-    def _BinOp(self, n):
+    def operands(self, n):
+        """The directions of both operands, or None when either is unknown."""
         a, b = self.of(n.left), self.of(n.right)
-        if a is None or b is None:
+        return None if a is None or b is None else (a, b)
+
+    def _visit_Add(self, n):
+        both = self.operands(n)
+        return None if both is None else _combine(*both)
+
+    def _visit_Sub(self, n):
+        both = self.operands(n)
+        return None if both is None else _combine(both[0], -both[1])
+
+    def _visit_Mul(self, n):
+        both = self.operands(n)
+        if both is None:
             return None
-        if n.op == "+":
-            return _combine(a, b)
-        if n.op == "-":
-            return _combine(a, -b)
-        if n.op == "*":
-            if a == 0:
-                s = self.sign(n.left)
-                return None if s is None else s * b
-            if b == 0:
-                s = self.sign(n.right)
-                return None if s is None else s * a
-            if a == b == 1 and self.sign(n.left) == 1 and self.sign(n.right) == 1:
-                return 1
-            return None
-        if n.op in ("//", "/"):
-            divisor = self.bounds.expr(n.right)
-            if b == 0 and (divisor.lo > 0 or divisor.hi < 0):
-                return a if divisor.lo > 0 else -a
-            if a == 0 and self.sign(n.left) == 1 and divisor.lo > 0:
-                return -b
-            return None
+        a, b = both
+        if a == 0:
+            s = self.sign(n.left)
+            return None if s is None else s * b
+        if b == 0:
+            s = self.sign(n.right)
+            return None if s is None else s * a
+        if a == b == 1 and self.sign(n.left) == 1 and self.sign(n.right) == 1:
+            return 1
         return None
 
-    def _Neg(self, n):
+    def _division(self, n):
+        both = self.operands(n)
+        if both is None:
+            return None
+        a, b = both
+        divisor = self.bounds.expr(n.right)
+        if b == 0 and (divisor.lo > 0 or divisor.hi < 0):
+            return a if divisor.lo > 0 else -a
+        if a == 0 and self.sign(n.left) == 1 and divisor.lo > 0:
+            return -b
+        return None
+
+    _visit_FloorDiv = _visit_Div = _division
+
+    def _visit_BinOp(self, n):  # % and **: no direction known
+        self.operands(n)
+        return None
+
+    def _visit_Neg(self, n):
         a = self.of(n.operand)
         return None if a is None else -a
 
-    def _Abs(self, n):
+    def _visit_Abs(self, n):
         s, a = self.sign(n.operand), self.of(n.operand)
         return None if s is None or a is None else s * a
 
@@ -144,24 +169,26 @@ class Monotonicity:
                 return None
         return result
 
-    _Min = _Max = _minmax
+    _visit_Min = _visit_Max = _visit_And = _visit_Or = _minmax
 
-    def _Compare(self, n):
-        diff = _combine(self.of(n.left), _negate(self.of(n.right)))
-        if diff is None:
-            return None
-        if n.op in (">", ">="):
-            return diff
-        if n.op in ("<", "<="):
-            return -diff
-        return None if diff else 0
+    def difference(self, n):
+        """The direction of left - right of a comparison."""
+        return _combine(self.of(n.left), _negate(self.of(n.right)))
 
-    def _boolop(self, n):
-        return self._minmax(n)
+    def _visit_Gt(self, n):
+        return self.difference(n)
 
-    _And = _Or = _boolop
+    def _visit_Lt(self, n):
+        return _negate(self.difference(n))
 
-    def _Not(self, n):
+    _visit_GtE, _visit_LtE = _visit_Gt, _visit_Lt
+
+    def _visit_Eq(self, n):
+        return 0 if self.difference(n) == 0 else None  # moves (or unknown): no direction
+
+    _visit_NotEq = _visit_Eq
+
+    def _visit_Not(self, n):
         return _negate(self.of(n.operand))
 
 
@@ -191,9 +218,10 @@ def range_direction(bounds: Bounds, domain) -> int:
     return 0
 
 
-def analyse(plan: Plan, bounds: Bounds, options: Options) -> list[LevelPlan]:
-    """Per level: which constraints break the loop and whether the variable is solved."""
-    dag = DAG(plan.model)
+def analyse(plan: Plan, options: Options) -> list[LevelPlan]:
+    """Per level: which constraints break the loop, which tighten its stop, and whether the
+    variable is solved (from the plan's shared analysis: bounds and DAG)."""
+    bounds, dag = plan.analysis.bounds, plan.analysis.dag
     result = []
     for index, level in enumerate(plan.levels):
         lp = LevelPlan(index)
@@ -322,7 +350,7 @@ def hoistable(plan: Plan, options: Options) -> list[str]:
     """Parameters nothing depends on (their values only multiply the count)."""
     if "hoist" not in options:
         return []
-    dag = DAG(plan.model)
+    dag = plan.analysis.dag
     used = set()
     for name, deps in dag.uses.items():
         used |= deps
