@@ -116,6 +116,38 @@ def _floor(v):
     return v if v in (INF, -INF) else math.floor(v)
 
 
+def division_interval(op: str, a: Interval, b: Interval, integral: bool = True) -> Interval:
+    """The values of `a / b`, `a // b` or `a % b` (`op`) for a in `a` and b in `b` where b is not 0
+    (division by zero is undefined, not a value: EMPTY when b can only be 0). `integral`: the
+    divisor takes only integer values (then it is at least 1 away from 0). The one interval rule
+    for division: the interval analysis and the CP-SAT lowering both use it.
+
+    >>> division_interval("//", Interval(-7, 7), Interval(-2, 3))
+    Interval(lo=-7, hi=7)
+    >>> division_interval("%", Interval(0, 20), Interval(3, 5))
+    Interval(lo=0, hi=4)
+    >>> division_interval("%", Interval(1, 2), Interval(3, 5))
+    Interval(lo=1, hi=2)
+    """
+    result = EMPTY
+    for part in _nonzero_parts(b, integral):
+        if part is EVERYTHING:
+            return EVERYTHING
+        if op == "/":
+            piece = _corners(_div, a, part)
+        elif op == "//":
+            piece = _corners(lambda x, y: _floor(_div(x, y)), a, part)
+        else:  # % : the sign follows the divisor
+            if part.lo > 0:
+                top = part.hi - 1 if part.hi != INF else INF
+                piece = Interval(a.lo, a.hi) if a.lo >= 0 and a.hi < part.lo else Interval(0, min(top, a.hi) if a.lo >= 0 else top)
+            else:
+                bottom = part.lo + 1 if part.lo != -INF else -INF
+                piece = Interval(a.lo, a.hi) if a.hi <= 0 and a.lo > part.hi else Interval(max(bottom, a.lo) if a.hi <= 0 else bottom, 0)
+        result = result.hull(piece)
+    return result
+
+
 class IntervalAnalysis(ir.Visitor):
     backend_name = "interval analysis"
 
@@ -152,23 +184,7 @@ class IntervalAnalysis(ir.Visitor):
             if k % 2 == 0 and a.lo <= 0 <= a.hi:
                 lo = 0
             return Interval(1, 1) if k == 0 else Interval(lo, hi)
-        result = EMPTY
-        for part in _nonzero_parts(b, self.integral(n.right)):
-            if part is EVERYTHING:
-                return EVERYTHING
-            if n.op == "/":
-                piece = _corners(_div, a, part)
-            elif n.op == "//":
-                piece = _corners(lambda x, y: _floor(_div(x, y)), a, part)
-            else:  # % : the sign follows the divisor
-                if part.lo > 0:
-                    top = part.hi - 1 if part.hi != INF else INF
-                    piece = Interval(a.lo, a.hi) if a.lo >= 0 and a.hi < part.lo else Interval(0, min(top, a.hi) if a.lo >= 0 else top)
-                else:
-                    bottom = part.lo + 1 if part.lo != -INF else -INF
-                    piece = Interval(a.lo, a.hi) if a.hi <= 0 and a.lo > part.hi else Interval(max(bottom, a.lo) if a.hi <= 0 else bottom, 0)
-            result = result.hull(piece)
-        return result
+        return division_interval(n.op, a, b, self.integral(n.right))
 
     def _visit_Neg(self, n):
         a = self.visit(n.operand)

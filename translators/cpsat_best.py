@@ -12,6 +12,9 @@ A tie class of at most `TIE_ENUMERATION` configurations is enumerated and sorted
 walked one configuration at a time by lexicographic minimisation. A fractional objective
 (`fmas_per_block / loads_per_block`) is optimised exactly by Dinkelbach's iteration: maximise
 `q*p - r*d` for the current ratio r/q until no configuration improves on it.
+
+Layering: cpsat_lower (`Val`, `LIMIT`), cpsat_solver, cpsat_count (`Counter`) -> **cpsat_best** ->
+cpsat (the facade's `best`). The objective is parsed by `solverspace.lowering.lower_expression`.
 """
 from __future__ import annotations
 
@@ -27,8 +30,9 @@ from solverspace.evaluate import Undefined, compile_expr
 from solverspace.lowering import lower_expression
 from solverspace.printing import to_source
 
-from .cpsat import LIMIT, Val
-from .cpsat_count import Counter, Factor, Options
+from .cpsat_count import Counter, Factor
+from .cpsat_lower import LIMIT, Val
+from .cpsat_solver import Options, new_solver
 
 #: Tie classes up to this size are enumerated and sorted instead of walked one by one.
 TIE_ENUMERATION = 2000
@@ -73,13 +77,14 @@ def parse_objective(model, text: str) -> ir.Expr:
 
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,
          workers: int | None = None, seed: int = 0) -> BestResult:
+    """The `top` best distinct configurations of `plan` by `objective` (see the module docstring)."""
     start = time.perf_counter()
     if top < 1:
         raise SpaceDefinitionError(f"top={top!r}: expected a positive number of configurations")
-    deadline = start + time_limit if time_limit is not None else None
+    options = Options(time_limit=time_limit, workers=workers, seed=seed)
     model = plan.model
     expr = parse_objective(model, objective)
-    search = _Search(plan, expr, maximize, Options(time_limit=time_limit, workers=workers, seed=seed), deadline)
+    search = _Search(plan, expr, maximize, options, options.deadline(start))
     result = BestResult(objective, maximize)
     values = search.run(top)
     result.exact = search.exact
@@ -120,7 +125,7 @@ class _Search:
     # a fresh model per question: CP-SAT models cannot drop constraints
     def _build(self):
         lowering = self.counter.build(self.plan.order, self.factors)
-        with lowering._item("objective", to_source(self.expr), None):
+        with lowering.item("objective", to_source(self.expr), None):
             value, ok = lowering.lower(self.expr)
             lowering.assert_lit(ok)
             if value.kind == "str":
@@ -130,16 +135,10 @@ class _Search:
         return lowering, value
 
     def _solver(self, workers=None):
-        solver = cp_model.CpSolver()
-        p = solver.parameters
-        p.num_workers = workers or min(self.options.worker_count, 8)
-        p.random_seed = self.options.seed
-        if self.deadline is not None:
-            p.max_time_in_seconds = max(0.001, self.deadline - time.perf_counter())
-        return solver
+        return new_solver(self.options, self.deadline, workers=workers or min(self.options.worker_count, 8))
 
     def _config(self, lowering, solver) -> dict:
-        return {p: lowering.decode(p, solver.value(lowering.param_vars[p])) for p in self.names}
+        return lowering.assignment(solver, self.names)
 
     def _coded(self, lowering, config) -> dict:
         return {p: lowering.codes.code[v] if type(v) is str else v for p, v in config.items()}

@@ -32,6 +32,9 @@ the parameters that satisfy every factor. Four steps, all read from the model's 
    component falls back to the joint enumeration when that is cheaper (GEMM on every device: the
    outer solutions barely share separator assignments and most have no reader pair at all).
 
+Layering: cpsat_lower (`Lowering`) -> cpsat_solver (`Options`, `new_solver`) -> **cpsat_count** ->
+cpsat_run / cpsat_best / cpsat_explain / cpsat_sample / cpsat_hash -> cpsat (the facade).
+
 CP-SAT's enumeration slows down as the solutions of one solve accumulate (quadratically: 40,000
 solutions of a single free variable take 40 times as long as 5,000), so a component with more
 than `PROBE_SOLUTIONS` solutions is counted as many small sub-problems: the first parameter's
@@ -44,7 +47,6 @@ A time limit stops the search; the count found so far is then a lower bound and 
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -53,11 +55,12 @@ from typing import Callable
 
 from ortools.sat.python import cp_model
 
-from solverspace.dag import DAG, connected_groups
+from solverspace.dag import connected_groups
 from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 
-from .cpsat import CpSatRefusal, Lowering
+from .cpsat_lower import CpSatRefusal, Lowering
+from .cpsat_solver import Options, feasibility, invalid_model, new_solver
 from .cpsat_wide import residue_classes, size as domain_size, wide_parameter
 
 
@@ -124,17 +127,6 @@ class Structure:
 
 
 @dataclass
-class Options:
-    time_limit: float | None = None
-    workers: int | None = None
-    seed: int = 0
-
-    @property
-    def worker_count(self) -> int:
-        return max(1, self.workers or os.cpu_count() or 1)
-
-
-@dataclass
 class Table:
     """A component's solutions listed while counting it (for sampling): each row assigns
     `params`, in plan order, and weighs the number of completions of its peeled parameters."""
@@ -173,9 +165,9 @@ class Counter:
         self.plan = plan
         self.options = options
         self.progress = progress
-        self.dag = DAG(model)
+        self.dag = model.analysis.dag
         self.order = {p: i for i, p in enumerate(plan.order)}
-        self.analysis = Lowering(model)  # for facts: which items can be undefined
+        self.facts = Lowering(model)  # for facts: which items can be undefined
         self.closure_globals = dict(model.closure_globals)
         self._domains: dict[str, Callable] = {}
         self._derived_fns: dict[str, Callable] = {}
@@ -188,12 +180,12 @@ class Counter:
 
     def may_be_undefined(self, kind: str, name: str) -> bool:
         if kind == "param":
-            return self.analysis.domain_defined(name) is not True
+            return self.facts.domain_defined(name) is not True
         if kind == "derived":
-            return self.analysis.derived(name)[1] is not True
+            return self.facts.derived(name)[1] is not True
         c = self.model.constraint[name]
-        with self.analysis._item("constraint", name, c.line):
-            return self.analysis.lower(c.expr)[1] is not True
+        with self.facts.item("constraint", name, c.line):
+            return self.facts.lower(c.expr)[1] is not True
 
     def full_problem(self) -> Problem:
         factors = [Factor("domain", p, self.scope(p)) for p in self.plan.order]
@@ -333,7 +325,7 @@ class Counter:
 
     # ------------------------------------------------------------------------------ building
     def build(self, params, factors, enforce=(), fixed: dict | None = None) -> Lowering:
-        lowering = Lowering(self.model, codes=self.analysis.codes, bounds=self.analysis.bounds)
+        lowering = Lowering(self.model, codes=self.facts.codes, bounds=self.facts.bounds)
         for p, value in (fixed or {}).items():
             lowering.fix_param(p, value)
         for p in params:
@@ -357,7 +349,7 @@ class Counter:
             total *= self.weight(w, problem.fixed)
         if total and s.constant_factors:
             lowering = self.build((), s.constant_factors, fixed=problem.fixed)
-            status = _solve_status(lowering, self.options, deadline)
+            status = feasibility(lowering.cp, self.options, deadline)
             if status is None:
                 return CountResult(0, False, 0, time.perf_counter() - start)
             if not status:
@@ -385,7 +377,7 @@ class Counter:
         (see `translators.cpsat_wide`), else None. The sub-problem, with the parameter held at a
         representative, counts each configuration of its class once; the class's values are
         `representative + stride * j`, j below its size."""
-        peeled = [q for w in component.weights for q in _peeled_params(w)]
+        peeled = [q for w in component.weights for q in peeled_params(w)]
         factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
         found = wide_parameter(self.model, self.dag, component.params, factors)
         if found is None:
@@ -429,7 +421,7 @@ class Counter:
         lowering.cp.add_decision_strategy(variables, cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
         keys = [(g, [lowering.param_vars[p] for p in g.separator]) for g in component.groups]
         collector = _OuterCollector(self, lowering, component.weights, fixed, keys, SEPARATE_SOLUTIONS)
-        solver = _solver(self.options, deadline, enumerate_all=True)
+        solver = new_solver(self.options, deadline, enumerate_all=True)
         status = solver.status_name(solver.solve(lowering.cp, collector))
         if collector.capped or any(len(seen) > SEPARATE_KEYS for seen in collector.keys_seen):
             return None
@@ -520,11 +512,10 @@ class Counter:
             cap = cap if _refinable(chunk, splittable) else None
             rows = [] if state["rows"] is not None else None
             counter = _Enumerator(self, lowering, weight_vars, fixed, cap, params, rows)
-            solver = _solver(self.options, deadline, enumerate_all=True)
+            solver = new_solver(self.options, deadline, enumerate_all=True)
             status = solver.solve(model, counter)
             if status == cp_model.MODEL_INVALID:
-                raise CpSatRefusal(f"the CP-SAT model of this space is invalid: {model.validate()}",
-                                   where=Location(self.model.source))
+                raise invalid_model(model, Location(self.model.source))
             if counter.capped:
                 return None
             return counter.total, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE), counter.solutions, rows
@@ -730,36 +721,6 @@ class _OuterCollector(cp_model.CpSolverSolutionCallback):
         entry[1] += 1
 
 
-def _solver(options: Options, deadline: float | None, *, enumerate_all: bool = False, workers: int = 1):
-    solver = cp_model.CpSolver()
-    params = solver.parameters
-    params.num_workers = workers
-    params.random_seed = options.seed
-    if enumerate_all:
-        params.enumerate_all_solutions = True
-        params.search_branching = cp_model.FIXED_SEARCH
-        params.linearization_level = 0
-        params.cp_model_probing_level = 0
-        params.symmetry_level = 0
-        params.use_sat_inprocessing = False
-    if deadline is not None:
-        params.max_time_in_seconds = max(0.001, deadline - time.perf_counter())
-    return solver
-
-
-def _solve_status(lowering: Lowering, options: Options, deadline) -> bool | None:
-    """Feasibility of a model: True, False, or None when the time limit stopped it first."""
-    solver = _solver(options, deadline)
-    status = solver.solve(lowering.cp)
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return True
-    if status == cp_model.INFEASIBLE:
-        return False
-    if status == cp_model.MODEL_INVALID:
-        raise CpSatRefusal(f"the CP-SAT model of this space is invalid: {lowering.cp.validate()}")
-    return None
-
-
 def post(lowering: Lowering, model, factor: Factor, enforce=()):
     """Post one factor into a lowering's model."""
     kind, name = factor.kind, factor.name
@@ -767,14 +728,14 @@ def post(lowering: Lowering, model, factor: Factor, enforce=()):
         lowering.require_domain(name, enforce)
     elif kind == "domain_undefined":
         p = model.parameter[name]
-        with lowering._item("parameter", name, p.line):
+        with lowering.item("parameter", name, p.line):
             lowering.assert_lit(lowering.lit_not(lowering.domain_defined(name)), enforce)
     elif kind in ("defined", "undefined") and name in model.derived_value:
         _, ok = lowering.derived(name)
         lowering.assert_lit(ok if kind == "defined" else lowering.lit_not(ok), enforce)
     else:
         c = model.constraint[name]
-        with lowering._item("constraint", name, c.line):
+        with lowering.item("constraint", name, c.line):
             if kind == "accept":
                 lowering.require(c.expr, not c.rejects, enforce)
             elif kind == "rejected":
@@ -793,8 +754,9 @@ def rest_at(rest: Problem, x: str, value: int, modulus: int) -> Problem:
     return Problem(rest.params, rest.factors, {**rest.fixed, x: value % modulus})
 
 
-def _peeled_params(w: Weight) -> list[str]:
-    return [w.param] + [q for child in w.children for q in _peeled_params(child)]
+def peeled_params(w: Weight) -> list[str]:
+    """A peeled parameter and its peeled descendants."""
+    return [w.param] + [q for child in w.children for q in peeled_params(child)]
 
 
 def describe(plan) -> str:

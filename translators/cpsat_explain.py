@@ -8,19 +8,21 @@ rules that together leave nothing, and a deletion pass makes that set minimal: d
 of them admits a configuration. An undefined derived value (`q = a // b` with `b=0`) is thus
 named, with the operation that fails, instead of being blamed on the domains. If no rule is
 needed, the domains alone rule the values out.
+
+Layering: cpsat_count (`Counter`), cpsat_run (`failing_expression`) -> **cpsat_explain** -> cpsat
+(the facade's `complete`).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
-from ortools.sat.python import cp_model
-
 from solverspace.check import check_parameter_names
 from solverspace.printing import to_source
 
-from .cpsat_count import Counter, Factor, Options
-from .cpsat_run import _failing_expression
+from .cpsat_count import Counter, Factor
+from .cpsat_run import failing_expression
+from .cpsat_solver import Options, new_solver
 
 
 @dataclass
@@ -87,7 +89,7 @@ class AssumptionModel:
             if counter.may_be_undefined("derived", d.name):
                 self._definedness(d.name, lowering.derived(d.name)[1])
         for c in model.constraints:
-            with lowering._item("constraint", c.name, c.line):
+            with lowering.item("constraint", c.name, c.line):
                 _, ok = lowering.lower(c.expr)
                 switch = lowering.cp.new_bool_var(f"use {c.name}")
                 if ok is not False:  # accepts wherever it is defined
@@ -109,11 +111,7 @@ class AssumptionModel:
         cp = self.lowering.cp
         cp.clear_assumptions()
         cp.add_assumptions([self.switch[r] for r in rules] + list(extra))
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.random_seed = self.options.seed
-        if self.deadline is not None:
-            solver.parameters.max_time_in_seconds = max(0.001, self.deadline - time.perf_counter())
+        solver = new_solver(self.options, self.deadline)
         return solver.status_name(solver.solve(cp)), solver
 
     def core(self, solver) -> list[tuple[str, str]]:
@@ -121,8 +119,7 @@ class AssumptionModel:
         return [key for key, s in self.switch.items() if s.index in found]
 
     def configuration(self, solver) -> dict:
-        low = self.lowering
-        return {p: low.decode(p, solver.value(low.param_vars[p])) for p in self.model.parameter_names}
+        return self.lowering.assignment(solver, self.model.parameter_names)
 
     def failing(self, name: str, rules) -> tuple[str, dict] | None:
         """(the operation that divides by zero, a configuration) for an item of the conflict:
@@ -134,13 +131,14 @@ class AssumptionModel:
             return None
         config = self.configuration(solver)
         kind = "derived" if name in self.model.derived_value else "constraint"
-        return _failing_expression(self.counter, kind, name, config), config
+        return failing_expression(self.counter, kind, name, config), config
 
 
-def feasible_with(plan, assignment: dict, constraints, **options) -> bool | None:
+def feasible_with(plan, assignment: dict, constraints, *, time_limit: float | None = None,
+                  workers: int | None = None, seed: int = 0) -> bool | None:
     """Whether some configuration with `assignment` satisfies the domains, the derived values and
     just the named `constraints` (None: stopped by the time limit)."""
-    problem = AssumptionModel(plan, assignment, Options(**options))
+    problem = AssumptionModel(plan, assignment, Options(time_limit=time_limit, workers=workers, seed=seed))
     named = set(constraints)
     rules = [key for key in problem.switch
              if key[1] in named or (key[0] == "defined" and key[1] in plan.model.derived_value)]
@@ -150,9 +148,11 @@ def feasible_with(plan, assignment: dict, constraints, **options) -> bool | None
 
 def complete(plan, assignment: dict, *, time_limit: float | None = None, workers: int | None = None,
              seed: int = 0) -> Completion:
+    """Feasibility of a partial `assignment` of `plan`'s parameters: a valid completion, or a
+    minimal set of rules that together rule it out (see the module docstring)."""
     start = time.perf_counter()
-    deadline = start + time_limit if time_limit is not None else None
-    problem = AssumptionModel(plan, assignment, Options(time_limit=time_limit, workers=workers, seed=seed), deadline)
+    options = Options(time_limit=time_limit, workers=workers, seed=seed)
+    problem = AssumptionModel(plan, assignment, options, options.deadline(start))
     everything = list(problem.switch)
     status, solver = problem.solve(everything)
     result = Completion(dict(assignment), None)

@@ -25,6 +25,9 @@ a parity constraint propagates only once all but one of its bits are fixed, so e
 cell costs about one pass of the search over the whole space (K40c GEMM: 6 s per cell). On the
 spaces we have, the exact self-reducibility sampler is faster (see bench/sample.py); this mode
 is for spaces whose exact counts do not finish, with the guarantee above, stated not improved.
+
+Layering: cpsat_solver (`Options`, `new_solver`), cpsat_count (`Counter`) -> **cpsat_hash** -> cpsat
+(the facade re-exports `approximate_count`).
 """
 from __future__ import annotations
 
@@ -38,7 +41,8 @@ from ortools.sat.python import cp_model
 
 from solverspace.errors import OptionError
 
-from .cpsat_count import Counter, Options, _solver
+from .cpsat_count import Counter
+from .cpsat_solver import Options, new_solver
 
 #: UniGen2's parameters, as in its reference implementation.
 KAPPA = 0.638
@@ -116,7 +120,7 @@ class HashedSpace:
                 literals[0] = literals[0].Not()
             model.add_bool_xor(literals)
         collector = _Collector(self.lowering, self.plan.order, limit)
-        solver = _solver(self.options, None, enumerate_all=True)
+        solver = new_solver(self.options, None, enumerate_all=True)
         status = solver.solve(model, collector)
         if status == cp_model.MODEL_INVALID:
             raise RuntimeError(f"invalid CP-SAT model with parity constraints: {model.validate()}")

@@ -10,6 +10,9 @@ before it (in plan order) and make it undefined. Most such items are never undef
 Strict mode turns the first reachable undefined operation into `UndefinedOperationError`, found
 the same way, naming the expression and a configuration; an evaluation error the reference would
 raise (a range step of 0) is searched for the same way and raised as `SpaceEvaluationError`.
+
+Layering: cpsat_count (`Counter`) -> **cpsat_run** -> cpsat (the facade, `CpSatBackend.count`);
+`cpsat_explain` uses `failing_expression` from here.
 """
 from __future__ import annotations
 
@@ -22,8 +25,18 @@ from solverspace.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.printing import to_source
 from solverspace.reference import Stats
 
-from .cpsat import LowerBound
-from .cpsat_count import Counter, Factor, Options, Problem, _solver
+from .cpsat_count import Counter, Factor, Problem
+from .cpsat_solver import Options, invalid_model, new_solver
+
+
+class LowerBound(int):
+    """A count that a time limit stopped: the true count is at least this. Prints as such."""
+
+    def __str__(self):
+        return f"at least {int(self)} (lower bound: stopped by the time limit)"
+
+    def __repr__(self):
+        return f"LowerBound({int(self)})"
 
 
 @dataclass
@@ -39,11 +52,13 @@ class CpSatStats(Stats):
     strategy: str = ""          # per component: "joint" or "separated" (see cpsat_count)
 
 
-def count_plan(plan, *, strict=False, progress=None, time_limit=None, workers=None, seed=0,
-               undefined=True) -> CpSatStats:
+def count_plan(plan, *, strict: bool = False, progress=None, time_limit: float | None = None,
+               workers: int | None = None, seed: int = 0, undefined: bool = True) -> CpSatStats:
+    """The valid count of `plan` and (unless `undefined` is False) the undefined tally; `strict`
+    raises at the first reachable undefined operation instead."""
     start = time.perf_counter()
-    deadline = start + time_limit if time_limit is not None else None
     options = Options(time_limit=time_limit, workers=workers, seed=seed)
+    deadline = options.deadline(start)
     counter = Counter(plan.model, plan, options, progress)
     _raise_reachable_errors(counter, deadline)
     stats = CpSatStats()
@@ -103,7 +118,7 @@ def _undefined_tally(counter: Counter, stats: CpSatStats, deadline, strict: bool
             continue
         if witness is False:
             continue
-        failing = _failing_expression(counter, kind, name, witness)
+        failing = failing_expression(counter, kind, name, witness)
         where = _location(counter.model, name)
         if strict:
             raise UndefinedOperationError(
@@ -125,21 +140,21 @@ def _raise_reachable_errors(counter: Counter, deadline):
     """Raise like the reference would when a range step of 0 is reachable."""
     for p in counter.plan.order:
         if counter.dag.parameter_inputs[p] or not _constant_range(counter.model.parameter[p].domain):
-            counter.analysis._domain(p)  # (a constant range has no variable step: nothing to lower)
-    suspects = {name for _, name, _ in counter.analysis.errors}
+            counter.facts.membership(p)  # (a constant range has no variable step: nothing to lower)
+    suspects = {name for _, name, _ in counter.facts.errors}
     if not suspects:
         return
     for kind, name, _, before, params in plan_items(counter):
         if kind != "param" or name not in suspects:
             continue
         lowering = counter.build(params, before)
-        lowering._domain(name)
+        lowering.membership(name)
         errors = [lit for lit, p, _ in lowering.errors if p == name]
         lowering.assert_lit(lowering.lit_or(errors))
-        solver = _solver(counter.options, deadline)
+        solver = new_solver(counter.options, deadline)
         status = solver.solve(lowering.cp)
         if solver.status_name(status) in ("OPTIMAL", "FEASIBLE"):
-            env = {p: lowering.decode(p, solver.value(lowering.param_vars[p])) for p in params}
+            env = lowering.assignment(solver, params)
             message = next(m for _, p, m in lowering.errors if p == name)
             raise SpaceEvaluationError(f"{message} (at {_format(env)})", where=_location(counter.model, name),
                                        hint="a range step must be a non-zero integer")
@@ -152,21 +167,19 @@ def _constant_range(domain) -> bool:
 def _witness(counter: Counter, params, factors, deadline):
     """An assignment of `params` satisfying `factors` (dict), False if none, None if stopped."""
     lowering = counter.build(params, factors)
-    solver = _solver(counter.options, deadline)  # one worker: the same witness on every run
+    solver = new_solver(counter.options, deadline)  # one worker: the same witness on every run
     status = solver.solve(lowering.cp)
     name = solver.status_name(status)
     if name in ("OPTIMAL", "FEASIBLE"):
-        order = counter.plan.order
-        return {p: lowering.decode(p, solver.value(lowering.param_vars[p])) for p in order if p in params}
+        return lowering.assignment(solver, [p for p in counter.plan.order if p in params])
     if name == "INFEASIBLE":
         return False
     if name == "MODEL_INVALID":
-        from .cpsat import CpSatRefusal
-        raise CpSatRefusal(f"the CP-SAT model of this space is invalid: {lowering.cp.validate()}")
+        raise invalid_model(lowering.cp)
     return None
 
 
-def _failing_expression(counter: Counter, kind, name, assignment) -> str:
+def failing_expression(counter: Counter, kind, name, assignment) -> str:
     """The subexpression that divides by zero, found by evaluating the item in Python."""
     model = counter.model
     env = dict(assignment)

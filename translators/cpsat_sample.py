@@ -22,6 +22,9 @@ each draw keeps its slot, so a batch of k is k independent uniform draws in orde
 
 CP-SAT's own random seeds and solution hints are not used to sample: they do not give a uniform
 distribution (the OR-Tools maintainers say so); here the randomness is ours (NumPy PCG64).
+
+Layering: cpsat_count (`Counter`, its problems and weights) -> **cpsat_sample** -> cpsat (the
+facade re-exports `SelfReducibleSampler`); `solverspace.sampling` drives it.
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ import itertools
 
 import numpy as np
 
-from .cpsat_count import Component, Counter, CountResult, Factor, Options, Problem, Weight, rest_at
+from .cpsat_count import Component, Counter, CountResult, Factor, Problem, Weight, peeled_params, rest_at
+from .cpsat_solver import Options
 from .cpsat_wide import size as domain_size
 
 #: A component with at most this many CP-SAT solutions is listed while counted and drawn from
@@ -119,7 +123,7 @@ class SelfReducibleSampler:
         if split is not None:
             return self._draw_residues(split, k, rng)
         first = component.params[0]
-        peeled = [q for w in component.weights for q in _peeled_params(w)]
+        peeled = [q for w in component.weights for q in peeled_params(w)]
         rest = set(component.params[1:]) | set(peeled)
         params = tuple(q for q in self.plan.order if q in rest)
         factors = list(component.factors) + [Factor("domain", q, self.counter.scope(q)) for q in peeled]
@@ -178,10 +182,6 @@ class SelfReducibleSampler:
         env[w.param] = out[w.param] = value
         for child in w.children:
             self._draw_weight(child, env, rng, out)
-
-
-def _peeled_params(w: Weight) -> list[str]:
-    return [w.param] + [q for child in w.children for q in _peeled_params(child)]
 
 
 # ---------------------------------------------------------------------------------- randomness

@@ -11,6 +11,8 @@ that a constraint touches cannot be enumerated. A parameter that is used *only* 
 which needs `M` sub-counts instead of `len(range)` solutions (`require(p % 7 == q)`: 7). The
 classes come from the range's arithmetic, never from listing it. A parameter used any other way
 (`x < 10**9`, `x // 7`) is left to the enumeration.
+
+Layering: imports only `solverspace.ir`; used by cpsat_lower (`size`) and cpsat_count.
 """
 from __future__ import annotations
 
