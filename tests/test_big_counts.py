@@ -16,18 +16,8 @@ from solverspace.cli import main
 from solverspace.sampling import SampleSizeError, draw_positions
 from solverspace.translators.errors import UnsupportedConstruct
 
-needs_cc = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
-
-
-def _cpsat_available():
-    try:
-        import ortools  # noqa: F401
-        return True
-    except ImportError:
-        return False
-
-
-needs_cpsat = pytest.mark.skipif(not _cpsat_available(), reason="OR-Tools is not installed")
+needs_cc = pytest.mark.needs_cc        # (tests/conftest.py)
+needs_cpsat = pytest.mark.needs_cpsat
 
 INDEPENDENT = "".join(f"p{i} = range(1 << 16)\n" for i in range(4))                # 2**64 exactly
 WIDE = "".join(f"p{i} = range(1 << 15)\n" for i in range(10))                      # 2**150: three words

@@ -2,7 +2,6 @@
 with every optimization on, off, and each alone; output is identical for any thread count."""
 import itertools
 import os
-import shutil
 import subprocess
 
 import numpy as np
@@ -13,7 +12,7 @@ from solverspace.translators.c_backend import CBackend
 from solverspace.translators.c_optimize import ALL_OPTIMIZATIONS, Options
 from solverspace.translators.errors import UnsupportedConstruct
 
-pytestmark = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
+pytestmark = pytest.mark.needs_cc
 
 MODES = {"optimized": Options(), "literal": Options.literal(),
          **{f"only-{o}": Options(frozenset({o})) for o in ALL_OPTIMIZATIONS}}

@@ -157,14 +157,14 @@ def test_broken_cpsat_subtraction_is_found_by_bisection(monkeypatch, tmp_path):
     """CP-SAT only counts; a broken lowering of `-` is located by fixing one parameter after
     another on restricted copies of the space."""
     from solverspace.translators.cpsat import Lowering
-    original = Lowering._lower_BinOp
+    original = Lowering._visit_Sub
 
     def swapped(self, n):
         if n.op == "-":
             n = ir.BinOp("-", n.right, n.left)
         return original(self, n)
 
-    monkeypatch.setattr(Lowering, "_lower_BinOp", swapped)
+    monkeypatch.setattr(Lowering, "_visit_Sub", swapped)
     source = "a = range(0, 6)\nb = range(0, 4)\nc = iterator(['u', 'v'])\nrequire((a - b > 1) | (c == 'u'))\n"
     path = tmp_path / "minus.py"
     path.write_text(source)

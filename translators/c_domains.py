@@ -72,6 +72,7 @@ class DomainCode(ir.Visitor):
         self.printer = printer
         self.codes = codes
         self.item = item
+        self.scratch = itertools.count()   # names of the right sides' local arrays, unique per program
         self.tables: list[str] = []
         self.closure_sizes: dict[int, int] = {}
         self.size_bound = DomainSize(bounds, self.closure_size, cap=LOOP_LIMIT).of
@@ -197,7 +198,8 @@ class DomainCode(ir.Visitor):
         local array: (lines, the array's name, its count's name); the caller closes the block."""
         size = self.size(node.right, parameter)
         lines = self.visit(node.left, buf, count, parameter, ind, True)
-        other, other_n = f"r{id(node) % 100000}_", f"rn{id(node) % 100000}_"
+        number = next(self.scratch)  # (named after id(node) before: differed between runs, could repeat)
+        other, other_n = f"r{number}_", f"rn{number}_"
         lines += [f"{ind}{{ int64_t {other}[{max(size, 1)}]; int64_t {other_n} = 0;"]
         lines += self.visit(node.right, other, other_n, parameter, ind + "  ", True)
         return lines, other, other_n

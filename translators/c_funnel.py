@@ -44,7 +44,7 @@ class FunnelCounters:
         """All of a loop's constraints evaluated (no short-circuit between them), counted into fc."""
         layout = self.layout
         index = layout["index"]
-        label = f"seq_done_{id(constraints)}_{self.item('funnel')}"  # the item keeps the label unique
+        label = f"seq_done_{self.item('funnel')}"  # the item number makes the label unique
         lines = [f"{ind}{{ uint64_t rej_ = 0, und_ = 0; int r;"]
         for bit, c in enumerate(constraints):
             rejection = self.printer.print(c.expr if c.rejects else ir.Not(c.expr), c)

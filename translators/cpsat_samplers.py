@@ -9,7 +9,7 @@ import numpy as np
 from solverspace.draws import SampleSizeError, check_sample_size, collect_rows
 from solverspace.results import rows_to_array
 
-from .cpsat_count import Options
+from .cpsat_solver import Options
 
 
 class CpSatSampler:
