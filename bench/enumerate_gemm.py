@@ -42,7 +42,7 @@ def best(fn, repeat):
 
 def fresh(space, threads, options=Options()):
     """A backend whose enumerator has not counted yet (the compiled module stays cached)."""
-    CEnumerator._cache.clear()
+    CEnumerator.clear_cache()
     return CBackend(threads=threads, options=options)
 
 
@@ -55,7 +55,7 @@ def k40c(repeat, out_dir):
         CBackend().enumerator(space.plan)
         cold = time.perf_counter() - start
     os.environ.pop("SOLVERSPACE_CACHE")
-    CEnumerator._cache.clear()
+    CEnumerator.clear_cache()
     CBackend().enumerator(space.plan)  # fill the default cache
     cached, _ = best(lambda: fresh(space, None).enumerator(space.plan), repeat)
     print(f"K40c double-real-NN: compile cold {cold:.2f} s, cached {cached:.3f} s "

@@ -50,7 +50,7 @@ def child(path: str) -> None:
         begin = time.perf_counter()
         result["count"] = space.count("c")
         result["cold"] = time.perf_counter() - begin
-        CEnumerator._cache.clear()
+        CEnumerator.clear_cache()
         space = Space(load_t1(path))
         begin = time.perf_counter()
         space.count("c")

@@ -69,7 +69,7 @@ class ReferenceEnumerator:
     def _leaves(self) -> Iterator[dict]:
         self.stats = Stats()
         env: dict = {}
-        if not self._admit(self.prelude, env):
+        if not self.admit(self.prelude, env):
             return
         yield from self._descend(0, env)
 
@@ -93,13 +93,13 @@ class ReferenceEnumerator:
         total = len(values) if report else 0
         for done, value in enumerate(values, 1):
             env[level.name] = value
-            if self._admit(level, env):
+            if self.admit(level, env):
                 yield from self._descend(index + 1, env)
             if report:
                 report(done, total)
         env.pop(level.name, None)
 
-    def _admit(self, level: _CompiledLevel, env: dict) -> bool:
+    def admit(self, level: _CompiledLevel, env: dict) -> bool:
         try:
             for name, fn, _ in level.derived:
                 env[name] = fn(env)

@@ -131,6 +131,11 @@ class CEnumerator:
         self.lib, self.ffi = self.module.lib, self.module.ffi
 
     @classmethod
+    def clear_cache(cls) -> None:
+        """Forget the enumerators built in this process (benchmarks time a fresh build)."""
+        cls._cache.clear()
+
+    @classmethod
     def get(cls, plan, options=Options(), with_derived=(), threads=None) -> "CEnumerator":
         key = (id(plan), options, tuple(with_derived), threads)
         if key not in cls._cache:
@@ -138,7 +143,7 @@ class CEnumerator:
         return cls._cache[key]
 
     # ------------------------------------------------------------------------------ running C
-    def _call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
+    def call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
         """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
         progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
         sets `cancel`, which every work unit and every long loop inside one checks, and waits for
@@ -164,7 +169,7 @@ class CEnumerator:
             raise job.error
         return job.value
 
-    def _check(self, stats, strict: bool, where: str = ""):
+    def check_status(self, stats, strict: bool, where: str = ""):
         if stats.error == ERROR_STEP_ZERO:
             name = self.generated.items[stats.undef_item]
             raise SpaceEvaluationError(f"parameter {name!r}: range step is 0",
@@ -188,14 +193,14 @@ class CEnumerator:
         target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
         depth, count = 0, 1
         for s in range(1, self.generated.max_prefix_depth + 1):
-            count = self._call(self._prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
-            self._check(st, False)
+            count = self.call(self._prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
+            self.check_status(st, False)
             depth = s
             if count >= target:
                 break
         prefixes = np.zeros((max(count, 1), max(depth, 1)), dtype=np.int64)
         if depth:
-            self._call(self._prefixes, depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st, cancel,
+            self.call(self._prefixes, depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st, cancel,
                        cancel=cancel)
             prefixes = prefixes[:count]
         stats = Stats(undefined=st.undefined if depth else 0)
@@ -222,7 +227,7 @@ class CEnumerator:
         stats = self.ffi.new("ss_stats[]", n)
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
-        self._call(self.lib.ss_count_units, units.depth, self._ptr(units.prefixes), n,
+        self.call(self.lib.ss_count_units, units.depth, self._ptr(units.prefixes), n,
                    self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done,
                    cancel=cancel)
         table = np.frombuffer(self.ffi.buffer(stats), dtype=STATS_DTYPE, count=n)
@@ -231,7 +236,7 @@ class CEnumerator:
             return self.count_units(strict, progress)
         failed = np.flatnonzero(table["error"])
         if len(failed):
-            self._check(stats[int(failed[0])], strict)
+            self.check_status(stats[int(failed[0])], strict)
         undefined = units.prefix_stats.undefined + int(table["undefined"].sum())
         with_undefined = np.flatnonzero(table["undefined"])
         if strict and units.prefix_stats.first_undefined is not None:
@@ -289,7 +294,7 @@ class CEnumerator:
             while stop < n and offsets[stop + 1] - offsets[start] <= batch_rows:
                 stop += 1
             rows = np.empty(int(offsets[stop] - offsets[start]), dtype=dtype)
-            self._call(self.lib.ss_fill_units, units.depth, self._ptr(units.prefixes), start, stop,
+            self.call(self.lib.ss_fill_units, units.depth, self._ptr(units.prefixes), start, stop,
                        self._ptr(offsets), self.ffi.cast("char *", rows.ctypes.data), self.threads, cancel, done,
                        progress=progress, total=n, done=done, cancel=cancel)
             yield rows
@@ -339,7 +344,7 @@ class CEnumerator:
             out_offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
             np.cumsum(units.counts[chosen].astype(np.int64), out=out_offsets[1:])
             buffer = np.empty(int(out_offsets[-1]), dtype=self.generated.dtype)
-            self._call(self.lib.ss_fill_list, units.depth, self._ptr(units.prefixes), self._ptr(chosen), len(chosen),
+            self.call(self.lib.ss_fill_list, units.depth, self._ptr(units.prefixes), self._ptr(chosen), len(chosen),
                        self._ptr(out_offsets), self.ffi.cast("char *", buffer.ctypes.data), self.threads, cancel, done,
                        progress=progress, total=len(needed), done=done, cancel=cancel)
             lo, hi = np.searchsorted(unit_of, [chosen[0], chosen[-1]], side="left")[0], \
@@ -410,7 +415,7 @@ class CEnumerator:
         counters = np.zeros(layout["size"], dtype=np.int64)
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
-        self._call(self.lib.ss_funnel, units.depth, self._ptr(counters), self.threads, cancel, done,
+        self.call(self.lib.ss_funnel, units.depth, self._ptr(counters), self.threads, cancel, done,
                    progress=progress, total=max(len(units.prefixes), 1), done=done, cancel=cancel)
         result = empty_funnel(self.plan)
         for c in result.constraints:

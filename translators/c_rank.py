@@ -42,9 +42,9 @@ class UnitRanker:
         values = np.array(prefix or [0], dtype=np.int64)
         out = np.zeros(words, dtype=np.int64)
         st = e.ffi.new("ss_stats *")
-        e._call(e.lib.ss_count_prefix, e.ffi.cast("int64_t *", values.ctypes.data), len(prefix),
+        e.call(e.lib.ss_count_prefix, e.ffi.cast("int64_t *", values.ctypes.data), len(prefix),
                 e.ffi.cast("int64_t *", out.ctypes.data), st)
-        e._check(st, False)
+        e.check_status(st, False)
         return int(out[0]) if words == 1 else int.from_bytes(out.view(np.uint64).tobytes(), "little")
 
     def _code(self, name, value) -> int:
@@ -57,13 +57,13 @@ class UnitRanker:
         """(env, counting-order prefix) for a unit's prefix, derived values computed."""
         units = self.enumerator.units
         env: dict = {}
-        if not self.reference._admit(self.reference.prelude, env):
+        if not self.reference.admit(self.reference.prelude, env):
             raise AssertionError("a unit with rows under a rejecting prelude")
         prefix = []
         for i in range(units.depth):
             name = self.plan.order[i]
             env[name] = self._value(name, units.prefixes[unit][i])
-            self.reference._admit(self.reference.levels[i], env)
+            self.reference.admit(self.reference.levels[i], env)
             prefix.append(int(units.prefixes[unit][i]))
         return env, prefix
 
@@ -76,7 +76,7 @@ class UnitRanker:
             return
         for value in values:
             env[level.name] = value
-            if self.reference._admit(level, env):
+            if self.reference.admit(level, env):
                 yield value
 
     # ------------------------------------------------------------------------------ positions
@@ -91,7 +91,7 @@ class UnitRanker:
                 size //= len(values)
                 k, rank = divmod(rank, size)
                 env[name] = values[k]
-                self.reference._admit(self.reference.levels[index], env)
+                self.reference.admit(self.reference.levels[index], env)
                 fixed *= len(values)
                 continue
             for value in self._children(index, env):
@@ -117,7 +117,7 @@ class UnitRanker:
                 size //= len(options)
                 rank += options.index(wanted) * size
                 env[name] = wanted
-                self.reference._admit(self.reference.levels[index], env)
+                self.reference.admit(self.reference.levels[index], env)
                 fixed *= len(options)
                 continue
             for value in self._children(index, env):
@@ -130,5 +130,5 @@ class UnitRanker:
             else:
                 return None
             env[name] = wanted
-            self.reference._admit(self.reference.levels[index], env)
+            self.reference.admit(self.reference.levels[index], env)
         return rank

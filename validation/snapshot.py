@@ -132,15 +132,18 @@ def _load(kind: str, target: str, settings: dict | None):
                       settings)
 
 
-def targets(quick: bool, generated: list[str]) -> list[tuple[str, str, dict | None]]:
-    """(kind, target, settings) for every space of the snapshot."""
+KINDS = ("gemm", "t1", "corpus", "generated")
+
+
+def targets(quick: bool, generated: list[str], kinds=KINDS) -> list[tuple[str, str, dict | None]]:
+    """(kind, target, settings) for every space of the snapshot (of the given kinds)."""
     found = []
     if not quick:
         found += [("gemm", "gemm", variant) for variant in GEMM_VARIANTS]
     found += [("t1", str(p.relative_to(PEER)), None) for p in sorted(PEER.rglob("*.json"))]
     found += [("corpus", str(p.relative_to(ROOT)), None) for p in sorted(CORPUS.glob("*.py"))]
     found += [("generated", source, None) for source in generated]
-    return found
+    return [target for target in found if target[0] in kinds]
 
 
 def _key(kind: str, target: str, settings) -> str:
@@ -149,9 +152,9 @@ def _key(kind: str, target: str, settings) -> str:
     return f"{kind}:{target}" + (f":{json.dumps(settings, sort_keys=True)}" if settings else "")
 
 
-def record(quick: bool, generated: list[str], progress=None) -> dict:
+def record(quick: bool, generated: list[str], progress=None, kinds=KINDS) -> dict:
     entries = {}
-    for kind, target, settings in targets(quick, generated):
+    for kind, target, settings in targets(quick, generated, kinds):
         key = _key(kind, target, settings)
         if progress:
             progress(key)
