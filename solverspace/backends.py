@@ -193,7 +193,9 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     """A backend by name, configured with `options` (those left None take the backend's
     defaults), or the backend object itself. With `capability`, a backend that lacks it is
     refused with a message naming the backends that have it."""
-    if not isinstance(name, str):
+    if not isinstance(name, str):  # a backend object: a registered one must have the capability too
+        if capability is not None and getattr(name, "name", None) in REGISTRY:
+            require(name.name, capability)
         return name
     if capability is not None:
         entry = require(name, capability)
@@ -209,13 +211,5 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     return entry.factory(**given)
 
 
-def checked(backend, capability: str):
-    """`backend` (an object) when it can do `capability`, judged by its registered name."""
-    name = getattr(backend, "name", None)
-    if name in REGISTRY:
-        require(name, capability)
-    return backend
-
-
 __all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "BackendEntry", "ReferenceBackend", "ListedPositions",
-           "backends_with", "backend_for_method", "get_backend", "require", "checked"]
+           "backends_with", "backend_for_method", "get_backend", "require"]
