@@ -36,7 +36,7 @@ class Analysis:
     @cached_property
     def rational(self) -> frozenset[str]:
         """Derived values that may hold a fraction (they use exact `/`)."""
-        from .symbolic import rational_names
+        from .rational import rational_names
         return frozenset(rational_names(self.model))
 
     @property

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from . import ir
-from .symbolic import rational_names, simplify
+from .rational import rational_names
 
 INF = math.inf
 
@@ -157,7 +157,7 @@ class IntervalAnalysis(ir.Visitor):
 
     def integral(self, node) -> bool:
         """Whether an expression only takes integer values."""
-        from .symbolic import may_be_fraction
+        from .rational import may_be_fraction
         return not may_be_fraction(node, self.rational)
 
     def _visit_Const(self, n):
@@ -231,6 +231,7 @@ class Bounds:
             if name in self.model.parameter:
                 self.memo[name] = self.domain(self.model.parameter[name])
             else:
+                from .symbolic import simplify  # SymPy: imported when a bound is first asked for
                 expr = self.model.derived_value[name].expr
                 plain = self.expr(expr)
                 simpler = simplify(expr, self.rational)

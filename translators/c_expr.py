@@ -18,7 +18,7 @@ import math
 
 from solverspace import ir
 from solverspace.bounds import Bounds, Interval
-from solverspace.symbolic import may_be_fraction
+from solverspace.rational import may_be_fraction
 
 from .c_rational import mul, rational_pair
 from .errors import UnsupportedConstruct

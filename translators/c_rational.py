@@ -12,7 +12,7 @@ to one of them is replaced by its definition's pair.
 from __future__ import annotations
 
 from solverspace import ir
-from solverspace.symbolic import may_be_fraction
+from solverspace.rational import may_be_fraction
 
 ONE = ir.Const(1)
 
