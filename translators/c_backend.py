@@ -33,6 +33,7 @@ from solverspace.results import json_plain, jsonl_bytes, require_pyarrow
 from .c_build import build
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
+from .c_plan_cache import generation_key, load_generated, store_generated
 
 MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
@@ -125,8 +126,14 @@ class CEnumerator:
     def _build(self, wide: bool):
         """Generate and compile; `wide`: counts in wider integers (after a checked int64
         count overflowed), see CGenerator."""
-        self.generated: Generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
-                                               wide=wide).generate()
+        key = generation_key(self.plan, self.options, self.with_derived, self.funnel_build, wide)
+        generated = load_generated(key) if key else None
+        if generated is None:
+            generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
+                                   wide=wide).generate()
+            if key:
+                store_generated(key, generated)
+        self.generated: Generated = generated
         self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""))
         self.lib, self.ffi = self.module.lib, self.module.ffi
 
