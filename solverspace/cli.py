@@ -107,6 +107,30 @@ def _print_undefined(stats):
               + " ".join(f"{k}={v}" for k, v in config.items()))
 
 
+def cmd_sweep(args) -> int:
+    """`sweep`: count the space for every combination of the settings' listed values."""
+    from .sweep import parse_grid, sweep
+    grid = parse_grid(args.set)
+    if not grid:
+        raise SolverspaceError("sweep needs at least one --set NAME=V1,V2,...", hint="e.g. --set device=k40c,p100,v100")
+    width = max(len(n) for n in grid)
+    total = time.perf_counter()
+    points = sweep(args.space, grid, args.backend, max_closure_values=args.max_closure_values, strict=args.strict,
+                   **_options(args, args.backend))
+    for number, point in enumerate(points):
+        if number == 0 and not args.json:  # after the first point: a bad setting value is an error first
+            print("  ".join(f"{n:>{width}}" for n in grid) + "  count  (seconds)")
+        if args.json:
+            print(json.dumps({"settings": point.settings, "count": point.count, "undefined": point.undefined,
+                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": args.backend}))
+        else:
+            print("  ".join(f"{str(v):>{width}}" for v in point.settings.values())
+                  + f"  {point.count}{'' if point.exact else ' (lower bound)'}  ({point.seconds:.2f} s)")
+    if not args.json:
+        print(f"({args.backend} backend, {time.perf_counter() - total:.2f} s in all)")
+    return 0
+
+
 def cmd_enumerate(args) -> int:
     check_output_path(args.output, "-o")
     space = _load(args)
@@ -358,6 +382,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", type=PROBABILITY, default=0.2, help="failure probability of --approximate (default 0.2)")
     p.add_argument("--seed", type=SEED, default=0, help="random seed of --approximate (default 0)")
     p.set_defaults(func=cmd_count)
+
+    p = sub.add_parser("sweep", help="count the space for every combination of settings, in one process")
+    p.add_argument("space", help="a space file, or a built-in space name (gemm)")
+    p.add_argument("--set", action="append", metavar="NAME=V1,V2,...",
+                   help="a setting and the values to sweep, comma-separated (repeatable; the last varies fastest)")
+    p.add_argument("--max-closure-values", type=POSITIVE, default=100_000, metavar="N",
+                   help="stop a closure (generator) iterator that yields more than N values (default 100000)")
+    running(p, tuple(BACKENDS))
+    p.add_argument("--json", action="store_true", help="one JSON object per combination")
+    p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("enumerate", help="write every valid configuration to a file")
     common(p), running(p, LISTING_BACKENDS)

@@ -1,0 +1,63 @@
+"""Counting a space for every combination of some settings, in one process (`solverspace sweep`,
+`Space.sweep`): load, plan and count each combination in turn, in the order given.
+
+Each combination is its own space: a setting may change ranges, constraints or the structure. The
+C backend compiles one module per distinct generated program and remembers it (the module cache
+and `translators.c_plan_cache`), so a repeated sweep runs warm; settings are not yet runtime
+inputs of one module, so the first sweep over n new values pays up to n compiles.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .errors import OptionError
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One combination of settings and what counting it gave."""
+
+    settings: dict
+    count: int
+    undefined: int
+    exact: bool
+    seconds: float
+
+
+def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
+    """`--set NAME=V1,V2,...` (repeatable) as {name: [values]}, in the order given.
+
+    >>> parse_grid(["device=k40c,p100", "precision=single"])
+    {'device': ['k40c', 'p100'], 'precision': ['single']}
+    """
+    grid: dict[str, list[str]] = {}
+    for pair in pairs or []:
+        name, sep, values = pair.partition("=")
+        name = name.strip()
+        if not sep or not name or not values:
+            raise OptionError(f"--set {pair!r}: expected NAME=VALUE[,VALUE...]", hint="e.g. --set device=k40c,p100")
+        if name in grid:
+            raise OptionError(f"setting {name!r} is given twice", hint="list all its values in one --set, comma-separated")
+        grid[name] = [v.strip() for v in values.split(",")]
+        if any(not v for v in grid[name]):
+            raise OptionError(f"--set {pair!r}: an empty value", hint="values are separated by single commas")
+    return grid
+
+
+def sweep(space: str | Path, grid: dict[str, list], backend: str = "c", *, base: dict | None = None,
+          max_closure_values: int = 100_000, strict: bool = False, **options) -> Iterator[SweepPoint]:
+    """Count `space` for every combination of the values in `grid` (the last setting varies
+    fastest), each with the settings of `base` too; yields one `SweepPoint` per combination."""
+    from .space import Space
+    names = list(grid)
+    for values in itertools.product(*(grid[n] for n in names)):
+        settings = {**(base or {}), **dict(zip(names, values))}
+        start = time.perf_counter()
+        loaded = Space.load(space, settings, max_closure_values=max_closure_values)
+        stats = loaded.stats(backend, strict=strict, **options)
+        yield SweepPoint(dict(zip(names, values)), int(stats.count), int(stats.undefined),
+                         bool(getattr(stats, "exact", True)), time.perf_counter() - start)
