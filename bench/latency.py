@@ -1,0 +1,148 @@
+"""Benchmark (issue 13): what one `solverspace count` process costs, next to Kernel Tuner.
+
+For each T1 file under ../shared/peer-spaces and for the built-in GEMM space, in fresh processes,
+interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + system) of:
+
+- ours, warm: `python -m solverspace count FILE` with the module and plan caches filled;
+- ours, cold: the same with an empty cache (code generation and compilation included);
+- Kernel Tuner: a process that builds the same space with `kernel_tuner.searchspace.Searchspace`
+  (the tune_params and restriction strings of the T1 file). Kernel Tuner is installed into its
+  own virtual environment (`--kt-venv`, created with pip when missing); without it, or with
+  `--no-kt`, those columns say why they are empty. The GEMM space is not a T1 file, and took
+  Kernel Tuner about 1,300 CPU-s when issue 13 was filed: its Kernel Tuner column stays empty.
+
+Then a sweep of the GEMM space over 20 values of `max_threads_per_block`: `solverspace sweep` cold
+(a new module per value) and warm (second run), against one warm count.
+
+    python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt]
+
+Counts are checked: ours against each other, and against Kernel Tuner's size (a difference is
+printed, not hidden).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER = ROOT.parent / "shared" / "peer-spaces"
+SWEEP_VALUES = [str(v) for v in range(384, 1024 + 1, 32)][:20]   # 20 values of max_threads_per_block
+
+KT_CHILD = r"""
+import json, sys
+from kernel_tuner.searchspace import Searchspace
+problem = json.load(open(sys.argv[1]))
+space = Searchspace(problem["tune_params"], problem["restrictions"], max_threads=2**31, block_size_names=[])
+print(space.size)
+"""
+
+
+def cpu_run(command: list[str], env: dict | None = None) -> tuple[float, str, int]:
+    """(CPU seconds of the child process, its stdout, its exit status)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, proc.stdout if proc.returncode == 0 else proc.stdout + proc.stderr, proc.returncode
+
+
+def ours(target: str, backend: str, cache: str) -> tuple[float, int | None]:
+    env = dict(os.environ, SOLVERSPACE_CACHE=cache, PYTHONPATH=str(ROOT))
+    cpu, out, code = cpu_run([sys.executable, "-m", "solverspace", "count", target, "--backend", backend,
+                              "--json", "--quiet"], env)
+    if code:
+        return cpu, None
+    return cpu, int(json.loads(out.strip().splitlines()[-1])["count"])
+
+
+def kt_problem(path: Path, folder: Path) -> Path:
+    """The T1 file as Kernel Tuner input: tune_params (value lists) and restriction strings."""
+    sys.path.insert(0, str(ROOT))
+    from solverspace.evaluate import compile_domain
+    from solverspace.t1 import load_t1
+    model = load_t1(path)
+    document = json.loads(path.read_text())["ConfigurationSpace"]
+    tune_params = {p.name: list(compile_domain(p.domain, p.name)({})) for p in model.parameters}
+    restrictions = [c["Expression"] for c in document["Conditions"]]
+    target = folder / (path.stem + ".kt.json")
+    target.write_text(json.dumps({"tune_params": tune_params, "restrictions": restrictions}))
+    return target
+
+
+def kernel_tuner_python(venv: Path, install: bool) -> tuple[Path | None, str]:
+    python = venv / "bin" / "python"
+    if python.exists() and subprocess.run([str(python), "-c", "import kernel_tuner"], capture_output=True).returncode == 0:
+        return python, ""
+    if not install:
+        return None, f"no Kernel Tuner in {venv}"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "kernel_tuner"], capture_output=True, text=True)
+    if proc.returncode:
+        return None, f"could not install Kernel Tuner ({proc.stderr.strip().splitlines()[-1] if proc.stderr else proc.returncode})"
+    return python, ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--kt-venv", type=Path, default=Path(tempfile.gettempdir()) / "ktvenv")
+    parser.add_argument("--no-kt", action="store_true")
+    args = parser.parse_args()
+    kt_python, kt_missing = (None, "--no-kt") if args.no_kt else kernel_tuner_python(args.kt_venv, True)
+    print(f"machine: {os.cpu_count()} cores; CPU seconds (user + system) of whole processes, minimum of "
+          f"{args.repeat} interleaved rounds" + (f"; Kernel Tuner: {kt_missing}" if kt_missing else ""))
+    work = Path(tempfile.mkdtemp(prefix="latency-"))
+    warm_cache = str(work / "warm")
+    targets = [(str(p.relative_to(PEER)), str(p)) for p in sorted(PEER.glob("*/*.json"))] + [("gemm (BEAST, K40c)", "gemm")]
+    plans = []
+    for name, target in targets:
+        backend = "c"
+        _, count = ours(target, "c", warm_cache)        # also fills the warm cache
+        if count is None:
+            backend = "cpsat"
+            _, count = ours(target, "cpsat", warm_cache)
+        kt_input = kt_problem(Path(target), work) if kt_python and target != "gemm" else None
+        plans.append({"name": name, "target": target, "backend": backend, "count": count, "kt_input": kt_input,
+                      "warm": [], "cold": [], "kt": [], "kt_size": None})
+    for _ in range(args.repeat):
+        for plan in plans:
+            cpu, count = ours(plan["target"], plan["backend"], warm_cache)
+            plan["warm"].append(cpu)
+            assert count == plan["count"], (plan["name"], count, plan["count"])
+            with tempfile.TemporaryDirectory() as cold:
+                cpu, count = ours(plan["target"], plan["backend"], cold)
+            plan["cold"].append(cpu)
+            assert count == plan["count"], (plan["name"], count, plan["count"])
+            if plan["kt_input"] is not None:
+                cpu, out, code = cpu_run([str(kt_python), "-c", KT_CHILD, str(plan["kt_input"])])
+                plan["kt"].append(cpu)
+                plan["kt_size"] = int(out.strip().splitlines()[-1]) if code == 0 else \
+                    f"error: {out.strip().splitlines()[-1] if out.strip() else code}"
+    print(f"{'space':40} {'backend':>7} {'count':>9} {'warm':>6} {'cold':>6} {'KT':>7} {'KT/warm':>8} {'KT/cold':>8}")
+    for plan in plans:
+        warm, cold = min(plan["warm"]), min(plan["cold"])
+        kt = min(plan["kt"]) if plan["kt"] else None
+        ratios = (f"{kt / warm:8.2f} {kt / cold:8.2f}" if kt else f"{'-':>8} {'-':>8}")
+        note = "" if plan["kt_size"] in (None, plan["count"]) else f"  (Kernel Tuner's size: {plan['kt_size']})"
+        print(f"{plan['name']:40} {plan['backend']:>7} {plan['count']:>9} {warm:6.2f} {cold:6.2f} "
+              f"{(f'{kt:7.2f}' if kt else '      -')} {ratios}{note}")
+    # a sweep over 20 values of one setting, against one warm count of the GEMM space
+    env = dict(os.environ, SOLVERSPACE_CACHE=str(work / "sweep"), PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set",
+               "max_threads_per_block=" + ",".join(SWEEP_VALUES), "--json"]
+    cold_cpu, _, code = cpu_run(command, env)
+    warm_cpu = min(cpu_run(command, env)[0] for _ in range(args.repeat))
+    one = min(plans[-1]["warm"])
+    print(f"sweep of gemm over 20 values of max_threads_per_block: cold {cold_cpu:.2f} CPU-s "
+          f"({cold_cpu / one:.1f}x one warm count), warm {warm_cpu:.2f} CPU-s ({warm_cpu / one:.1f}x); "
+          f"one warm count {one:.2f} CPU-s" + ("" if code == 0 else f"; the sweep exited {code}"))
+
+
+if __name__ == "__main__":
+    main()
