@@ -52,8 +52,15 @@ def cpu_run(command: list[str], env: dict | None = None) -> tuple[float, str, in
     return cpu, proc.stdout if proc.returncode == 0 else proc.stdout + proc.stderr, proc.returncode
 
 
+def _env(**extra) -> dict:
+    """The children's environment: bytecode caching on (an installed package has its .pyc files;
+    with PYTHONDONTWRITEBYTECODE set, every process would compile our sources again, ~0.1 s)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return dict(env, PYTHONPATH=str(ROOT), **extra)
+
+
 def ours(target: str, backend: str, cache: str) -> tuple[float, int | None]:
-    env = dict(os.environ, SOLVERSPACE_CACHE=cache, PYTHONPATH=str(ROOT))
+    env = _env(SOLVERSPACE_CACHE=cache)
     cpu, out, code = cpu_run([sys.executable, "-m", "solverspace", "count", target, "--backend", backend,
                               "--json", "--quiet"], env)
     if code:
@@ -120,7 +127,7 @@ def main() -> None:
             plan["cold"].append(cpu)
             assert count == plan["count"], (plan["name"], count, plan["count"])
             if plan["kt_input"] is not None:
-                cpu, out, code = cpu_run([str(kt_python), "-c", KT_CHILD, str(plan["kt_input"])])
+                cpu, out, code = cpu_run([str(kt_python), "-c", KT_CHILD, str(plan["kt_input"])], _env())
                 plan["kt"].append(cpu)
                 plan["kt_size"] = int(out.strip().splitlines()[-1]) if code == 0 else \
                     f"error: {out.strip().splitlines()[-1] if out.strip() else code}"
@@ -133,7 +140,7 @@ def main() -> None:
         print(f"{plan['name']:40} {plan['backend']:>7} {plan['count']:>9} {warm:6.2f} {cold:6.2f} "
               f"{(f'{kt:7.2f}' if kt else '      -')} {ratios}{note}")
     # a sweep over 20 values of one setting, against one warm count of the GEMM space
-    env = dict(os.environ, SOLVERSPACE_CACHE=str(work / "sweep"), PYTHONPATH=str(ROOT))
+    env = _env(SOLVERSPACE_CACHE=str(work / "sweep"))
     command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set",
                "max_threads_per_block=" + ",".join(SWEEP_VALUES), "--json"]
     cold_cpu, _, code = cpu_run(command, env)
