@@ -109,14 +109,14 @@ def _print_undefined(stats):
 
 def cmd_sweep(args) -> int:
     """`sweep`: count the space for every combination of the settings' listed values."""
-    from .sweep import parse_grid, sweep
+    from .sweep import parse_grid
     grid = parse_grid(args.set)
     if not grid:
         raise SolverspaceError("sweep needs at least one --set NAME=V1,V2,...", hint="e.g. --set device=k40c,p100,v100")
     width = max(len(n) for n in grid)
     total = time.perf_counter()
-    points = sweep(args.space, grid, args.backend, max_closure_values=args.max_closure_values, strict=args.strict,
-                   **_options(args, args.backend))
+    points = Space.sweep(args.space, grid, args.backend, max_closure_values=args.max_closure_values,
+                         strict=args.strict, **_options(args, args.backend))
     for number, point in enumerate(points):
         if number == 0 and not args.json:  # after the first point: a bad setting value is an error first
             print("  ".join(f"{n:>{width}}" for n in grid) + "  count  (seconds)")

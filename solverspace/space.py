@@ -37,12 +37,14 @@ class Space:
         return cls(load(space, settings, **options))
 
     @classmethod
-    def sweep(cls, space: str | Path, grid: dict, backend="c", **options):
+    def sweep(cls, space: str | Path, grid: dict, backend="c", *, base: dict | None = None,
+              max_closure_values: int = 100_000, strict: bool = False, **options):
         """Count a space file for every combination of setting values (`solverspace.sweep`):
         `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`
         yields a `SweepPoint` (settings, count, undefined, exact, seconds) per combination."""
         from .sweep import sweep
-        return sweep(space, grid, backend, **options)
+        return sweep(lambda settings: cls.load(space, settings, max_closure_values=max_closure_values), grid,
+                     backend, base=base, strict=strict, **options)
 
     @classmethod
     def from_source(cls, source: str, settings: dict | None = None, filename: str = "<space>", **options) -> "Space":

@@ -11,8 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .errors import OptionError
 
@@ -48,16 +47,15 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     return grid
 
 
-def sweep(space: str | Path, grid: dict[str, list], backend: str = "c", *, base: dict | None = None,
-          max_closure_values: int = 100_000, strict: bool = False, **options) -> Iterator[SweepPoint]:
-    """Count `space` for every combination of the values in `grid` (the last setting varies
-    fastest), each with the settings of `base` too; yields one `SweepPoint` per combination."""
-    from .space import Space
+def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = "c", *, base: dict | None = None,
+          strict: bool = False, **options) -> Iterator[SweepPoint]:
+    """Count, for every combination of the values in `grid` (the last setting varies fastest),
+    the space `load(settings)` gives (a `Space`), with the settings of `base` too; yields one
+    `SweepPoint` per combination. (`Space.sweep` passes its loader: this module sits below it.)"""
     names = list(grid)
     for values in itertools.product(*(grid[n] for n in names)):
         settings = {**(base or {}), **dict(zip(names, values))}
         start = time.perf_counter()
-        loaded = Space.load(space, settings, max_closure_values=max_closure_values)
-        stats = loaded.stats(backend, strict=strict, **options)
+        stats = load(settings).stats(backend, strict=strict, **options)
         yield SweepPoint(dict(zip(names, values)), int(stats.count), int(stats.undefined),
                          bool(getattr(stats, "exact", True)), time.perf_counter() - start)
