@@ -56,7 +56,7 @@ CPSAT_RUNS = {"default tables": None, "tables below 2,000 solutions": 2_000}
 
 def child_cpsat(label: str) -> None:
     from solverspace import Space
-    from solverspace.sampling import CpSatSampler
+    from solverspace.translators.cpsat_samplers import CpSatSampler
     from solverspace.validation.uniformity import chi_square_p
     space = Space.load("gemm")
     limit = CPSAT_RUNS[label]

@@ -53,8 +53,7 @@ class Analysis:
         appearance, then the strings closure iterators yield (from their shared tables)."""
         model = self.model
         codes: dict[str, int] = {}
-        nodes = [p.domain for p in model.parameters] + [d.expr for d in model.derived] + \
-            [c.expr for c in model.constraints]
+        nodes = model.trees
         for node in nodes:
             for n in ir.walk(node):
                 if isinstance(n, ir.Const) and type(n.value) is str and n.value not in codes:

@@ -74,7 +74,7 @@ class ReferenceBackend:
         return ReferenceEnumerator(plan, strict=strict, progress=progress)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
-        return ReferenceEnumerator(plan, strict=strict, progress=progress).rows(with_derived)
+        return self.enumerator(plan, strict=strict, progress=progress).rows(with_derived)
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None):
         rows = list(self.rows(plan, strict=strict, with_derived=with_derived, progress=progress))
@@ -91,7 +91,7 @@ class ReferenceBackend:
         return ListedPositions(plan)
 
     def sampler(self, plan, method="reference", *, seed=0, progress=None) -> "ListedPositions":
-        return ListedPositions(plan)
+        return self.positions(plan)   # samples are drawn positions
 
     def funnel(self, plan, *, progress=None):
         from .funnel import reference_funnel

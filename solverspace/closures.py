@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from . import ir
-from .errors import ClosureTableError, Location, SpaceEvaluationError  # noqa: F401 (ClosureTableError: its home before)
+from .errors import ClosureTableError, Location, SpaceEvaluationError
 from .evaluate import Undefined, compile_domain, compile_expr
 from .kinds import MIX_HINT, KindError
 

@@ -38,7 +38,7 @@ from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, DeclKind, Deferred, Do
                   as_node, make_namespace_functions, membership, values_domain)
 from .errors import Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
 from .lint import categorical_typos
-from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree  # noqa: F401 (fold_tree: its home before)
+from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree
 from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting
 from .sources import read_text  # its home before sources.py; validation imports it from here
 from .t1_read import load_t1

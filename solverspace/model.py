@@ -151,6 +151,12 @@ class Model:
         from .closures import ValueSets
         return ValueSets(self)
 
+    @property
+    def trees(self) -> tuple:
+        """Every IR tree of the space: parameter domains, derived values, constraints (in that order)."""
+        return tuple(p.domain for p in self.parameters) + tuple(d.expr for d in self.derived) + \
+            tuple(c.expr for c in self.constraints)
+
     @cached_property
     def analysis(self):
         """The shared analysis (DAG, bounds, codes, ...: `solverspace.analysis`), computed once."""

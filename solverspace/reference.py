@@ -11,7 +11,7 @@ from .errors import Location, SpaceEvaluationError, UndefinedOperationError
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
-from .results import Stats  # noqa: F401 (re-exported: backends import it from here)
+from .results import Stats
 
 
 class _CompiledLevel:

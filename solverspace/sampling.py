@@ -6,7 +6,7 @@ order) and draws *positions*: `numpy.random.Generator(PCG64(seed))` picks n dist
 configurations at those positions. So a sample depends only on the seed, the space and n, never
 on the thread count, and the first m rows of a sample of n are themselves a uniform sample of m.
 Spaces of 2**63 configurations or more get positions as Python ints (`draw_big_positions`).
-A sample is held in memory before it is written: at most MAX_SAMPLE rows.
+A sample is held in memory before it is written: at most `draws.MAX_SAMPLE` rows.
 
 Each method belongs to a backend of the registry (`solverspace.backends`: `exact` to `c`,
 `reference` to `reference`, `cpsat` and `cpsat-xor` to `cpsat`), which makes its sampler; this
@@ -31,8 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .backends import REGISTRY, backend_for_method, get_backend
-from .draws import (MAX_SAMPLE, SampleSizeError, check_sample_size, collect_rows,  # noqa: F401 (re-exported)
-                    draw_big_positions, draw_positions)
+from .draws import SampleSizeError
 from .options import check_seed, check_threads
 
 
@@ -70,11 +69,3 @@ def sample(plan, n: int, seed: int, *, replace: bool = False, method: str = "exa
                               hint="ask for fewer") from None
     return rows, SampleInfo(method, seed, n, replace, sampler.size(), sampler.guarantee,
                             getattr(sampler, "size_exact", True))
-
-
-def __getattr__(name):
-    """`CpSatSampler` and `XorSampler`, the CP-SAT backend's samplers, under their old address."""
-    if name in ("CpSatSampler", "XorSampler"):
-        from solverspace.translators import cpsat_samplers
-        return getattr(cpsat_samplers, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from .model import Model
 from .options import check_separator
 from .output import check_output_path
 from .plan import Plan, make_plan
-from .results import FORMATS, Stats, format_of, rows_to_array, write_rows  # noqa: F401 (re-exported)
+from .results import FORMATS, Stats, format_of, write_rows
 
 
 class Space:

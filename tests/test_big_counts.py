@@ -13,7 +13,7 @@ import pytest
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.sampling import SampleSizeError, draw_positions
+from solverspace.draws import SampleSizeError, draw_positions
 from solverspace.translators.errors import UnsupportedConstruct
 
 needs_cc = pytest.mark.needs_cc        # (tests/conftest.py)

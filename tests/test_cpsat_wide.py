@@ -17,7 +17,7 @@ pytest.importorskip("ortools")
 
 from solverspace import Space  # noqa: E402
 from solverspace.check import check as check_config  # noqa: E402
-from solverspace.sampling import CpSatSampler  # noqa: E402
+from solverspace.translators.cpsat_samplers import CpSatSampler  # noqa: E402
 from solverspace.translators import cpsat_wide  # noqa: E402
 from solverspace.translators.cpsat import complete, count  # noqa: E402
 from solverspace.validation.generate import wide_spaces  # noqa: E402

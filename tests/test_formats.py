@@ -10,7 +10,8 @@ import pytest
 
 from solverspace.cli import main
 from solverspace.errors import BackendUnavailableError, SpaceDefinitionError
-from solverspace.space import Space, format_of
+from solverspace.results import format_of
+from solverspace.space import Space
 
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
 needs_pyarrow = pytest.mark.skipif(not HAS_PYARROW, reason="pyarrow (the `parquet` extra) is not installed")

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from solverspace import Space
 from solverspace.check import check as check_config
-from solverspace.sampling import SampleSizeError, draw_positions
+from solverspace.draws import SampleSizeError, draw_positions
 from solverspace.validation.uniformity import chi_square_p
 
 pytestmark = pytest.mark.needs_cc

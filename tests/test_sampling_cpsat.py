@@ -8,7 +8,8 @@ from scipy import stats
 
 from solverspace import Space
 from solverspace.check import check as check_config
-from solverspace.sampling import CpSatSampler, SampleSizeError, sample
+from solverspace.sampling import SampleSizeError, sample
+from solverspace.translators.cpsat_samplers import CpSatSampler
 from solverspace.translators.cpsat_count import Options
 from solverspace.translators.cpsat_sample import SelfReducibleSampler, below, pick
 from solverspace.validation.generate import spaces

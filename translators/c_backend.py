@@ -26,7 +26,7 @@ from solverspace.options import check_threads
 from solverspace.output import atomic_output, npy_header
 from solverspace.npy import write_categories
 from solverspace.plan import Plan
-from solverspace.reference import Stats
+from solverspace.results import Stats
 from solverspace.draws import Positions
 from solverspace.results import json_plain, jsonl_bytes, require_pyarrow
 
@@ -618,7 +618,7 @@ class CBackend:
         return EnumeratorPositions(self.enumerator(plan))
 
     def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
-        return EnumeratorPositions(self.enumerator(plan))
+        return self.positions(plan)   # samples are drawn positions
 
     def funnel(self, plan, *, progress=None):
         """Where the constraints prune: a build of the literal plan with counters compiled in."""

@@ -100,7 +100,8 @@ def _verified(path: Path) -> bool:
         return False
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
+    """A small text file (a sidecar, a cache entry) in place whole or not at all."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as handle:
@@ -173,7 +174,7 @@ def _compile(directory: Path, name: str, source: str, cdef: str):
     target = directory / f"{name}{suffix}"
     fingerprint = _fingerprint(Path(built))
     os.replace(built, target)  # atomic: other processes see a whole file or none
-    _write_atomically(_digest_path(target), fingerprint + "\n")  # after the module: a sidecar vouches for it
+    write_atomically(_digest_path(target), fingerprint + "\n")  # after the module: a sidecar vouches for it
     shutil.rmtree(workdir, ignore_errors=True)
     module = _import(directory, name)
     if module is None:

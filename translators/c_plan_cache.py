@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from solverspace import ir
 
-from .c_build import cache_dir
+from .c_build import cache_dir, write_atomically
 from .c_codegen import Column, Generated
 
 FORMAT = 1   # of the entries' JSON
@@ -47,9 +45,7 @@ def generator_version() -> str:
 def generation_key(plan, options, with_derived, funnel: bool, wide: bool) -> str | None:
     """The entry's key, or None when the plan cannot be cached (a closure iterator)."""
     model = plan.model
-    nodes = [p.domain for p in model.parameters] + [d.expr for d in model.derived] + \
-        [c.expr for c in model.constraints]
-    if any(isinstance(n, ir.Closure) for node in nodes for n in ir.walk(node)):
+    if any(isinstance(n, ir.Closure) for tree in model.trees for n in ir.walk(tree)):
         return None
     settings = sorted((name, sorted(value) if isinstance(value, (set, frozenset)) else value)
                       for name, value in vars(options).items())  # a set's repr follows the hash seed
@@ -91,14 +87,7 @@ def store_generated(key: str, generated: Generated) -> None:
              "items": list(generated.items), "max_prefix_depth": generated.max_prefix_depth,
              "codes": dict(generated.codes), "count_words": generated.count_words,
              "hoisted": list(generated.hoisted)}
-    path = _path(key)
     try:
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plan-", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(entry, out)
-        os.replace(tmp, path)
+        write_atomically(_path(key), json.dumps(entry))
     except OSError:
-        try:
-            os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
+        pass

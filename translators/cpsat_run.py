@@ -23,7 +23,7 @@ from solverspace import ir
 from solverspace.errors import Location, SpaceEvaluationError, UndefinedOperationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.printing import to_source
-from solverspace.reference import Stats
+from solverspace.results import Stats
 
 from .cpsat_count import Counter, Factor, Problem
 from .cpsat_solver import Options, invalid_model, new_solver

@@ -203,15 +203,26 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     progress = lambda key: print(key[:100], file=sys.stderr, flush=True)  # noqa: E731
     if args.action == "write":
-        generated = (json.loads(args.generated_from.read_text(encoding="utf-8"))["generated"] if args.generated_from
-                     else generate_sources(args.generated))
+        try:
+            generated = (json.loads(args.generated_from.read_text(encoding="utf-8"))["generated"]
+                         if args.generated_from else generate_sources(args.generated))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"snapshot: error: cannot read the generated spaces of {args.generated_from} "
+                  f"({type(exc).__name__}: {exc})", file=sys.stderr)
+            return 2
         document = {"generated": generated, "entries": record(args.quick, generated, progress)}
         args.snapshot.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote {len(document['entries'])} spaces to {args.snapshot}")
         return 0
-    document = json.loads(args.snapshot.read_text(encoding="utf-8"))
-    actual = record(args.quick, document["generated"], progress)
-    expected = {k: v for k, v in document["entries"].items() if k in actual}
+    try:
+        document = json.loads(args.snapshot.read_text(encoding="utf-8"))
+        generated, entries = document["generated"], document["entries"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"snapshot: error: cannot read {args.snapshot} as a snapshot ({type(exc).__name__}: {exc})\n"
+              f"  hint: make one with `write {args.snapshot}`", file=sys.stderr)
+        return 2
+    actual = record(args.quick, generated, progress)
+    expected = {k: v for k, v in entries.items() if k in actual}
     lines = differences(expected, actual)
     for line in lines:
         print(line)
