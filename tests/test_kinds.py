@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -36,30 +37,10 @@ def cpsat_count(s: Space) -> int:
     return int(s.count(backend="cpsat", workers=1))
 
 
-CLOSURE_OVER_CATEGORICAL = """\
-alg = iterator(["one", "two"])
-@iterator
-def k(alg):
-    if alg == "one":
-        yield 1
-        yield 2
-    else:
-        yield 3
-"""
-
-CLOSURE_OVER_STRING_CLOSURE = """\
-@iterator
-def s():
-    yield "x"
-    yield "y"
-@iterator
-def k(s):
-    if s == "x":
-        yield 1
-    else:
-        yield 2
-        yield 3
-"""
+CORPUS = Path(__file__).parent / "corpus"
+# the two spaces on which C once disagreed (their stories are in the files)
+CLOSURE_OVER_CATEGORICAL = (CORPUS / "disagree-c-closure-over-categorical-input.py").read_text(encoding="utf-8")
+CLOSURE_OVER_STRING_CLOSURE = (CORPUS / "disagree-c-closure-over-string-closure.py").read_text(encoding="utf-8")
 
 CATEGORICAL_AGAINST_INTEGER = """\
 k = iterator(["a", "b"])
