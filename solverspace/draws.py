@@ -7,9 +7,12 @@ space and n. This module sits below the backends: the samplers they provide use 
 """
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import SolverspaceError
+
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+    import numpy as np
 
 
 class SampleSizeError(SolverspaceError, ValueError):
@@ -36,6 +39,7 @@ def check_sample_size(size: int, n: int, replace: bool):
 
 def draw_positions(size: int, n: int, seed: int, replace: bool) -> np.ndarray:
     """n positions in [0, size), uniformly; distinct unless `replace`."""
+    import numpy as np
     check_sample_size(size, n, replace)
     if size == 0:
         return np.empty(0, dtype=np.int64)
@@ -53,6 +57,7 @@ def draw_big_positions(rng: np.random.Generator, size: int, n: int, replace: boo
     of the seeded generator and is rejected if not below size (fewer than two tries on average);
     without replacement a repeat is drawn again, so each position is uniform among those not yet
     drawn, as in `rng.choice`. Reproducible from the seed alone, whatever the thread count."""
+    import numpy as np
     bits = size.bit_length()
     words = -(-bits // 64)
     excess = 64 * words - bits

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .errors import SolverspaceError
+
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+    import numpy as np
+
 
 CATEGORIES_SUFFIX = ".categories.json"
 FORMAT = "solverspace-npy-categories-1"
@@ -46,6 +49,7 @@ def write_categories(path: str | Path, tables: dict[str, list[str]], rows: int) 
 def encode_strings(array: np.ndarray) -> tuple[np.ndarray, dict[str, list[str]]]:
     """A structured array with string columns as (codes array, tables); a column's table is its
     distinct values in sorted order."""
+    import numpy as np
     tables, fields, columns = {}, [], {}
     for name in array.dtype.names:
         column = array[name]
@@ -74,6 +78,7 @@ def _all_strings(column) -> bool:
 def read_npy(path: str | Path, decode: bool = True):
     """A `.npy` file written by solverspace: with `decode`, a structured array whose categorical
     columns hold their strings; without, `(codes array, {column: table})` as stored (compact)."""
+    import numpy as np
     array = np.load(path, allow_pickle=False)
     sidecar = categories_path(path)
     tables: dict[str, list[str]] = {}

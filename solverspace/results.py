@@ -12,12 +12,13 @@ import json
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable
 
 from .errors import BackendUnavailableError, SolverspaceError
 from .output import atomic_output
+
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+    import numpy as np
 
 
 @dataclass
@@ -45,6 +46,7 @@ def format_of(path: str | Path) -> str:
 
 def rows_to_array(rows: list[tuple], columns):
     """Python rows as a structured array: int64 columns, or str columns for categorical values."""
+    import numpy as np
     fields = []
     for j, name in enumerate(columns):
         values = [r[j] for r in rows]
@@ -91,6 +93,7 @@ def jsonl_bytes(rows: np.ndarray) -> bytes:
 def write_array(rows: np.ndarray, path, sep: str = ",") -> None:
     """A small in-memory result (a sample) as CSV, JSON Lines, .npy or Parquet (by the file's
     extension, as `enumerate`), appearing only when complete."""
+    import numpy as np
     fmt = format_of(path)
     if fmt == "parquet":
         pa, pq = require_pyarrow()

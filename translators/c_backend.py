@@ -15,10 +15,9 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterator
 
 from solverspace.errors import (SolverspaceError, SpaceEvaluationError,
                                 UndefinedOperationError)
@@ -35,11 +34,13 @@ from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERRO
 from .c_optimize import Options
 from .c_plan_cache import generation_key, load_generated, store_generated
 
+if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
+    import numpy as np
+
 MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
-STATS_DTYPE = np.dtype([("count", "<i8"), ("undefined", "<i8"), ("error", "<i4"), ("undef_item", "<i4")])
 
 
 class SpaceTooLargeError(SolverspaceError, ValueError):
@@ -48,22 +49,39 @@ class SpaceTooLargeError(SolverspaceError, ValueError):
 
 @dataclass
 class Units:
+    """The work units: prefixes of the outer loops, and after counting each one's count. Kept in
+    C memory and Python ints, so that a count needs no NumPy; listing views them as arrays."""
+
     depth: int
-    prefixes: np.ndarray       # (n, depth) int64
-    counts: np.ndarray | None  # per unit, after counting
+    n: int                           # units (1 when depth is 0: the whole nest)
+    prefix_buffer: object            # cffi int64_t[n * depth] (at least one element)
+    prefix_bytes: object             # ffi.buffer over it (NumPy views it when listing)
     prefix_stats: Stats
+    unit_counts: list[int] | None = None  # per unit, after counting
+    total: int | None = None
+
+    @cached_property
+    def prefixes(self) -> "np.ndarray":
+        """(n, depth) int64 view of the prefix buffer."""
+        import numpy as np
+        flat = np.frombuffer(self.prefix_bytes, dtype=np.int64)
+        return flat[: self.n * self.depth].reshape(self.n, self.depth)
+
+    @cached_property
+    def counts(self) -> "np.ndarray":
+        """Unit counts as an array: int64 when the total fits, else Python ints (object; NumPy's
+        cumsum and searchsorted work on it)."""
+        import numpy as np
+        return np.array(self.unit_counts, dtype=np.int64 if self.total < 2 ** 63 else object)
 
 
-def wide_counts(words: np.ndarray, width: int) -> np.ndarray:
-    """Unit counts of `width` little-endian 64-bit words each: int64 when the total fits (the
-    bound that chose the width is loose), else an object array of Python ints (NumPy's cumsum
-    and searchsorted work on it)."""
-    table = words.view(np.uint64).reshape(-1, width)
-    if not table[:, 1:].any() and int(table[:, 0].sum(dtype=object)) < 2 ** 63:
-        return table[:, 0].astype(np.int64)
-    counts = np.empty(len(table), dtype=object)
-    counts[:] = [int.from_bytes(row.tobytes(), "little") for row in table]
-    return counts
+def unit_counts(ffi, words, n: int, width: int) -> list[int]:
+    """Unit counts of `width` little-endian unsigned 64-bit words each (width 1: int64)."""
+    if width == 1:
+        return ffi.unpack(words, n)
+    raw = bytes(ffi.buffer(words))
+    step = 8 * width
+    return [int.from_bytes(raw[u * step:(u + 1) * step], "little") for u in range(n)]
 
 
 class _Job:
@@ -161,7 +179,7 @@ class CEnumerator:
             pause = 0.0005
             while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
                 time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
-                pause = min(2 * pause, 0.1)
+                pause = min(2 * pause, 0.01)  # a wake-up costs microseconds; a late one adds latency
                 if progress and done is not None:
                     progress(int(done[0]), total)
         except KeyboardInterrupt:
@@ -205,15 +223,13 @@ class CEnumerator:
             depth = s
             if count >= target:
                 break
-        prefixes = np.zeros((max(count, 1), max(depth, 1)), dtype=np.int64)
+        prefixes = self.ffi.new("int64_t[]", max(count, 1) * max(depth, 1))
         if depth:
-            self.call(self._prefixes, depth, self.ffi.cast("int64_t *", prefixes.ctypes.data), count, st, cancel,
-                       cancel=cancel)
-            prefixes = prefixes[:count]
+            self.call(self._prefixes, depth, prefixes, count, st, cancel, cancel=cancel)
         stats = Stats(undefined=st.undefined if depth else 0)
         if depth and st.undefined:
             stats.first_undefined = (self.generated.items[st.undef_item], {})
-        self.units = Units(depth, prefixes, None, stats)
+        self.units = Units(depth, count if depth else 1, prefixes, self.ffi.buffer(prefixes), stats)
         return self.units
 
     def _prefixes(self, depth, out, cap, st, cancel) -> int:
@@ -226,40 +242,42 @@ class CEnumerator:
 
     def count_units(self, strict=False, progress=None) -> Units:
         units = self.split()
-        if units.counts is not None:
+        if units.unit_counts is not None:
             return units
-        n = len(units.prefixes) if units.depth else 1
+        n = units.n
         words = self.generated.count_words
-        counts = np.zeros(n * words, dtype=np.int64)
+        counts = self.ffi.new("int64_t[]", n * words)
         stats = self.ffi.new("ss_stats[]", n)
         cancel = self.ffi.new("int[1]")
         done = self.ffi.new("int64_t[1]")
-        self.call(self.lib.ss_count_units, units.depth, self._ptr(units.prefixes), n,
-                   self._ptr(counts), stats, self.threads, cancel, done, progress=progress, total=n, done=done,
+        self.call(self.lib.ss_count_units, units.depth, units.prefix_buffer, n,
+                   counts, stats, self.threads, cancel, done, progress=progress, total=n, done=done,
                    cancel=cancel)
-        table = np.frombuffer(self.ffi.buffer(stats), dtype=STATS_DTYPE, count=n)
-        if (table["error"] == ERROR_COUNT_OVERFLOW).any():  # same loops and units, wider counts
+        # the fields of all units at once (ss_stats: int64 count, undefined; int32 error, undef_item)
+        raw = memoryview(self.ffi.buffer(stats))
+        errors, undefined_of = raw.cast("i")[4::6], raw.cast("q")[1::3]
+        failed = [u for u, error in enumerate(errors) if error] if any(errors) else []
+        if any(stats[u].error == ERROR_COUNT_OVERFLOW for u in failed):  # same loops and units, wider counts
             self._build(wide=True)
             return self.count_units(strict, progress)
-        failed = np.flatnonzero(table["error"])
-        if len(failed):
-            self.check_status(stats[int(failed[0])], strict)
-        undefined = units.prefix_stats.undefined + int(table["undefined"].sum())
-        with_undefined = np.flatnonzero(table["undefined"])
+        if failed:
+            self.check_status(stats[failed[0]], strict)
+        undefined = units.prefix_stats.undefined + sum(undefined_of)
         if strict and units.prefix_stats.first_undefined is not None:
             raise self._undefined_error(units.prefix_stats.first_undefined[0], "")
-        if len(with_undefined):
-            u = int(with_undefined[0])
+        if undefined > units.prefix_stats.undefined:
+            u = next(u for u, n_undefined in enumerate(undefined_of) if n_undefined)
             if strict:
                 raise self._undefined_error(self.generated.items[stats[u].undef_item], self._where(units, u))
             if units.prefix_stats.first_undefined is None:
                 units.prefix_stats.first_undefined = (self.generated.items[stats[u].undef_item],
                                                       self._prefix_dict(units, u))
         units.prefix_stats.undefined = undefined
-        units.counts = counts if words == 1 else wide_counts(counts, words)
+        units.unit_counts = unit_counts(self.ffi, counts, n, words)
+        units.total = sum(units.unit_counts)
         return units
 
-    def _ptr(self, array: np.ndarray):
+    def _ptr(self, array: "np.ndarray"):
         return self.ffi.cast("int64_t *", array.ctypes.data)
 
     def _prefix_dict(self, units, u) -> dict:
@@ -275,11 +293,12 @@ class CEnumerator:
     def stats(self, strict=False, progress=None) -> Stats:
         units = self.count_units(strict, progress)
         s = units.prefix_stats
-        return Stats(count=int(units.counts.sum()), undefined=s.undefined, first_undefined=s.first_undefined)
+        return Stats(count=units.total, undefined=s.undefined, first_undefined=s.first_undefined)
 
     def batches(self, strict=False, progress=None, batch_rows=DEFAULT_BATCH_ROWS) -> Iterator[np.ndarray]:
         """Structured arrays of consecutive rows, in output order, each at most `batch_rows`
         rows unless one unit alone is larger."""
+        import numpy as np
         units = self.count_units(strict)
         counts = units.counts
         if counts.dtype == object:  # counts may pass 63 bits: this many rows cannot be listed
@@ -301,7 +320,7 @@ class CEnumerator:
             while stop < n and offsets[stop + 1] - offsets[start] <= batch_rows:
                 stop += 1
             rows = np.empty(int(offsets[stop] - offsets[start]), dtype=dtype)
-            self.call(self.lib.ss_fill_units, units.depth, self._ptr(units.prefixes), start, stop,
+            self.call(self.lib.ss_fill_units, units.depth, units.prefix_buffer, start, stop,
                        self._ptr(offsets), self.ffi.cast("char *", rows.ctypes.data), self.threads, cancel, done,
                        progress=progress, total=n, done=done, cancel=cancel)
             yield rows
@@ -311,6 +330,7 @@ class CEnumerator:
 
     def offsets(self) -> np.ndarray:
         """Row offset of each work unit in the output order (length units + 1)."""
+        import numpy as np
         counts = self.count_units().counts
         offsets = np.zeros(len(counts) + 1, dtype=counts.dtype)  # object (Python ints) for wide counts
         np.cumsum(counts, out=offsets[1:])
@@ -319,6 +339,7 @@ class CEnumerator:
     def rows_at(self, indices, batch_rows=DEFAULT_BATCH_ROWS, progress=None) -> np.ndarray:
         """The configurations at the given positions of the output order (in the order given),
         filling only the work units that hold them, a batch of units at a time."""
+        import numpy as np
         offsets = self.offsets()
         total = int(offsets[-1])
         indices = np.asarray(indices, dtype=offsets.dtype) if len(indices) else np.empty(0, dtype=offsets.dtype)
@@ -351,7 +372,7 @@ class CEnumerator:
             out_offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
             np.cumsum(units.counts[chosen].astype(np.int64), out=out_offsets[1:])
             buffer = np.empty(int(out_offsets[-1]), dtype=self.generated.dtype)
-            self.call(self.lib.ss_fill_list, units.depth, self._ptr(units.prefixes), self._ptr(chosen), len(chosen),
+            self.call(self.lib.ss_fill_list, units.depth, units.prefix_buffer, self._ptr(chosen), len(chosen),
                        self._ptr(out_offsets), self.ffi.cast("char *", buffer.ctypes.data), self.threads, cancel, done,
                        progress=progress, total=len(needed), done=done, cancel=cancel)
             lo, hi = np.searchsorted(unit_of, [chosen[0], chosen[-1]], side="left")[0], \
@@ -383,6 +404,7 @@ class CEnumerator:
 
     def index_of(self, values: dict) -> int | None:
         """Position of a configuration in the output order, or None if it is not valid."""
+        import numpy as np
         offsets = self.offsets()
         units = self.units
         row = self.encode(values)
@@ -414,6 +436,7 @@ class CEnumerator:
 
     def funnel(self, progress=None):
         """The pruning funnel (see solverspace.funnel) from counters compiled into this build."""
+        import numpy as np
         from solverspace.funnel import empty_funnel
         if not hasattr(self.lib, "ss_funnel"):
             raise TypeError("this enumerator was built without funnel counters (funnel=True)")
@@ -442,10 +465,12 @@ class CEnumerator:
         return tuple(c.name for c in self.generated.columns[len(self.plan.model.parameters):])
 
     def array(self, strict=False, progress=None) -> np.ndarray:
+        import numpy as np
         parts = list(self.batches(strict, progress, batch_rows=1 << 62))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def format_csv(self, rows: np.ndarray, sep: str = ",") -> bytes:
+        import numpy as np
         columns = self.generated.columns
         width = 64 * len(columns) + 64
         buf = np.empty(max(len(rows) * width, 1), dtype=np.uint8)
@@ -457,6 +482,7 @@ class CEnumerator:
 
     def decode(self, rows: np.ndarray) -> np.ndarray:
         """Categorical columns as strings (the structured array holds their codes)."""
+        import numpy as np
         cats = [c for c in self.generated.columns if c.categorical is not None]
         if not cats:
             return rows
@@ -483,6 +509,7 @@ class CEnumerator:
 
     def _write_parquet(self, handle, strict, progress, batch_rows) -> int:
         """One Parquet row group per batch; categorical columns as dictionary-encoded strings."""
+        import numpy as np
         pa, pq = require_pyarrow()
         columns = self.generated.columns
         dictionaries = {c.name: pa.array(list(c.categorical), pa.string()) for c in columns
@@ -521,7 +548,7 @@ class CEnumerator:
                     handle.write(self.format_csv(rows, sep))
                     written += len(rows)
             elif fmt == "npy":  # categorical columns as their codes, tables in the sidecar (solverspace.npy)
-                total = int(self.count_units(strict).counts.sum())
+                total = self.count_units(strict).total
                 handle.write(npy_header(self.generated.dtype, total))  # format 3.0 for non-Latin-1 column names
                 for rows in self.batches(strict, progress, batch_rows):
                     handle.write(rows.tobytes())
@@ -551,6 +578,7 @@ def _csv_to_jsonl(buf: bytes, columns) -> bytes:
     strings JSON-plain) into JSON Lines with a gather over the bytes: each output row is
     prefix_0 field_0 prefix_1 field_1 ... field_n-1 tail, where prefix_k carries the key (and the
     quotes around categorical values)."""
+    import numpy as np
     if not buf:
         return b""
     data = np.frombuffer(buf, dtype=np.uint8)

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from solverspace import ir
 from solverspace.kinds import STR
@@ -33,6 +32,10 @@ from .c_optimize import Options, analyse, hoistable
 from .c_runtime import (CANCEL_C, CANCEL_EVERY, CDEF, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, MEMO_BITS, MEMO_C,
                         csv_formatter, drivers, preamble, wide_count_c)
 from .errors import UnsupportedConstruct
+
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+    import numpy as np
+
 
 __all__ = ["CANCEL_C", "CANCEL_EVERY", "CDEF", "CDEF_FUNNEL", "ERROR_COUNT_OVERFLOW", "ERROR_STEP_ZERO", "MAX_BUFFER",
            "MEMO_BITS", "MEMO_C", "CGenerator", "Column", "Generated", "count_words", "funnel_layout",
@@ -62,7 +65,8 @@ class Generated:
         return hashlib.sha256(self.source.encode()).hexdigest()[:20]
 
     @property
-    def dtype(self) -> np.dtype:
+    def dtype(self) -> "np.dtype":
+        import numpy as np  # listing only: a count imports no NumPy (issue 13)
         return np.dtype([(c.name, c.dtype) for c in self.columns])
 
 
