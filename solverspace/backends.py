@@ -28,7 +28,7 @@ from typing import Callable
 from .errors import BackendUnavailableError, OptionError, SpaceDefinitionError
 from .draws import Positions
 from .options import check_threads
-from .reference import ReferenceEnumerator
+from .reference import ReferenceEnumerator, WorkBudgetExceeded
 from .results import Stats, rows_to_array, write_rows
 
 CAPABILITIES = {
@@ -125,6 +125,76 @@ class ListedPositions(Positions):
         return self.position.get(tuple(values[c] for c in self.columns))
 
 
+# ------------------------------------------------------------------------------ auto
+AUTO_REFERENCE_BUDGET = 40_000  # candidate values: about 0.05-0.3 s of the reference (0.14-0.9 M/s, T1 spaces)
+
+
+class AutoBackend:
+    """The default: no compiler wait for small spaces. The compiled enumerator when its module is
+    already built (nothing to generate or compile); otherwise the reference, stopped after
+    `budget` candidate values (`WorkBudgetExceeded`), and the compiled enumerator when the space
+    needs more. Both give the same rows in the same order, so the answer does not depend on the
+    choice; `answered_by` names the backend that gave the last answer."""
+
+    name = "auto"
+
+    def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, **c_options):
+        self.budget = budget
+        self.c_options = c_options
+        self.answered_by: str | None = None
+
+    def _answer(self, plan, with_derived, by_reference, by_c):
+        """`by_reference(enumerator)` within the budget when nothing is compiled, else `by_c(backend)`."""
+        compiled = _c(**self.c_options)
+        if not compiled.is_built(plan, with_derived):
+            try:
+                answer = by_reference(ReferenceEnumerator(plan, budget=self.budget))
+                self.answered_by = "reference"
+                return answer
+            except WorkBudgetExceeded:
+                pass
+        self.answered_by = "c"
+        return by_c(compiled)
+
+    def count(self, plan, *, strict=False, progress=None) -> Stats:
+        def by_reference(enumerator):
+            enumerator.strict = strict
+            enumerator.count()
+            return enumerator.stats
+        return self._answer(plan, (), by_reference, lambda c: c.count(plan, strict=strict, progress=progress))
+
+    def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        def by_reference(enumerator):
+            enumerator.strict = strict
+            return list(enumerator.rows(with_derived))   # whole within the budget, then handed out
+        return iter(self._answer(plan, with_derived, by_reference,
+                                 lambda c: c.rows(plan, strict=strict, with_derived=with_derived, progress=progress)))
+
+    def array(self, plan, *, strict=False, with_derived=(), progress=None):
+        def by_reference(enumerator):
+            enumerator.strict = strict
+            rows = list(enumerator.rows(with_derived))
+            return rows_to_array(rows, plan.model.parameter_names + tuple(with_derived))
+        return self._answer(plan, with_derived, by_reference,
+                            lambda c: c.array(plan, strict=strict, with_derived=with_derived, progress=progress))
+
+    def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        def by_reference(enumerator):
+            if fmt not in ("csv", "jsonl"):  # the reference writes these two; the others go to C
+                raise WorkBudgetExceeded(0)
+            enumerator.strict = strict
+            columns = plan.model.parameter_names + tuple(with_derived)
+            return write_rows(path, columns, enumerator.rows(with_derived), fmt, sep)  # no file if stopped
+        return self._answer(plan, with_derived, by_reference,
+                            lambda c: c.write(plan, path, fmt, strict=strict, with_derived=with_derived,
+                                              progress=progress, sep=sep))
+
+
+def _auto(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),
+          budget: int = AUTO_REFERENCE_BUDGET) -> AutoBackend:
+    return AutoBackend(budget, threads=threads, optimizations=optimizations, literal=literal, disable=disable)
+
+
 # ------------------------------------------------------------------------------ factories
 def _reference() -> ReferenceBackend:
     return ReferenceBackend()
@@ -149,6 +219,9 @@ def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed:
 
 
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
+    BackendEntry("auto", "the compiled enumerator when built or needed, the reference for small spaces",
+                 frozenset({"count", "list", "write"}),
+                 ("threads", "optimizations", "literal", "disable", "budget"), _auto, (), "threads"),
     BackendEntry("c", "compiled C/OpenMP enumerator",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),
                  ("threads", "optimizations", "literal", "disable"), _c, ("exact",), "threads"),

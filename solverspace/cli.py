@@ -10,7 +10,7 @@ import sys
 import time
 import warnings
 
-from .backends import BACKENDS, backends_with
+from .backends import BACKENDS, backends_with, get_backend
 from .check import parse_assignment
 from .errors import BackendUnavailableError, SolverspaceError, SolverspaceWarning
 from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
@@ -66,23 +66,36 @@ def _options(args, backend: str) -> dict:
     return {name: value for name, value in given.items() if name in BACKENDS[backend].options and value is not None}
 
 
+def _backend(args, capability: str):
+    """The backend object a command runs, with the options given for it."""
+    return get_backend(args.backend, capability, **_options(args, args.backend))
+
+
+def _answered(backend) -> str:
+    """Which backend answered, for messages: `auto` names its choice."""
+    chosen = getattr(backend, "answered_by", None)
+    return f"auto: {chosen}" if chosen else backend.name
+
+
 def cmd_count(args) -> int:
     space = _load(args)
     if args.approximate:
         return _approximate_count(space, args)
     progress = _Progress(not args.quiet, "counting")
+    backend = _backend(args, "count")
     start = time.perf_counter()
     try:
-        stats = space.stats(args.backend, strict=args.strict, progress=progress, **_options(args, args.backend))
+        stats = space.stats(backend, strict=args.strict, progress=progress)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps({"count": int(stats.count), "exact": bool(getattr(stats, "exact", True)),
-                          "undefined": stats.undefined, "backend": args.backend,
+                          "undefined": stats.undefined,
+                          "backend": getattr(backend, "answered_by", None) or backend.name,
                           "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings}))
     else:
-        print(f"{stats.count} valid configurations ({args.backend} backend, {seconds:.2f} s)")
+        print(f"{stats.count} valid configurations ({_answered(backend)} backend, {seconds:.2f} s)")
         _print_undefined(stats)
     return 0
 
@@ -122,7 +135,7 @@ def cmd_sweep(args) -> int:
             print("  ".join(f"{n:>{width}}" for n in grid) + "  count  (seconds)")
         if args.json:
             print(json.dumps({"settings": point.settings, "count": point.count, "undefined": point.undefined,
-                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": args.backend}))
+                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": point.backend}))
         else:
             print("  ".join(f"{str(v):>{width}}" for v in point.settings.values())
                   + f"  {point.count}{'' if point.exact else ' (lower bound)'}  ({point.seconds:.2f} s)")
@@ -137,12 +150,13 @@ def cmd_enumerate(args) -> int:
     derived = tuple(n for n in (args.derived or "").split(",") if n)
     progress = _Progress(not args.quiet, "enumerating")
     start = time.perf_counter()
+    backend = _backend(args, "write")
     try:
-        written = space.write(args.output, args.backend, strict=args.strict, with_derived=derived,
-                              progress=progress, sep=args.sep, **_options(args, args.backend))
+        written = space.write(args.output, backend, strict=args.strict, with_derived=derived,
+                              progress=progress, sep=args.sep)
     finally:
         progress.close()
-    print(f"wrote {written} configurations to {args.output} ({args.backend} backend, "
+    print(f"wrote {written} configurations to {args.output} ({_answered(backend)} backend, "
           f"{time.perf_counter() - start:.2f} s)")
     return 0
 
@@ -385,8 +399,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                             "repeatable)")
 
     def running(p, backends):
-        named = {"c": "c (compiled C/OpenMP, default)", "reference": "reference (pure Python)", "cpsat": "cpsat"}
-        p.add_argument("--backend", default="c", choices=backends,
+        named = {"auto": "auto (default: c when compiled already or the space is big, else reference)",
+                 "c": "c (compiled C/OpenMP)", "reference": "reference (pure Python)", "cpsat": "cpsat"}
+        p.add_argument("--backend", default="auto", choices=backends,
                        help=", ".join(named.get(b, b) for b in backends))
         p.add_argument("--threads", type=THREADS, default=None, metavar="N", help="C backend threads (default: all cores)")
         p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",

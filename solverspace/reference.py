@@ -21,12 +21,20 @@ class _CompiledLevel:
         self.name, self.domain, self.derived, self.constraints = name, domain, derived, constraints
 
 
+class WorkBudgetExceeded(Exception):
+    """The enumeration tried more candidate values than its budget allowed (see `budget`)."""
+
+
 class ReferenceEnumerator:
-    """Enumerate a plan in Python. `fixed` pins parameters to one value each (used by `check`)."""
+    """Enumerate a plan in Python. `fixed` pins parameters to one value each (used by `check`).
+    `budget`: stop with `WorkBudgetExceeded` after trying that many candidate values (all loops
+    together), so a caller can try the reference first and go elsewhere when the space is big."""
 
     def __init__(self, plan: Plan, *, strict: bool = False, fixed: dict | None = None,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None, budget: int | None = None):
         self.plan = plan
+        self.budget = budget
+        self.work = 0
         self.strict = strict
         self.fixed = fixed or {}
         self.progress = progress
@@ -91,6 +99,10 @@ class ReferenceEnumerator:
             values = [wanted] if wanted in values else []
         report = self.progress if index == 0 and self.progress else None
         total = len(values) if report else 0
+        if self.budget is not None:
+            self.work += len(values)
+            if self.work > self.budget:
+                raise WorkBudgetExceeded(self.work)
         for done, value in enumerate(values, 1):
             env[level.name] = value
             if self.admit(level, env):

@@ -37,7 +37,7 @@ class Space:
         return cls(load(space, settings, **options))
 
     @classmethod
-    def sweep(cls, space: str | Path, grid: dict, backend="c", *, base: dict | None = None,
+    def sweep(cls, space: str | Path, grid: dict, backend="auto", *, base: dict | None = None,
               max_closure_values: int = 100_000, strict: bool = False, **options):
         """Count a space file for every combination of setting values (`solverspace.sweep`):
         `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`

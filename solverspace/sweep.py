@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from .backends import get_backend
 from .errors import OptionError
 
 
@@ -25,6 +26,7 @@ class SweepPoint:
     undefined: int
     exact: bool
     seconds: float
+    backend: str = ""   # the backend that answered (for `auto`, the one it chose)
 
 
 def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
@@ -47,15 +49,17 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
     return grid
 
 
-def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = "c", *, base: dict | None = None,
+def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = "auto", *, base: dict | None = None,
           strict: bool = False, **options) -> Iterator[SweepPoint]:
     """Count, for every combination of the values in `grid` (the last setting varies fastest),
     the space `load(settings)` gives (a `Space`), with the settings of `base` too; yields one
     `SweepPoint` per combination. (`Space.sweep` passes its loader: this module sits below it.)"""
     names = list(grid)
+    chosen = get_backend(backend, "count", **options)
     for values in itertools.product(*(grid[n] for n in names)):
         settings = {**(base or {}), **dict(zip(names, values))}
         start = time.perf_counter()
-        stats = load(settings).stats(backend, strict=strict, **options)
+        stats = load(settings).stats(chosen, strict=strict)
         yield SweepPoint(dict(zip(names, values)), int(stats.count), int(stats.undefined),
-                         bool(getattr(stats, "exact", True)), time.perf_counter() - start)
+                         bool(getattr(stats, "exact", True)), time.perf_counter() - start,
+                         getattr(chosen, "answered_by", None) or chosen.name)

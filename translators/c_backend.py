@@ -29,7 +29,7 @@ from solverspace.results import Stats
 from solverspace.draws import Positions
 from solverspace.results import json_plain, jsonl_bytes, require_pyarrow
 
-from .c_build import build
+from .c_build import build, is_built
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 from .c_plan_cache import generation_key, load_generated, store_generated
@@ -627,6 +627,15 @@ class CBackend:
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
         return self.enumerator(plan).stats(strict, progress)
+
+    def is_built(self, plan, with_derived=()) -> bool:
+        """Whether this plan's module is in the cache, so that running it compiles and generates
+        nothing (the `auto` backend asks before choosing)."""
+        if (id(plan), self.options, tuple(with_derived), self.threads) in CEnumerator._cache:
+            return True
+        key = generation_key(plan, self.options, tuple(with_derived), False, False)
+        generated = load_generated(key) if key else None
+        return generated is not None and is_built(generated.source, CDEF)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         enumerator = self.enumerator(plan, with_derived)
