@@ -3,8 +3,10 @@
 For each T1 file under ../shared/peer-spaces and for the built-in GEMM space, in fresh processes,
 interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + system) of:
 
-- ours, warm: `python -m solverspace count FILE` with the module and plan caches filled;
-- ours, cold: the same with an empty cache (code generation and compilation included);
+- ours, warm: `python -m solverspace count FILE` (the default `auto` backend) with the module and
+  plan caches filled;
+- ours, cold: the same with an empty cache: `auto` answers small spaces with the reference, and
+  generates and compiles the C module for the others (the `by` column says which answered);
 - Kernel Tuner: a process that builds the same space with `kernel_tuner.searchspace.Searchspace`
   (the tune_params and restriction strings of the T1 file). Kernel Tuner is installed into its
   own virtual environment (`--kt-venv`, created with pip when missing); without it, or with
@@ -59,13 +61,15 @@ def _env(**extra) -> dict:
     return dict(env, PYTHONPATH=str(ROOT), **extra)
 
 
-def ours(target: str, backend: str, cache: str) -> tuple[float, int | None]:
+def ours(target: str, backend: str, cache: str) -> tuple[float, int | None, str]:
+    """(CPU seconds, the count or None, the backend that answered)."""
     env = _env(SOLVERSPACE_CACHE=cache)
     cpu, out, code = cpu_run([sys.executable, "-m", "solverspace", "count", target, "--backend", backend,
                               "--json", "--quiet"], env)
     if code:
-        return cpu, None
-    return cpu, int(json.loads(out.strip().splitlines()[-1])["count"])
+        return cpu, None, ""
+    answer = json.loads(out.strip().splitlines()[-1])
+    return cpu, int(answer["count"]), answer["backend"]
 
 
 def kt_problem(path: Path, folder: Path) -> Path:
@@ -109,21 +113,21 @@ def main() -> None:
     targets = [(str(p.relative_to(PEER)), str(p)) for p in sorted(PEER.glob("*/*.json"))] + [("gemm (BEAST, K40c)", "gemm")]
     plans = []
     for name, target in targets:
-        backend = "c"
-        _, count = ours(target, "c", warm_cache)        # also fills the warm cache
+        backend = "auto"
+        _, count, _ = ours(target, "c", warm_cache)        # fills the warm cache (auto then finds the module)
         if count is None:
             backend = "cpsat"
-            _, count = ours(target, "cpsat", warm_cache)
+            _, count, _ = ours(target, "cpsat", warm_cache)
         kt_input = kt_problem(Path(target), work) if kt_python and target != "gemm" else None
         plans.append({"name": name, "target": target, "backend": backend, "count": count, "kt_input": kt_input,
-                      "warm": [], "cold": [], "kt": [], "kt_size": None})
+                      "warm": [], "cold": [], "kt": [], "kt_size": None, "cold_by": ""})
     for _ in range(args.repeat):
         for plan in plans:
-            cpu, count = ours(plan["target"], plan["backend"], warm_cache)
+            cpu, count, _ = ours(plan["target"], plan["backend"], warm_cache)
             plan["warm"].append(cpu)
             assert count == plan["count"], (plan["name"], count, plan["count"])
             with tempfile.TemporaryDirectory() as cold:
-                cpu, count = ours(plan["target"], plan["backend"], cold)
+                cpu, count, plan["cold_by"] = ours(plan["target"], plan["backend"], cold)
             plan["cold"].append(cpu)
             assert count == plan["count"], (plan["name"], count, plan["count"])
             if plan["kt_input"] is not None:
@@ -131,13 +135,14 @@ def main() -> None:
                 plan["kt"].append(cpu)
                 plan["kt_size"] = int(out.strip().splitlines()[-1]) if code == 0 else \
                     f"error: {out.strip().splitlines()[-1] if out.strip() else code}"
-    print(f"{'space':40} {'backend':>7} {'count':>9} {'warm':>6} {'cold':>6} {'KT':>7} {'KT/warm':>8} {'KT/cold':>8}")
+    print(f"{'space':40} {'backend':>7} {'count':>9} {'warm':>6} {'cold':>6} {'by':>9} {'KT':>7} {'KT/warm':>8} "
+          f"{'KT/cold':>8}")
     for plan in plans:
         warm, cold = min(plan["warm"]), min(plan["cold"])
         kt = min(plan["kt"]) if plan["kt"] else None
         ratios = (f"{kt / warm:8.2f} {kt / cold:8.2f}" if kt else f"{'-':>8} {'-':>8}")
         note = "" if plan["kt_size"] in (None, plan["count"]) else f"  (Kernel Tuner's size: {plan['kt_size']})"
-        print(f"{plan['name']:40} {plan['backend']:>7} {plan['count']:>9} {warm:6.2f} {cold:6.2f} "
+        print(f"{plan['name']:40} {plan['backend']:>7} {plan['count']:>9} {warm:6.2f} {cold:6.2f} {plan['cold_by']:>9} "
               f"{(f'{kt:7.2f}' if kt else '      -')} {ratios}{note}")
     # a sweep over 20 values of one setting, against one warm count of the GEMM space
     env = _env(SOLVERSPACE_CACHE=str(work / "sweep"))
