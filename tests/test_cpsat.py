@@ -217,4 +217,4 @@ def test_doctests_and_listing_is_refused():
     s = Space.from_source("x = range(3)")
     with pytest.raises(BackendUnavailableError, match="cpsat backend cannot list configurations") as refused:
         list(s.rows("cpsat"))
-    assert refused.value.hint == "backends that can: c, reference"
+    assert refused.value.hint == "backends that can: auto, c, reference"

@@ -156,6 +156,11 @@ SEPARATE_KEYS = 2_000
 SAMPLE_KEYS = 16
 JOINT_SECONDS_PER_SOLUTION = 60e-6
 
+#: Conditioning on an articulation parameter (`Counter._count_conditioned`): at most this many
+#: values, and only for a component whose constant domains span at least this many candidates.
+CONDITION_MAX_VALUES = 64
+CONDITION_MIN_SPACE = 100_000
+
 
 class Counter:
     """Counts problems over one model (with a shared analysis lowering)."""
@@ -362,6 +367,8 @@ class Counter:
             if result is None and component.groups:
                 result = self._count_separated(component, problem.fixed, deadline)
             if result is None:
+                result = self._count_conditioned(component, problem.fixed, deadline)
+            if result is None:
                 result = self._count_joint(component, problem.fixed, deadline, record)
             strategies.append(result.strategy)
             tables.append(result.tables[0] if result.tables else None)
@@ -405,6 +412,53 @@ class Counter:
             solutions += result.solutions
         return CountResult(total, exact, solutions, strategy=f"residues of {x} mod {len(classes)}",
                            tables=[None])
+
+    def articulation(self, component: Component, fixed: dict):
+        """(parameter, its values, the component as a problem) for a parameter whose values do not
+        depend on others (a constant domain) and whose removal disconnects the component: held at
+        each of its values, the rest splits into parts counted separately. Of those, the one
+        leaving the smallest largest part; None when none qualifies or the component is small
+        (its domains' product below `CONDITION_MIN_SPACE`: a joint enumeration is cheap)."""
+        peeled = [q for w in component.weights for q in peeled_params(w)]
+        params = set(component.params) | set(peeled)
+        factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
+        order = sorted(self.order, key=self.order.__getitem__)
+        domains = {q: self.domain_values(q, {}) for q in component.params if self.scope(q) == {q}}
+        if math.prod(domain_size(v) for v in domains.values()) < CONDITION_MIN_SPACE:
+            return None
+        best = None
+        for q, values in domains.items():
+            if not 2 <= domain_size(values) <= CONDITION_MAX_VALUES:
+                continue
+            parts = connected_groups(params - {q}, [f.scope - {q} for f in factors], order)
+            if len(parts) > 1:
+                largest = max(len(part) for part in parts)
+                if best is None or largest < best[0]:
+                    best = (largest, q, list(values))
+        if best is None:
+            return None
+        x = best[1]
+        rest = tuple(q for q in self.plan.order if q in params and q != x)
+        return x, best[2], Problem(rest, factors, dict(fixed))
+
+    def _count_conditioned(self, component: Component, fixed: dict, deadline) -> CountResult | None:
+        """Sum, over the values of an articulation parameter (`articulation`), the count with it
+        held there, where the rest splits into independent parts that multiply. This never lists
+        more CP-SAT solutions than the joint enumeration (the parts' solutions are each at most
+        the joint one's, and multiply instead of combining); T1 Hotspot: the unroll factor, read
+        only by `temporal_tiling_factor % loop_unroll_factor_t == 0`, is split off per tiling
+        factor. None when no parameter qualifies."""
+        found = self.articulation(component, fixed)
+        if found is None:
+            return None
+        x, values, problem = found
+        total, exact, solutions = 0, True, 0
+        for value in values:
+            result = self.count(Problem(problem.params, problem.factors, {**problem.fixed, x: value}), deadline)
+            total += result.count
+            exact = exact and result.exact
+            solutions += result.solutions
+        return CountResult(total, exact, solutions, strategy=f"conditioned on {x}", tables=[None])
 
     def _count_separated(self, component: Component, fixed: dict, deadline) -> CountResult | None:
         """Count the outer part of a component once per solution, and each group once per

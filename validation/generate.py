@@ -26,6 +26,9 @@
   to thousands of values (some starting at an earlier parameter), multiplied into a count past
   2**64: C and CP-SAT count it exactly, the sampler draws positions past 64 bits.
 
+`independent_spaces()` draws T1-style spaces: constant value lists, constraints over chains and
+stars of parameters (CP-SAT conditions on the articulations of such constraint graphs).
+
 `wide_spaces()` draws spaces too big for the reference: a small narrow part beside parameters of
 10**6 .. 10**12 values (stepped ranges too), untouched (hoisted) or used only as `w % c`;
 validated by comparing CP-SAT's count with C's (`tests/test_cpsat_wide.py`).
@@ -942,3 +945,30 @@ def _wide_uses(draw, name: str, narrow: list[str], w: int) -> list[str]:
         else:
             lines.append(f"{form}({name} % {c} {op} {other})")
     return lines
+
+
+@st.composite
+def independent_spaces(draw, *, max_parameters: int = 6) -> str:
+    """A T1-style space (issue 13): every parameter a constant value list (the shape of Kernel
+    Tuner's and the T1 files' spaces), constraints over chains and stars of two or three
+    parameters (products, sums, `%`, comparisons), so that some parameters are articulations of
+    the constraint graph, which CP-SAT's counting conditions on (`cpsat_count._count_conditioned`).
+    Small enough for the reference: at most 8 values a parameter."""
+    count = draw(st.integers(3, max_parameters))
+    names = [f"q{i}" for i in range(count)]
+    lines = []
+    for name in names:
+        values = sorted(set(draw(st.lists(st.integers(-4, 12), min_size=2, max_size=8))))
+        lines.append(f"{name} = iterator({values})" if draw(st.booleans())
+                     else f"{name} = range({values[0]}, {values[0] + len(values)})")
+    order = draw(st.permutations(names))   # a chain through all parameters: inner ones are articulations
+    scopes = [[order[i], order[i + 1]] for i in range(count - 1)]
+    scopes += draw(st.lists(st.lists(st.sampled_from(names), min_size=2, max_size=3, unique=True), max_size=2))
+    for scope in scopes:
+        left = draw(st.sampled_from([" * ", " + ", " - "])).join(scope[:-1])
+        if draw(st.integers(0, 3)) == 0:
+            condition = f"({left}) % {draw(st.integers(2, 4))} == {scope[-1]} % 2"
+        else:
+            condition = f"({left}) {draw(st.sampled_from(_CMP))} {scope[-1]} * {draw(st.integers(1, 3))}"
+        lines.append(f"{draw(st.sampled_from(['require', 'reject_if']))}({condition})")
+    return "\n".join(lines) + "\n"
