@@ -152,8 +152,8 @@ def test_a_byte_order_mark_is_not_an_error(tmp_path, capsys):
 
 def test_help_offers_only_backends_that_can_do_the_command():
     commands = build_parser()._subparsers._group_actions[0].choices
-    for command, expected in (("enumerate", LISTING_BACKENDS), ("funnel", LISTING_BACKENDS),
-                              ("count", ("reference", "c", "cpsat"))):
+    for command, expected in (("enumerate", LISTING_BACKENDS), ("funnel", ("reference", "c")),
+                              ("count", ("auto", "reference", "c", "cpsat"))):
         backend = next(a for a in commands[command]._actions if a.dest == "backend")
         assert set(backend.choices) == set(expected)
         assert "{" + ",".join(backend.choices) + "}" in commands[command].format_help()
