@@ -2,9 +2,9 @@
 `Space.sweep`): load, plan and count each combination in turn, in the order given.
 
 Each combination is its own space: a setting may change ranges, constraints or the structure. The
-C backend compiles one module per distinct generated program and remembers it (the module cache
-and `translators.c_plan_cache`), so a repeated sweep runs warm; settings are not yet runtime
-inputs of one module, so the first sweep over n new values pays up to n compiles.
+C backend remembers each generated program (`translators.c_plan_cache`), and programs that differ
+only in integer constants share one compiled module (`translators.c_shapes`), so a first sweep
+over n values of a setting that changes constants compiles twice, and a repeated sweep runs warm.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+import functools
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -29,10 +30,10 @@ from solverspace.results import Stats
 from solverspace.draws import Positions
 from solverspace.results import json_plain, jsonl_bytes, require_pyarrow
 
-from .c_build import build, is_built
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 from .c_plan_cache import generation_key, load_generated, store_generated
+from .c_shapes import build_shaped, is_built_shaped
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
@@ -126,6 +127,11 @@ class _CThread:
 _C_THREAD = _CThread()
 
 
+def _with_constants(shaped, fn, *args):
+    shaped.set_constants()
+    return fn(*args)
+
+
 class CEnumerator:
     """One compiled enumerator for a plan, optimization options and output columns."""
 
@@ -152,7 +158,8 @@ class CEnumerator:
             if key:
                 store_generated(key, generated)
         self.generated: Generated = generated
-        self.module = build(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""))
+        self.shaped = build_shaped(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""))
+        self.module = self.shaped.module
         self.lib, self.ffi = self.module.lib, self.module.ffi
 
     @classmethod
@@ -174,6 +181,8 @@ class CEnumerator:
         sets `cancel`, which every work unit and every long loop inside one checks, and waits for
         the C threads to stop before raising."""
         job = None
+        if self.shaped.constants is not None:  # a module shared by its shape: make it this program first
+            fn = functools.partial(_with_constants, self.shaped, fn)
         try:
             job = _C_THREAD.submit(fn, args)
             pause = 0.0005
@@ -474,8 +483,8 @@ class CEnumerator:
         columns = self.generated.columns
         width = 64 * len(columns) + 64
         buf = np.empty(max(len(rows) * width, 1), dtype=np.uint8)
-        n = self.lib.ss_format_csv(self.ffi.cast("char *", rows.ctypes.data), len(rows),
-                                   self.ffi.cast("char *", buf.ctypes.data), len(buf), self.threads, sep.encode())
+        n = self.call(self.lib.ss_format_csv, self.ffi.cast("char *", rows.ctypes.data), len(rows),
+                      self.ffi.cast("char *", buf.ctypes.data), len(buf), self.threads, sep.encode())
         if n < 0:
             raise RuntimeError("CSV buffer too small")
         return buf[:n].tobytes()
@@ -635,7 +644,7 @@ class CBackend:
             return True
         key = generation_key(plan, self.options, tuple(with_derived), False, False)
         generated = load_generated(key) if key else None
-        return generated is not None and is_built(generated.source, CDEF)
+        return generated is not None and is_built_shaped(generated.source, CDEF)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         enumerator = self.enumerator(plan, with_derived)
