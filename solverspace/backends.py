@@ -127,19 +127,26 @@ class ListedPositions(Positions):
 
 # ------------------------------------------------------------------------------ auto
 AUTO_REFERENCE_BUDGET = 40_000  # candidate values: about 0.05-0.3 s of the reference (0.14-0.9 M/s, T1 spaces)
+AUTO_REFERENCE_LIMIT = 500_000  # ... and at most this many when the walk so far says the whole fits:
+                                # 1-2 s of the reference, about what generating and compiling cost
 
 
 class AutoBackend:
     """The default: no compiler wait for small spaces. The compiled enumerator when its module is
     already built (nothing to generate or compile); otherwise the reference, stopped after
     `budget` candidate values (`WorkBudgetExceeded`), and the compiled enumerator when the space
-    needs more. Both give the same rows in the same order, so the answer does not depend on the
-    choice; `answered_by` names the backend that gave the last answer."""
+    needs more. At the budget, the share of the walk done so far estimates the whole walk: when
+    that is within `limit` candidate values, the reference goes on (up to `limit`: an estimate
+    can be wrong), since finishing costs less than compiling. Both give the same rows in the same
+    order, so the answer does not depend on the choice; `answered_by` names the backend that gave
+    the last answer."""
 
     name = "auto"
 
-    def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, **c_options):
-        self.budget = budget
+    def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, **c_options):
+        if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
+            limit = AUTO_REFERENCE_LIMIT if budget == AUTO_REFERENCE_BUDGET else budget
+        self.budget, self.limit = budget, max(limit, budget)
         self.c_options = c_options
         self.answered_by: str | None = None
 
@@ -148,13 +155,17 @@ class AutoBackend:
         compiled = _c(**self.c_options)
         if not compiled.is_built(plan, with_derived):
             try:
-                answer = by_reference(ReferenceEnumerator(plan, budget=self.budget))
+                answer = by_reference(ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on))
                 self.answered_by = "reference"
                 return answer
             except WorkBudgetExceeded:
                 pass
         self.answered_by = "c"
         return by_c(compiled)
+
+    def _go_on(self, work: int, fraction: float) -> int | None:
+        """At the budget: the limit when `work / fraction` (the whole walk, estimated) is within it."""
+        return self.limit if fraction > 0 and work / fraction <= self.limit else None
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
         def by_reference(enumerator):
@@ -191,8 +202,8 @@ class AutoBackend:
 
 
 def _auto(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),
-          budget: int = AUTO_REFERENCE_BUDGET) -> AutoBackend:
-    return AutoBackend(budget, threads=threads, optimizations=optimizations, literal=literal, disable=disable)
+          budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None) -> AutoBackend:
+    return AutoBackend(budget, limit, threads=threads, optimizations=optimizations, literal=literal, disable=disable)
 
 
 # ------------------------------------------------------------------------------ factories
@@ -221,7 +232,7 @@ def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed:
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("auto", "the compiled enumerator when built or needed, the reference for small spaces",
                  frozenset({"count", "list", "write"}),
-                 ("threads", "optimizations", "literal", "disable", "budget"), _auto, (), "threads"),
+                 ("threads", "optimizations", "literal", "disable", "budget", "limit"), _auto, (), "threads"),
     BackendEntry("c", "compiled C/OpenMP enumerator",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),
                  ("threads", "optimizations", "literal", "disable"), _c, ("exact",), "threads"),

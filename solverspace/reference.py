@@ -28,13 +28,19 @@ class WorkBudgetExceeded(Exception):
 class ReferenceEnumerator:
     """Enumerate a plan in Python. `fixed` pins parameters to one value each (used by `check`).
     `budget`: stop with `WorkBudgetExceeded` after trying that many candidate values (all loops
-    together), so a caller can try the reference first and go elsewhere when the space is big."""
+    together), so a caller can try the reference first and go elsewhere when the space is big.
+    `on_budget(work, fraction)`, when given, is asked first, with the share of the walk done so
+    far (`fraction_done`); it returns a larger budget to go on with, or None to stop."""
+
+    TRACKED_LEVELS = 3   # the outer loops whose place estimates the share of the walk done
 
     def __init__(self, plan: Plan, *, strict: bool = False, fixed: dict | None = None,
-                 progress: Callable[[int, int], None] | None = None, budget: int | None = None):
+                 progress: Callable[[int, int], None] | None = None, budget: int | None = None,
+                 on_budget: Callable[[int, float], int | None] | None = None):
         self.plan = plan
-        self.budget = budget
+        self.budget, self.on_budget = budget, on_budget
         self.work = 0
+        self._place = [[0, 1] for _ in range(self.TRACKED_LEVELS)]   # [value index, values] per outer loop
         self.strict = strict
         self.fixed = fixed or {}
         self.progress = progress
@@ -102,14 +108,34 @@ class ReferenceEnumerator:
         if self.budget is not None:
             self.work += len(values)
             if self.work > self.budget:
-                raise WorkBudgetExceeded(self.work)
+                self._over_budget(index)
+        tracked = self._place[index] if index < self.TRACKED_LEVELS else None
+        if tracked:
+            tracked[1] = len(values)
         for done, value in enumerate(values, 1):
+            if tracked:
+                tracked[0] = done - 1
             env[level.name] = value
             if self.admit(level, env):
                 yield from self._descend(index + 1, env)
             if report:
                 report(done, total)
         env.pop(level.name, None)
+
+    def fraction_done(self, depth: int) -> float:
+        """The share of the walk before the current place, read off the outer loops above `depth`
+        (each value of a loop taken as an equal share of its parent's: an estimate)."""
+        fraction, share = 0.0, 1.0
+        for done, total in self._place[:min(depth, self.TRACKED_LEVELS)]:
+            share /= max(total, 1)
+            fraction += done * share
+        return fraction
+
+    def _over_budget(self, depth: int) -> None:
+        more = self.on_budget(self.work, self.fraction_done(depth)) if self.on_budget else None
+        if more is None or more <= self.work:
+            raise WorkBudgetExceeded(self.work)
+        self.budget = more
 
     def admit(self, level: _CompiledLevel, env: dict) -> bool:
         try:

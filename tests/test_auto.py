@@ -62,6 +62,35 @@ def test_budget_counts_candidate_values():
     assert ReferenceEnumerator(space.plan, budget=enumerator.work).count() == space.count("reference")
 
 
+def test_at_the_budget_the_share_done_decides_whether_the_reference_goes_on(cache):
+    """The walk so far estimates the whole: within the limit the reference finishes, past it C."""
+    space = Space.from_source("a = range(1, 9)\nb = range(1, 9)\nc = range(1, 9)\nrequire((a + b * c) % 3 != 0)\n")
+    whole = ReferenceEnumerator(space.plan, budget=10 ** 9)
+    whole.count()
+    seen = []
+
+    def record(work, fraction):
+        seen.append((work, fraction))
+        return None
+
+    with pytest.raises(WorkBudgetExceeded):
+        ReferenceEnumerator(space.plan, budget=whole.work // 2, on_budget=record).count()
+    (work, fraction), = seen
+    assert 0 < fraction < 1 and whole.work / 4 < work / fraction < 4 * whole.work   # rough, not absurd
+    fits = AutoBackend(budget=whole.work // 2, limit=4 * whole.work)
+    assert space.count(fits) == space.count("reference") and fits.answered_by == "reference"
+    too_big = AutoBackend(budget=whole.work // 2, limit=whole.work // 2 + 1)
+    assert space.count(too_big) == space.count("reference") and too_big.answered_by == "c"
+
+
+def test_an_estimate_that_was_too_low_still_stops_at_the_limit():
+    space = Space.from_source(SMALL)
+    whole = ReferenceEnumerator(space.plan, budget=10 ** 9)
+    whole.count()
+    with pytest.raises(WorkBudgetExceeded):
+        ReferenceEnumerator(space.plan, budget=10, on_budget=lambda work, fraction: whole.work - 1).count()
+
+
 @pytest.mark.parametrize("budget", [0, 10 ** 9], ids=["compiled", "reference"])
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "npy"])
 def test_written_files_do_not_depend_on_the_choice(cache, tmp_path, budget, fmt):
