@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 from solverspace.errors import (SolverspaceError, SpaceEvaluationError,
                                 UndefinedOperationError)
 from solverspace.options import check_threads
+from solverspace.orders import has_orders
 from solverspace.output import atomic_output, npy_header
 from solverspace.npy import write_categories
 from solverspace.plan import Plan
@@ -33,6 +34,7 @@ from .c_build import build, is_built
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
 from .c_plan_cache import generation_key, load_generated, store_generated
+from .order_slots import refuse_orders, slot_plan
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
@@ -134,6 +136,7 @@ class CEnumerator:
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
                  threads: int | None = None, funnel: bool = False):
         check_threads(threads)
+        refuse_orders(plan, "C", "list, sample, position or measure")  # counting goes through slot_plan
         self.plan = plan
         self.options = Options.literal() if funnel else options
         self.with_derived, self.funnel_build = with_derived, funnel
@@ -626,11 +629,14 @@ class CBackend:
         return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads)
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
-        return self.enumerator(plan).stats(strict, progress)
+        return self.enumerator(slot_plan(plan, "C")).stats(strict, progress)  # orders as slots
 
     def is_built(self, plan, with_derived=()) -> bool:
         """Whether this plan's module is in the cache, so that running it compiles and generates
-        nothing (the `auto` backend asks before choosing)."""
+        nothing (the `auto` backend asks before choosing). Never for a space with orders, which
+        the C backend only counts: `auto` tries the reference first."""
+        if has_orders(plan.model):
+            return False
         if (id(plan), self.options, tuple(with_derived), self.threads) in CEnumerator._cache:
             return True
         key = generation_key(plan, self.options, tuple(with_derived), False, False)
@@ -663,6 +669,7 @@ class CBackend:
 
     def emit(self, plan, with_derived=()) -> str:
         """The generated C source, with this backend's optimizations."""
+        refuse_orders(plan, "C", "emit a program that lists")
         return CGenerator(plan, self.options, tuple(with_derived)).generate().source
 
 

@@ -1,0 +1,280 @@
+"""Orders for the counting backends: each order parameter as one parameter per position.
+
+The C enumerator and CP-SAT know integers and categorical strings, not tuples. An order
+parameter `seq = permutation(items)` of n items becomes n slot parameters `seq__0 .. seq__{n-1}`
+(categorical like the items), slot k taking the items not used by slots 0..k-1 (a loop over
+positions with a used set, written as the iterator algebra both backends already compile:
+`iterator(items) - iterator([seq__0, ..., seq__{k-1}])`), so every loop placement, hoisting,
+splitting and solver lowering applies unchanged. Each configuration of the order model is
+exactly one configuration of the slot model, so counts are equal.
+
+- `interleave(a, b, ...)`: a permutation of all the items whose slot k also excludes an item
+  whose predecessor in its sequence is not yet used (`iterator([x if pred used else END])`).
+- `sequence(items, lo, hi)`: slots that may hold END (the sentinel: "" for string items, one
+  below the smallest for integer items) once at least `lo` items are placed, END forever after,
+  END only from slot `hi` on; non-constant lengths add a length constraint.
+- Order functions become expressions of the slots: `contains` an `or` of equalities, `position`
+  and `len` conditional chains, `first`/`last` the slot (undefined on an empty order, through an
+  undefined `1 // 0` in a guard), `before(o, a, b)` "a in o, b in o, and every slot holding b has
+  a in an earlier slot"; a constraint's top-level conjunction is split into one constraint per
+  part, so each part is tested at the earliest loop that binds its slots (a precedence rule on a
+  permutation prunes as soon as `b` is placed).
+
+Refused (`UnsupportedConstruct`, naming the construct and suggesting `--backend reference`): an
+order parameter whose iterator is not directly one of the three (conditional or combined order
+iterators), a derived value holding an order, orders compared with `==`/`!=`, and an order
+passed to a closure iterator.
+"""
+from __future__ import annotations
+
+from solverspace import ir
+from solverspace.kinds import ORDER
+from solverspace.lowering import fold, make_boolop, make_if
+from solverspace.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind
+from solverspace.orders import has_orders, order_items
+from solverspace.plan import Plan, make_plan
+
+from .errors import UnsupportedConstruct
+
+HINT = "use --backend reference (the Python enumerator supports every order construct)"
+_UNDEFINED = ir.Compare("==", ir.BinOp("//", ir.Const(1), ir.Const(0)), ir.Const(0))  # never defined
+
+
+def undefined_like(value: ir.Expr) -> ir.Expr:
+    """An expression of `value`'s kind whose evaluation is always undefined."""
+    return ir.IfExp(_UNDEFINED, value, value)
+
+
+class _Order:
+    """One order parameter as slots: their references, its items, END, and what it is."""
+
+    def __init__(self, parameter: Parameter, taken: set[str]):
+        domain = parameter.domain
+        self.parameter = parameter
+        self.items = tuple(i.value for i in order_items(domain))
+        self.optional = isinstance(domain, ir.Sequence)
+        if self.items and type(self.items[0]) is int:
+            self.end = min(self.items) - 1
+        else:
+            self.end = ""
+        names = []
+        for k in range(len(self.items)):
+            name = f"{parameter.name}__{k}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names.append(name)
+        self.names = names
+        self.slots = [ir.Ref(n) for n in names]
+
+    def eq(self, k: int, value: ir.Expr) -> ir.Expr:
+        return fold(ir.Compare("==", self.slots[k], value))
+
+    def is_end(self, k: int) -> ir.Expr:
+        return self.eq(k, ir.Const(self.end))
+
+    def used(self, k: int, value: ir.Expr) -> ir.Expr:
+        """Whether `value` is in slots 0..k-1."""
+        return make_boolop(ir.Or, tuple(self.eq(j, value) for j in range(k)))
+
+    def always_present(self, item: ir.Expr) -> bool:
+        return not self.optional and isinstance(item, ir.Const) and item.value in self.items
+
+    # -------------------------------------------------------------------- the slot parameters
+    def parameters(self) -> list[Parameter]:
+        domain, line = self.parameter.domain, self.parameter.line
+        items = ir.Values(tuple(ir.Const(v) for v in self.items))
+        end = ir.Values((ir.Const(self.end),))
+        preds = {}
+        if isinstance(domain, ir.Interleave):
+            for part in domain.parts:
+                for p, x in zip(part.items, part.items[1:]):
+                    preds[x.value] = p
+        result = []
+        for k in range(len(self.items)):
+            excluded = [*self.slots[:k]]
+            excluded += [make_if(self.used(k, p), ir.Const(self.end), ir.Const(x)) for x, p in preds.items()]
+            base = ir.SetOp("difference", items, ir.Values(tuple(excluded))) if excluded else items
+            if isinstance(domain, ir.Sequence):
+                reached_high = fold(ir.Compare(">=", ir.Const(k), domain.max_len))
+                reached_low = fold(ir.Compare(">=", ir.Const(k), domain.min_len))
+                body = make_if(reached_high, end, make_if(reached_low, ir.SetOp("union", base, end), base))
+                dom = body if k == 0 else make_if(self.is_end(k - 1), end, body)
+            else:
+                dom = base
+            result.append(Parameter(self.names[k], dom, ParameterKind.EXPRESSION, line))
+        return result
+
+    def length(self) -> ir.Expr:
+        if not self.optional:
+            return ir.Const(len(self.items))
+        value: ir.Expr = ir.Const(len(self.items))
+        for k in reversed(range(len(self.items))):
+            value = make_if(self.is_end(k), ir.Const(k), value)
+        return value
+
+    def length_constraint(self) -> Constraint | None:
+        """The lengths `sequence` allows, when the slots' domains do not already say so."""
+        domain = self.parameter.domain
+        if not self.optional:
+            return None
+        lo, hi = domain.min_len, domain.max_len
+        if isinstance(lo, ir.Const) and isinstance(hi, ir.Const) and max(lo.value, 0) <= min(hi.value, len(self.items)):
+            return None
+        length = self.length()
+        accept = make_boolop(ir.And, (fold(ir.Compare("<=", lo, length)), fold(ir.Compare("<=", length, hi))))
+        return Constraint(f"{self.parameter.name}#length", accept, False, ConstraintKind.EXPRESSION, self.parameter.line)
+
+    # -------------------------------------------------------------------- the order functions
+    def function(self, fn: str, args: tuple[ir.Expr, ...]) -> ir.Expr:
+        n = len(self.items)
+        if fn == "len":
+            return self.length()
+        if fn == "contains":
+            item = args[0]
+            if self.always_present(item):
+                return ir.Const(True)
+            return make_boolop(ir.Or, tuple(self.eq(k, item) for k in range(n)))
+        if fn == "position":
+            item = args[0]
+            value = ir.Const(n - 1) if self.always_present(item) else undefined_like(ir.Const(0))
+            for k in reversed(range(n - 1 if self.always_present(item) else n)):
+                value = make_if(self.eq(k, item), ir.Const(k), value)
+            return value
+        if fn == "first":
+            if n == 0:
+                return undefined_like(ir.Const(self.end))
+            return make_if(self.is_end(0), undefined_like(self.slots[0]), self.slots[0]) if self.optional \
+                else self.slots[0]
+        if fn == "last":
+            if n == 0:
+                return undefined_like(ir.Const(self.end))
+            if not self.optional:
+                return self.slots[-1]
+            value = undefined_like(self.slots[0])
+            for k in range(n):
+                value = make_if(fold(ir.Not(self.is_end(k))), self.slots[k], value)
+            return value
+        a, b = args  # before
+        parts = [self.function("contains", (a,)), self.function("contains", (b,))]
+        parts += [make_boolop(ir.Or, (fold(ir.Compare("!=", self.slots[k], b)), self.used(k, a))) for k in range(n)]
+        return make_boolop(ir.And, tuple(parts))
+
+
+class _Rewriter:
+    """The slot model of a model with orders."""
+
+    def __init__(self, model: Model, backend: str):
+        self.model = model
+        self.backend = backend
+        taken = set(model.parameter) | set(model.derived_value) | set(model.constraint)
+        self.orders: dict[str, _Order] = {}
+        for p in model.parameters:
+            if model.kinds.of(p.name) == ORDER:
+                if not isinstance(p.domain, ir.ORDER_DOMAINS):
+                    self.refuse(p.domain, "an order parameter's iterator must be permutation(), interleave() or "
+                                          "sequence() itself, not a conditional or combined iterator of orders", p)
+                self.orders[p.name] = _Order(p, taken)
+        for d in model.derived:
+            if model.kinds.of(d.name) == ORDER:
+                self.refuse(d.expr, "a derived value cannot hold an order", d)
+
+    def refuse(self, node, message, owner):
+        raise UnsupportedConstruct(self.backend, node, message, owner=owner, model=self.model, hint=HINT)
+
+    def rewrite(self, node: ir.Node, owner) -> ir.Node:
+        if isinstance(node, ir.OrderFn):
+            order = node.args[0]
+            if not (isinstance(order, ir.Ref) and order.name in self.orders):
+                self.refuse(node, "the order must be an order parameter itself", owner)
+            args = tuple(self.rewrite(a, owner) for a in node.args[1:])
+            return self.orders[order.name].function(node.fn, args)
+        if isinstance(node, ir.Ref):
+            if node.name in self.orders:
+                self.refuse(node, "an order can only be used through position/before/first/last/contains/len "
+                                  "here (not compared with == or !=, nor passed on)", owner)
+            return node
+        if isinstance(node, ir.Closure):
+            if any(d in self.orders for d in node.deps):
+                self.refuse(node, "a closure iterator cannot take an order as input", owner)
+            return node
+        if isinstance(node, ir.Const):
+            return node
+        fields = []
+        for name in node.__dataclass_fields__:
+            value = getattr(node, name)
+            if isinstance(value, ir.Node):
+                value = self.rewrite(value, owner)
+            elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
+                value = tuple(self.rewrite(v, owner) for v in value)
+            fields.append(value)
+        rebuilt = type(node)(*fields)
+        return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
+
+    def model_with_slots(self) -> Model:
+        m = self.model
+        parameters, constraints = [], []
+        for p in m.parameters:
+            if p.name in self.orders:
+                parameters += self.orders[p.name].parameters()
+                extra = self.orders[p.name].length_constraint()
+                if extra is not None:
+                    constraints.append(extra)
+            else:
+                parameters.append(Parameter(p.name, self.rewrite(p.domain, p), p.kind, p.line))
+        derived = [type(d)(d.name, self.rewrite(d.expr, d), d.line) for d in m.derived]
+        for c in m.constraints:
+            if not any(isinstance(n, ir.OrderFn) for n in ir.walk(c.expr)):
+                constraints.append(c)
+                continue
+            parts = conjuncts(self.rewrite(c.accept_expr, c))
+            for i, part in enumerate(parts):
+                name = c.name if len(parts) == 1 else f"{c.name}#{i}"
+                constraints.append(Constraint(name, part, False, c.kind, c.line))
+        return Model(m.source, tuple(parameters), tuple(derived), tuple(constraints), m.settings,
+                     m.closure_globals, m.max_closure_values)
+
+
+def conjuncts(expr: ir.Expr) -> list[ir.Expr]:
+    """The parts of a top-level conjunction (`not (a or b)` is `not a and not b`); the set of
+    configurations accepted by every part is the set `expr` accepts."""
+    if isinstance(expr, ir.And):
+        return [p for o in expr.operands for p in conjuncts(o)]
+    if isinstance(expr, ir.Not) and isinstance(expr.operand, ir.Or):
+        return [p for o in expr.operand.operands for p in conjuncts(fold(ir.Not(o)))]
+    if isinstance(expr, ir.Not) and isinstance(expr.operand, ir.Not):
+        return conjuncts(expr.operand.operand)
+    if isinstance(expr, ir.Const) and expr.value:
+        return []
+    return [expr]
+
+
+_PLANS: dict[int, tuple[Plan, Plan]] = {}  # id(plan) -> (plan, its slot plan); the plan is kept alive
+
+
+def slot_plan(plan: Plan, backend: str) -> Plan:
+    """The plan itself when its model has no orders, else the plan of its slot model (memoised)."""
+    if not has_orders(plan.model):
+        return plan
+    found = _PLANS.get(id(plan))
+    if found is None or found[0] is not plan:
+        model = _Rewriter(plan.model, backend).model_with_slots()
+        model.kinds.check()
+        found = _PLANS[id(plan)] = (plan, make_plan(model))
+    return found[1]
+
+
+def refuse_orders(plan: Plan, backend: str, what: str) -> None:
+    """Refuse a model with orders for what this backend only does without them (listing,
+    positions, sampling, ...): the slot model counts orders, but its rows are not orders."""
+    if has_orders(plan.model):
+        node = next(n for n in _order_params(plan.model))
+        raise UnsupportedConstruct(
+            backend, node.domain, f"the {backend} backend counts spaces with order parameters but cannot {what} them",
+            owner=node, model=plan.model, hint=HINT)
+
+
+def _order_params(model):
+    found = [p for p in model.parameters if model.kinds.of(p.name) == ORDER]
+    return found or [next(iter(model.parameters))]
+
