@@ -331,6 +331,8 @@ def is_boolean(expr: Expr) -> bool:
     """Whether an expression's value is a bool by construction."""
     if isinstance(expr, (Compare, And, Or, Not)):
         return True
+    if isinstance(expr, OrderFn):
+        return expr.fn in ("before", "contains")
     if isinstance(expr, Const):
         return type(expr.value) is bool
     if isinstance(expr, IfExp):
