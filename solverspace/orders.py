@@ -9,8 +9,9 @@ and the order functions.
 - `interleave(a, b, ...)`: every merge of the sequences keeping each one's internal order (the OA
   framework's mixer), ordered by the sequence of parts taken, part 0 first.
 - `sequence(items, min_len, max_len)`: ordered selections without repetition of `min_len` to
-  `max_len` items, shortest first, each length in `itertools.permutations(items, length)` order;
-  lengths outside 0..len(items) simply have no selections (as an empty range).
+  `max_len` items, depth first (each selection, then its extensions by each unused item in item
+  order: `()`, `a`, `a>b`, `a>b>c`, `a>c`, ...); lengths outside 0..len(items) simply have no
+  selections (as an empty range).
 
 Functions: `position(o, x)` (0-based; *undefined* when `x` is not in `o`, like a division by
 zero: the configuration is invalid and counted as undefined), `before(o, a, b)` (both in `o` and
@@ -66,8 +67,19 @@ def interleavings(parts: tuple[tuple, ...]) -> list[tuple]:
 
 
 def sequences(items: tuple, min_len: int, max_len: int) -> list[tuple]:
-    low, high = max(min_len, 0), min(max_len, len(items))
-    return [s for length in range(low, high + 1) for s in itertools.permutations(items, length)]
+    """Depth first: a selection, then its extensions by each unused item in item order."""
+    result: list[tuple] = []
+
+    def extend(prefix: tuple):
+        if min_len <= len(prefix) <= max_len:
+            result.append(prefix)
+        if len(prefix) < max_len:
+            for item in items:
+                if item not in prefix:
+                    extend(prefix + (item,))
+
+    extend(())
+    return result
 
 
 # ------------------------------------------------------------------------------ functions

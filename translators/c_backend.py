@@ -35,6 +35,7 @@ from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERRO
 from .c_optimize import Options
 from .c_plan_cache import generation_key, load_generated, store_generated
 from .order_slots import refuse_orders, slot_plan
+from . import c_orders
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
@@ -136,7 +137,7 @@ class CEnumerator:
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
                  threads: int | None = None, funnel: bool = False):
         check_threads(threads)
-        refuse_orders(plan, "C", "list, sample, position or measure")  # counting goes through slot_plan
+        refuse_orders(plan, "C", "measure the funnel of")  # the backend's other answers go through slot_plan
         self.plan = plan
         self.options = Options.literal() if funnel else options
         self.with_derived, self.funnel_build = with_derived, funnel
@@ -644,6 +645,9 @@ class CBackend:
         return generated is not None and is_built(generated.source, CDEF)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        if has_orders(plan.model):   # the slot model's rows, joined (translators/c_orders.py)
+            yield from c_orders.rows(self, plan, strict=strict, with_derived=with_derived, progress=progress)
+            return
         enumerator = self.enumerator(plan, with_derived)
         for batch in enumerator.batches(strict, progress):
             decoded = enumerator.decode(batch)
@@ -651,13 +655,20 @@ class CBackend:
                 yield tuple(row)
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None) -> np.ndarray:
+        if has_orders(plan.model):
+            return c_orders.array(self, plan, strict=strict, with_derived=with_derived, progress=progress)
         enumerator = self.enumerator(plan, with_derived)
         return enumerator.decode(enumerator.array(strict, progress))
 
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        if has_orders(plan.model):
+            return c_orders.write(self, plan, path, fmt, strict=strict, with_derived=with_derived,
+                                  progress=progress, sep=sep)
         return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)
 
     def positions(self, plan) -> "EnumeratorPositions":
+        if has_orders(plan.model):
+            return c_orders.OrderPositions(self, plan)
         return EnumeratorPositions(self.enumerator(plan))
 
     def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
@@ -669,7 +680,7 @@ class CBackend:
 
     def emit(self, plan, with_derived=()) -> str:
         """The generated C source, with this backend's optimizations."""
-        refuse_orders(plan, "C", "emit a program that lists")
+        plan = slot_plan(plan, "C")   # orders: the slot model's program
         return CGenerator(plan, self.options, tuple(with_derived)).generate().source
 
 

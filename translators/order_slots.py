@@ -12,7 +12,9 @@ exactly one configuration of the slot model, so counts are equal.
   whose predecessor in its sequence is not yet used (`iterator([x if pred used else END])`).
 - `sequence(items, lo, hi)`: slots that may hold END (the sentinel: "" for string items, one
   below the smallest for integer items) once at least `lo` items are placed, END forever after,
-  END only from slot `hi` on; non-constant lengths add a length constraint.
+  END only from slot `hi` on; non-constant lengths add a length constraint. END comes first in
+  a slot's domain, so the slots' loops list selections in `orders.sequences`' depth-first order
+  (for every order iterator the slots list orders in the reference's order).
 - Order functions become expressions of the slots: `contains` an `or` of equalities, `position`
   and `len` conditional chains, `first`/`last` the slot (undefined on an empty order, through an
   undefined `1 // 0` in a guard), `before(o, a, b)` "a in o, b in o, and every slot holding b has
@@ -98,7 +100,7 @@ class _Order:
             if isinstance(domain, ir.Sequence):
                 reached_high = fold(ir.Compare(">=", ir.Const(k), domain.max_len))
                 reached_low = fold(ir.Compare(">=", ir.Const(k), domain.min_len))
-                body = make_if(reached_high, end, make_if(reached_low, ir.SetOp("union", base, end), base))
+                body = make_if(reached_high, end, make_if(reached_low, ir.SetOp("union", end, base), base))
                 dom = body if k == 0 else make_if(self.is_end(k - 1), end, body)
             else:
                 dom = base
@@ -249,19 +251,62 @@ def conjuncts(expr: ir.Expr) -> list[ir.Expr]:
     return [expr]
 
 
-_PLANS: dict[int, tuple[Plan, Plan]] = {}  # id(plan) -> (plan, its slot plan); the plan is kept alive
+class SlotLayout:
+    """How rows of the slot model map back to rows of the order model and back."""
+
+    def __init__(self, plan: Plan, orders: dict[str, _Order]):
+        self.columns = plan.model.parameter_names
+        self.orders = {name: (tuple(o.names), o.end) for name, o in orders.items()}
+
+    def rows(self, decoded, with_derived=()) -> list[tuple]:
+        """Rows (decoded slot columns) as tuples in the order model's columns, orders as tuples."""
+        columns = []
+        for name in (*self.columns, *with_derived):
+            if name in self.orders:
+                names, end = self.orders[name]
+                slots = [decoded[n].tolist() for n in names]
+                columns.append([tuple(v for v in values if v != end) for values in zip(*slots)] if slots
+                               else [()] * len(decoded))
+            else:
+                columns.append(decoded[name].tolist())
+        return list(zip(*columns)) if columns else [()] * len(decoded)
+
+    def slot_values(self, values: dict) -> dict | None:
+        """A configuration of the order model as one of the slot model (None: no such row)."""
+        out = {}
+        for name, value in values.items():
+            if name not in self.orders:
+                out[name] = value
+                continue
+            names, end = self.orders[name]
+            if type(value) is str:
+                from solverspace.orders import parse_order
+                value = parse_order(value, () if end == "" else (0,))
+            if type(value) not in (tuple, list) or len(value) > len(names):
+                return None
+            out.update(zip(names, (*value, *[end] * (len(names) - len(value)))))
+        return out
+
+
+_PLANS: dict[int, tuple[Plan, Plan, SlotLayout]] = {}  # id(plan) -> (plan, slot plan, layout): plan kept alive
 
 
 def slot_plan(plan: Plan, backend: str) -> Plan:
     """The plan itself when its model has no orders, else the plan of its slot model (memoised)."""
+    return slots(plan, backend)[0]
+
+
+def slots(plan: Plan, backend: str) -> tuple[Plan, SlotLayout | None]:
+    """The slot plan and its layout (the plan itself and None when the model has no orders)."""
     if not has_orders(plan.model):
-        return plan
+        return plan, None
     found = _PLANS.get(id(plan))
     if found is None or found[0] is not plan:
-        model = _Rewriter(plan.model, backend).model_with_slots()
+        rewriter = _Rewriter(plan.model, backend)
+        model = rewriter.model_with_slots()
         model.kinds.check()
-        found = _PLANS[id(plan)] = (plan, make_plan(model))
-    return found[1]
+        found = _PLANS[id(plan)] = (plan, make_plan(model), SlotLayout(plan, rewriter.orders))
+    return found[1], found[2]
 
 
 def refuse_orders(plan: Plan, backend: str, what: str) -> None:
