@@ -30,6 +30,7 @@ passed to a closure iterator.
 from __future__ import annotations
 
 from solverspace import ir
+from solverspace.errors import BackendUnavailableError
 from solverspace.kinds import ORDER
 from solverspace.lowering import fold, make_boolop, make_if
 from solverspace.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind
@@ -309,12 +310,17 @@ def slots(plan: Plan, backend: str) -> tuple[Plan, SlotLayout | None]:
     return found[1], found[2]
 
 
+class OrderRefusal(UnsupportedConstruct, BackendUnavailableError):
+    """A backend answers this question only for spaces without orders (callers that fall back
+    to the reference on `BackendUnavailableError`, as `check` does, fall back here too)."""
+
+
 def refuse_orders(plan: Plan, backend: str, what: str) -> None:
     """Refuse a model with orders for what this backend only does without them (listing,
     positions, sampling, ...): the slot model counts orders, but its rows are not orders."""
     if has_orders(plan.model):
         node = next(n for n in _order_params(plan.model))
-        raise UnsupportedConstruct(
+        raise OrderRefusal(
             backend, node.domain, f"the {backend} backend counts spaces with order parameters but cannot {what} them",
             owner=node, model=plan.model, hint=HINT)
 
