@@ -228,7 +228,7 @@ class _Rewriter:
         derived = [type(d)(d.name, self.rewrite(d.expr, d), d.line) for d in m.derived]
         for c in m.constraints:
             if not any(isinstance(n, ir.OrderFn) for n in ir.walk(c.expr)):
-                constraints.append(c)
+                constraints.append(Constraint(c.name, self.rewrite(c.expr, c), c.rejects, c.kind, c.line))
                 continue
             parts = conjuncts(self.rewrite(c.accept_expr, c))
             for i, part in enumerate(parts):
