@@ -668,7 +668,7 @@ class CBackend:
 
     def positions(self, plan) -> "EnumeratorPositions":
         if has_orders(plan.model):
-            return c_orders.OrderPositions(self, plan)
+            return c_orders.OrderPositions(EnumeratorPositions(self.enumerator(slot_plan(plan, "C"))), plan)
         return EnumeratorPositions(self.enumerator(plan))
 
     def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":

@@ -44,10 +44,10 @@ class OrderPositions(Positions):
     name = "exact"
     guarantee = "exactly uniform over the valid configurations (positions drawn uniformly)"
 
-    def __init__(self, backend, plan):
-        from .c_backend import EnumeratorPositions
-        slot, self.layout = slots(plan, "C")
-        self.inner = EnumeratorPositions(backend.enumerator(slot))
+    def __init__(self, inner: Positions, plan):
+        """`inner`: the positions of the slot plan (`slots(plan)[0]`)."""
+        self.layout = slots(plan, "C")[1]
+        self.inner = inner
         self.columns = plan.model.parameter_names
 
     def size(self) -> int:
