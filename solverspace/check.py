@@ -95,9 +95,23 @@ def check_parameter_names(model, names) -> None:
                                        f"parameters: {', '.join(model.parameter_names)}")
 
 
+def _orders_as_tuples(model, assignment: dict) -> dict:
+    """An order given as written in files (`i>j>k`) or as a list, as the tuple it is."""
+    out = dict(assignment)
+    for name, value in assignment.items():
+        if model.kinds.of(name) == ORDER:
+            if type(value) is str:
+                from .orders import parse_order
+                out[name] = parse_order(value, model.kinds.possible_items(ir.Ref(name)) or ())
+            elif type(value) is list:
+                out[name] = tuple(value)
+    return out
+
+
 def check(plan: Plan, assignment: dict) -> CheckResult:
     model = plan.model
     check_parameter_names(model, assignment)
+    assignment = _orders_as_tuples(model, assignment)
     if set(assignment) != set(model.parameter):
         return _complete(plan, assignment)
     env = dict(assignment)
