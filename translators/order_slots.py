@@ -219,7 +219,11 @@ class _Rewriter:
         parameters, constraints = [], []
         for p in m.parameters:
             if p.name in self.orders:
-                parameters += self.orders[p.name].parameters()
+                order = self.orders[p.name]
+                if isinstance(p.domain, ir.Sequence):  # lengths may use other orders: their slots
+                    lengths = (self.rewrite(p.domain.min_len, p), self.rewrite(p.domain.max_len, p))
+                    order.parameter = Parameter(p.name, ir.Sequence(p.domain.items, *lengths), p.kind, p.line)
+                parameters += order.parameters()
                 extra = self.orders[p.name].length_constraint()
                 if extra is not None:
                     constraints.append(extra)
