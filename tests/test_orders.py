@@ -278,3 +278,42 @@ def test_cpsat_refuses_all_but_counting():
     with pytest.raises(BackendUnavailableError, match="cannot sample"):
         space.sample(1, method="cpsat")
     assert space.check({"s": ("a", "b")}).valid
+
+
+# ------------------------------------------------------------------------------ validate on generated spaces
+def _validate_generated(backends, examples: int):
+    """`validation.generate.spaces(orders=...)` through `validate`: the backends must agree."""
+    from hypothesis import HealthCheck, given, settings
+    from solverspace.validation.generate import spaces
+    from solverspace.validation.validate import validate_source
+    seen = []
+
+    @settings(max_examples=examples, database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(spaces(orders=0.6, max_candidates=2000, max_constraints=1, max_derived=2))  # most non-empty
+    def check(source):
+        report = validate_source(source, backends=backends, cpsat_options={"workers": 1}, threads=2)
+        assert report.status == 0 or (report.status == 2 and "declined" in report.render()), report.render()
+        assert not [o for o in report.outcomes if o.status == "failed"], report.render()
+        seen.append("permutation(" in source or "interleave(" in source or "sequence(" in source)
+
+    check()
+    assert sum(seen) >= examples // 3   # orders were drawn
+
+
+@pytest.mark.needs_cpsat
+def test_generated_spaces_with_orders_cpsat_and_reference_agree():
+    _validate_generated(("cpsat", "reference"), 40)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.needs_cpsat
+def test_generated_spaces_with_orders_every_backend_agrees():
+    _validate_generated(("c", "cpsat", "reference", "sample"), 3)
+
+
+@pytest.mark.slow
+@pytest.mark.needs_cc
+@pytest.mark.needs_cpsat
+def test_generated_spaces_with_orders_every_backend_agrees_many():
+    _validate_generated(("c", "c-literal", "cpsat", "reference", "sample"), 300)
