@@ -95,7 +95,7 @@ def check_parameter_names(model, names) -> None:
                                        f"parameters: {', '.join(model.parameter_names)}")
 
 
-def _orders_as_tuples(model, assignment: dict) -> dict:
+def orders_as_tuples(model, assignment: dict) -> dict:
     """An order given as written in files (`i>j>k`) or as a list, as the tuple it is."""
     out = dict(assignment)
     for name, value in assignment.items():
@@ -111,7 +111,7 @@ def _orders_as_tuples(model, assignment: dict) -> dict:
 def check(plan: Plan, assignment: dict) -> CheckResult:
     model = plan.model
     check_parameter_names(model, assignment)
-    assignment = _orders_as_tuples(model, assignment)
+    assignment = orders_as_tuples(model, assignment)
     if set(assignment) != set(model.parameter):
         return _complete(plan, assignment)
     env = dict(assignment)

@@ -278,21 +278,22 @@ def cmd_settings(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from .orders import format_value
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     result = space.check(assignment)
     if not result.complete:
         if result.completion is None:
-            print("no valid configuration has " + " ".join(f"{k}={v}" for k, v in assignment.items()))
+            print("no valid configuration has " + " ".join(f"{k}={format_value(v)}" for k, v in assignment.items()))
             return 1
-        print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
+        print("valid completion: " + " ".join(f"{k}={format_value(v)}" for k, v in result.completion.items()))
         return 0
     if result.valid:
         print("valid")
         return 0
     print(f"invalid: rejected by {len(result.rejections)} rule(s)")
     for r in result.rejections:
-        values = ", ".join(f"{k}={v}" for k, v in r.values.items())
+        values = ", ".join(f"{k}={format_value(v)}" for k, v in r.values.items())  # orders: i>j>k
         print(f"  {r.rule}: {r.reason}\n      with {values}")
     return 1
 
