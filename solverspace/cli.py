@@ -315,6 +315,7 @@ def cmd_best(args) -> int:
 def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
+    from .orders import format_value
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     if set(assignment) == set(space.parameters):
@@ -323,9 +324,9 @@ def cmd_check_cpsat(args) -> int:
         result = space.complete(assignment, "cpsat")
     except BackendUnavailableError:  # no OR-Tools, or a construct CP-SAT cannot lower: the reference
         return cmd_check(args)       # looks for a completion
-    given = " ".join(f"{k}={v}" for k, v in assignment.items())
+    given = " ".join(f"{k}={format_value(v)}" for k, v in assignment.items())  # orders: i>j>k
     if result.feasible:
-        print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
+        print("valid completion: " + " ".join(f"{k}={format_value(v)}" for k, v in result.completion.items()))
         return 0
     if result.feasible is None:
         print(f"unknown: the search stopped before deciding whether a configuration has {given}")

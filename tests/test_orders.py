@@ -271,13 +271,13 @@ def test_c_and_cpsat_refuse_what_the_slots_cannot_express(source, message):
 
 
 @pytest.mark.needs_cpsat
-def test_cpsat_refuses_all_but_counting():
+def test_cpsat_refuses_best_and_approximate():
     space = Space.from_source('s = permutation(["a", "b"])')
     with pytest.raises(BackendUnavailableError, match="counts spaces with order parameters"):
         space.best("len(s)")
-    with pytest.raises(BackendUnavailableError, match="cannot sample"):
-        space.sample(1, method="cpsat")
-    assert space.check({"s": ("a", "b")}).valid
+    with pytest.raises(BackendUnavailableError, match="estimate counts"):
+        space.approximate_count()
+    assert space.check({"s": ("a", "b")}).valid and space.check({"s": "b>a"}).valid
 
 
 # ------------------------------------------------------------------------------ validate on generated spaces
@@ -324,3 +324,17 @@ def test_t1_export_refuses_orders():
     from solverspace.t1_write import T1ExportError
     with pytest.raises(T1ExportError, match="is an order"):
         export_t1(Space.from_source('s = permutation(["a", "b"])').model)
+
+
+@pytest.mark.needs_cpsat
+def test_cpsat_completes_and_samples_through_the_slots():
+    space = Space.from_source(SPACE)
+    done = space.complete({"seq": ("k", "j", "i")})
+    assert done.feasible is False and done.conflict == ["require_line5"]
+    done = space.complete({"seq": "i>k>j", "opt": ("b",)})
+    assert done.feasible and space.check(done.completion).valid
+    done = space.complete({"opt": ("a", "c")})          # b absent: position(opt, "b") is undefined
+    assert done.feasible is False and done.undefined == ["require_line6"]
+    everything = {tuple(r) for r in space.to_array("reference").tolist()}
+    drawn = space.sample(len(everything), seed=3, method="cpsat")
+    assert {tuple(r) for r in drawn.tolist()} == everything

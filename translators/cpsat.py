@@ -33,7 +33,9 @@ from .cpsat_run import CpSatStats, LowerBound, count_plan
 from .cpsat_sample import SelfReducibleSampler
 from .cpsat_samplers import CpSatSampler, XorSampler
 from .cpsat_solver import Options
+from . import cpsat_orders
 from .order_slots import refuse_orders, slot_plan
+from solverspace.orders import has_orders
 
 __all__ = ["ApproximateCount", "BestResult", "Codes", "Completion", "CpSatBackend", "CpSatRefusal", "CpSatSampler",
            "CpSatStats", "EXPLICIT_DOMAIN", "LIMIT", "LowerBound", "Lowering", "NearUniformSampler", "Options",
@@ -67,14 +69,17 @@ class CpSatBackend:
     def sampler(self, plan, method: str = "cpsat", *, seed: int = 0, progress=None):
         """`cpsat`: exact self-reducibility (no time limit: a stopped count cannot give uniform
         draws); `cpsat-xor`: near-uniform XOR cells (one worker unless `workers` says more)."""
-        refuse_orders(plan, "CP-SAT", "sample")
+        if has_orders(plan.model):   # the slot model's samples, joined (translators/cpsat_orders.py)
+            return cpsat_orders.OrderSampler(self.sampler(slot_plan(plan, "CP-SAT"), method, seed=seed,
+                                                          progress=progress), plan)
         if method == "cpsat-xor":
             return XorSampler(plan, self.workers, seed=seed, progress=progress)
         return CpSatSampler(plan, seed=seed, progress=progress, settings=self.options())
 
     def complete(self, plan, assignment: dict) -> Completion:
         """A valid completion of a partial assignment, or a minimal set of rules against it."""
-        refuse_orders(plan, "CP-SAT", "check or complete")
+        if has_orders(plan.model):
+            return cpsat_orders.complete(plan, assignment, complete_plan, **self.options())
         return complete_plan(plan, assignment, **self.options())
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10) -> BestResult:
