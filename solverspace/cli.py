@@ -300,6 +300,7 @@ def cmd_check(args) -> int:
 
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective, found by CP-SAT."""
+    from .orders import format_value
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
@@ -308,7 +309,7 @@ def cmd_best(args) -> int:
     print(f"best {len(result.ranked)} configuration(s) by {goal} {objective} (cpsat backend, {result.seconds:.2f} s)"
           + ("" if result.exact else "; stopped by the time limit: not proven best"))
     for r in result.ranked:
-        print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={v}" for k, v in r.configuration.items()))
+        print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={format_value(v)}" for k, v in r.configuration.items()))
     return 0 if result.ranked else 1
 
 

@@ -84,7 +84,8 @@ class CpSatBackend:
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10) -> BestResult:
         """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`)."""
-        refuse_orders(plan, "CP-SAT", "optimise over")
+        if has_orders(plan.model):
+            return cpsat_orders.best(plan, objective, best_of_plan, maximize=maximize, top=top, **self.options())
         return best_of_plan(plan, objective, maximize=maximize, top=top, **self.options())
 
     def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0) -> ApproximateCount:

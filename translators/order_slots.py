@@ -310,7 +310,9 @@ def slots(plan: Plan, backend: str) -> tuple[Plan, SlotLayout | None]:
         rewriter = _Rewriter(plan.model, backend)
         model = rewriter.model_with_slots()
         model.kinds.check()
-        found = _PLANS[id(plan)] = (plan, make_plan(model), SlotLayout(plan, rewriter.orders))
+        layout = SlotLayout(plan, rewriter.orders)
+        layout.rewrite = rewriter.rewrite   # an expression of the order model (an objective) in slots
+        found = _PLANS[id(plan)] = (plan, make_plan(model), layout)
     return found[1], found[2]
 
 
