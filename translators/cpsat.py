@@ -34,7 +34,7 @@ from .cpsat_sample import SelfReducibleSampler
 from .cpsat_samplers import CpSatSampler, XorSampler
 from .cpsat_solver import Options
 from . import cpsat_orders
-from .order_slots import refuse_orders, slot_plan
+from .order_slots import slot_plan
 from solverspace.orders import has_orders
 
 __all__ = ["ApproximateCount", "BestResult", "Codes", "Completion", "CpSatBackend", "CpSatRefusal", "CpSatSampler",
@@ -92,7 +92,7 @@ class CpSatBackend:
         """ApproxMC2: a count within a factor (1 + epsilon) with probability >= 1 - delta (see
         `translators.cpsat_hash`); `seed` draws the hashes. No time limit: a cell is enumerated
         to its end."""
-        refuse_orders(plan, "CP-SAT", "estimate counts by hashing")
+        plan = slot_plan(plan, "CP-SAT")   # orders: one parameter per position (a bijection: same count)
         return approximate_count_of_plan(plan, epsilon, delta, seed=seed, options=Options(workers=self.workers or 1))
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
