@@ -257,14 +257,14 @@ class FunctionLowerer:
             for a in args[1:]:
                 result = ir.SetOp(name, result, as_domain(self.expr(a, env)))
             return result
-        if name in _ORDER_CALLS:
-            return self.order_call(node, name, env)
         try:
             helper = self.helpers(name)
         except SpaceDefinitionError as exc:
             raise self.error(node, exc.message, hint=exc.hint) from None
-        if helper is not None:
+        if helper is not None:   # a helper of the space file wins over an order function's name
             return self.inline(node, helper, env)
+        if name in _ORDER_CALLS:
+            return self.order_call(node, name, env)
         raise self.error(node, f"call to {name!r} is not part of the language",
                          hint="functions available in iterator and constraint bodies: range, iterator, "
                               "min, max, abs, if_then_else, union, intersection, difference, permutation, "

@@ -344,3 +344,9 @@ def test_cpsat_completes_and_samples_through_the_slots():
     everything = {tuple(r) for r in space.to_array("reference").tolist()}
     drawn = space.sample(len(everything), seed=3, method="cpsat")
     assert {tuple(r) for r in drawn.tolist()} == everything
+
+
+def test_helpers_named_like_order_functions_still_win():
+    source = ("def first(a, b):\n    return a * 10 + b\nx = range(3)\ny = range(3)\n"
+              "@require\ndef r(x, y):\n    return first(x, y) > 5\nz = first(x, 1)\n")
+    assert Space.from_source(source).count() == 6
