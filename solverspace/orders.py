@@ -174,7 +174,8 @@ def check_items(node: ir.Domain, what: str) -> tuple:
         seen.add(v)
     if isinstance(node, ir.Permutation) and not values:
         raise SpaceDefinitionError(f"{what}: permutation of no items",
-                                   hint="a permutation needs at least one item; sequence(items, 0, n) allows empty orders")
+                                   hint="a permutation needs at least one item; "
+                                        "sequence(items, 0, n) allows empty orders")
     return tuple(values)
 
 

@@ -279,6 +279,15 @@ def test_cpsat_best_through_the_slots():
     assert all(space.check(r.configuration).valid for r in ranked)
 
 
+@pytest.mark.needs_cc
+def test_c_refuses_the_funnel_of_orders_and_the_reference_measures_it():
+    space = Space.from_source('s = permutation(["a", "b", "c"])\nrequire(before(s, "a", "b"))')
+    with pytest.raises(BackendUnavailableError, match="cannot measure the funnel") as info:
+        space.funnel("c")
+    assert "--backend reference" in str(info.value)
+    assert space.funnel("reference").table()
+
+
 @pytest.mark.needs_cpsat
 def test_cpsat_approximate_count_and_check_take_orders():
     space = Space.from_source('s = permutation(["a", "b", "c"])\nrequire(before(s, "a", "b"))')

@@ -126,7 +126,8 @@ class _Order:
             return None
         length = self.length()
         accept = make_boolop(ir.And, (fold(ir.Compare("<=", lo, length)), fold(ir.Compare("<=", length, hi))))
-        return Constraint(f"{self.parameter.name}#length", accept, False, ConstraintKind.EXPRESSION, self.parameter.line)
+        return Constraint(f"{self.parameter.name}#length", accept, False, ConstraintKind.EXPRESSION,
+                          self.parameter.line)
 
     # -------------------------------------------------------------------- the order functions
     def function(self, fn: str, args: tuple[ir.Expr, ...]) -> ir.Expr:

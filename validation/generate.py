@@ -734,7 +734,8 @@ class _Gen:
             self.s.blocks.append(_Block(f"{derived} = len({name})"))
             self.s.ints[derived] = (0, len(items))
         elif optional:
-            self.s.blocks.append(_Block(f"{derived} = if_then_else(contains({name}, {x!r}), position({name}, {x!r}), -1)"))
+            self.s.blocks.append(_Block(f"{derived} = if_then_else(contains({name}, {x!r}), "
+                                        f"position({name}, {x!r}), -1)"))
             self.s.ints[derived] = (-1, len(items) - 1)
         else:
             self.s.blocks.append(_Block(f"{derived} = position({name}, {x!r})"))
