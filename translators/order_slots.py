@@ -24,8 +24,9 @@ exactly one configuration of the slot model, so counts are equal.
 
 Refused (`UnsupportedConstruct`, naming the construct and suggesting `--backend reference`): an
 order parameter whose iterator is not directly one of the three (conditional or combined order
-iterators), a derived value holding an order, orders compared with `==`/`!=`, and an order
-passed to a closure iterator.
+iterators), a derived value holding an order, an order used other than through the order
+functions or `==`/`!=` with another order parameter (compared slot by slot, each order's END
+matching the other's), and an order passed to a closure iterator.
 """
 from __future__ import annotations
 
@@ -193,10 +194,14 @@ class _Rewriter:
                 self.refuse(node, "the order must be an order parameter itself", owner)
             args = tuple(self.rewrite(a, owner) for a in node.args[1:])
             return self.orders[order.name].function(node.fn, args)
+        if isinstance(node, ir.Compare) and node.op in ("==", "!=") and all(
+                isinstance(side, ir.Ref) and side.name in self.orders for side in (node.left, node.right)):
+            same = equal(self.orders[node.left.name], self.orders[node.right.name])
+            return same if node.op == "==" else fold(ir.Not(same))
         if isinstance(node, ir.Ref):
             if node.name in self.orders:
                 self.refuse(node, "an order can only be used through position/before/first/last/contains/len "
-                                  "here (not compared with == or !=, nor passed on)", owner)
+                                  "or compared (== / !=) with another order parameter here", owner)
             return node
         if isinstance(node, ir.Closure):
             if any(d in self.orders for d in node.deps):
@@ -241,6 +246,20 @@ class _Rewriter:
                 constraints.append(Constraint(name, part, False, c.kind, c.line))
         return Model(m.source, tuple(parameters), tuple(derived), tuple(constraints), m.settings,
                      m.closure_globals, m.max_closure_values)
+
+
+def equal(a: _Order, b: _Order) -> ir.Expr:
+    """Two orders are equal: slot by slot, END (each order's own) matching END."""
+    def end(o, k):
+        return o.is_end(k) if o.optional else ir.Const(False)
+    parts = []
+    for k in range(max(len(a.items), len(b.items))):
+        if k < len(a.items) and k < len(b.items):
+            both_end = make_boolop(ir.And, (end(a, k), end(b, k)))
+            parts.append(make_boolop(ir.Or, (fold(ir.Compare("==", a.slots[k], b.slots[k])), both_end)))
+        else:
+            parts.append(end(a, k) if k < len(a.items) else end(b, k))
+    return make_boolop(ir.And, tuple(parts))
 
 
 def conjuncts(expr: ir.Expr) -> list[ir.Expr]:
