@@ -28,6 +28,7 @@ from typing import Callable
 from .errors import BackendUnavailableError, OptionError, SpaceDefinitionError
 from .draws import Positions
 from .options import check_threads
+from .orders import has_orders
 from .reference import ReferenceEnumerator, WorkBudgetExceeded
 from .results import Stats, rows_to_array, write_rows
 
@@ -111,6 +112,7 @@ class ListedPositions(Positions):
     guarantee = "exactly uniform over the valid configurations (the whole space is listed)"
 
     def __init__(self, plan):
+        self.model = plan.model
         self.columns = plan.model.parameter_names
         self.rows = list(ReferenceEnumerator(plan).rows(()))
         self.position = {row: i for i, row in enumerate(self.rows)}
@@ -122,6 +124,9 @@ class ListedPositions(Positions):
         return rows_to_array([self.rows[int(i)] for i in positions], self.columns)
 
     def index(self, values: dict) -> int | None:
+        if has_orders(self.model):  # an order given as written in files (i>j>k) or as a list
+            from .check import orders_as_tuples
+            values = orders_as_tuples(self.model, values)
         return self.position.get(tuple(values[c] for c in self.columns))
 
 

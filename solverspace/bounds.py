@@ -213,6 +213,13 @@ class IntervalAnalysis(ir.Visitor):
 
     _visit_Compare = _visit_And = _visit_Or = _visit_Not = _boolean
 
+    def _visit_OrderFn(self, n):
+        """Orders (solverspace.orders): a position or length is >= 0, a test is a boolean, an
+        item (first/last) anything (the backends bound the slots of an order themselves)."""
+        if n.fn in ("before", "contains"):
+            return BOOL
+        return Interval(0, INF) if n.fn in ("position", "len") else EVERYTHING
+
     def _visit_IfExp(self, n):
         return self.visit(n.then).hull(self.visit(n.orelse))
 
@@ -234,6 +241,9 @@ class Bounds:
                 from .symbolic import simplify  # SymPy: imported when a bound is first asked for
                 expr = self.model.derived_value[name].expr
                 plain = self.expr(expr)
+                if any(isinstance(n, ir.OrderFn) for n in ir.walk(expr)):  # SymPy knows no orders
+                    self.memo[name] = plain
+                    return plain
                 simpler = simplify(expr, self.rational)
                 self.memo[name] = plain if simpler is expr else plain.meet(self.expr(simpler))
         return self.memo[name]
@@ -274,6 +284,8 @@ class Bounds:
             return self._domain(node.then, parameter).hull(self._domain(node.orelse, parameter))
         if isinstance(node, ir.Closure):
             return self._closure(node, parameter)
+        if isinstance(node, ir.ORDER_DOMAINS):
+            return EVERYTHING  # an order is a tuple, not a number
         raise TypeError(f"unknown domain node {type(node).__name__}")
 
     def _closure(self, node: ir.Closure, parameter) -> Interval:

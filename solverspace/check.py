@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import Location, OptionError, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
-from .kinds import STR
+from . import ir
+from .kinds import ORDER, STR
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -61,7 +62,7 @@ def parse_assignment(model, words) -> dict:
         if name in assignment:
             raise OptionError(f"parameter {name!r} is given twice ({name}={assignment[name]} and {word})",
                               hint="give each parameter once")
-        if not text:
+        if not text and model.kinds.of(name) != ORDER:   # an empty order is `opt=`
             raise OptionError(f"{word!r}: no value for parameter {name!r}", hint=f"e.g. {name}=16")
         assignment[name] = _value_for(model, name, text)
     return assignment
@@ -74,6 +75,9 @@ def _value_for(model, name: str, text: str):
     number = parse_value(text)
     if kind == STR:
         return text
+    if kind == ORDER:   # items joined by orders.SEPARATOR: `seq=i>j>k`
+        from .orders import parse_order
+        return parse_order(text, model.kinds.possible_items(ir.Ref(name)) or ())
     if isinstance(number, int):
         return number
     if kind is None:
@@ -91,9 +95,23 @@ def check_parameter_names(model, names) -> None:
                                        f"parameters: {', '.join(model.parameter_names)}")
 
 
+def orders_as_tuples(model, assignment: dict) -> dict:
+    """An order given as written in files (`i>j>k`) or as a list, as the tuple it is."""
+    out = dict(assignment)
+    for name, value in assignment.items():
+        if model.kinds.of(name) == ORDER:
+            if type(value) is str:
+                from .orders import parse_order
+                out[name] = parse_order(value, model.kinds.possible_items(ir.Ref(name)) or ())
+            elif type(value) is list:
+                out[name] = tuple(value)
+    return out
+
+
 def check(plan: Plan, assignment: dict) -> CheckResult:
     model = plan.model
     check_parameter_names(model, assignment)
+    assignment = orders_as_tuples(model, assignment)
     if set(assignment) != set(model.parameter):
         return _complete(plan, assignment)
     env = dict(assignment)

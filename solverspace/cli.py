@@ -278,27 +278,29 @@ def cmd_settings(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from .orders import format_value
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     result = space.check(assignment)
     if not result.complete:
         if result.completion is None:
-            print("no valid configuration has " + " ".join(f"{k}={v}" for k, v in assignment.items()))
+            print("no valid configuration has " + " ".join(f"{k}={format_value(v)}" for k, v in assignment.items()))
             return 1
-        print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
+        print("valid completion: " + " ".join(f"{k}={format_value(v)}" for k, v in result.completion.items()))
         return 0
     if result.valid:
         print("valid")
         return 0
     print(f"invalid: rejected by {len(result.rejections)} rule(s)")
     for r in result.rejections:
-        values = ", ".join(f"{k}={v}" for k, v in r.values.items())
+        values = ", ".join(f"{k}={format_value(v)}" for k, v in r.values.items())  # orders: i>j>k
         print(f"  {r.rule}: {r.reason}\n      with {values}")
     return 1
 
 
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective, found by CP-SAT."""
+    from .orders import format_value
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
@@ -307,13 +309,14 @@ def cmd_best(args) -> int:
     print(f"best {len(result.ranked)} configuration(s) by {goal} {objective} (cpsat backend, {result.seconds:.2f} s)"
           + ("" if result.exact else "; stopped by the time limit: not proven best"))
     for r in result.ranked:
-        print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={v}" for k, v in r.configuration.items()))
+        print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={format_value(v)}" for k, v in r.configuration.items()))
     return 0 if result.ranked else 1
 
 
 def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
+    from .orders import format_value
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     if set(assignment) == set(space.parameters):
@@ -322,9 +325,9 @@ def cmd_check_cpsat(args) -> int:
         result = space.complete(assignment, "cpsat")
     except BackendUnavailableError:  # no OR-Tools, or a construct CP-SAT cannot lower: the reference
         return cmd_check(args)       # looks for a completion
-    given = " ".join(f"{k}={v}" for k, v in assignment.items())
+    given = " ".join(f"{k}={format_value(v)}" for k, v in assignment.items())  # orders: i>j>k
     if result.feasible:
-        print("valid completion: " + " ".join(f"{k}={v}" for k, v in result.completion.items()))
+        print("valid completion: " + " ".join(f"{k}={format_value(v)}" for k, v in result.completion.items()))
         return 0
     if result.feasible is None:
         print(f"unknown: the search stopped before deciding whether a configuration has {given}")

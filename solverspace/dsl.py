@@ -348,6 +348,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
                  "or @require (True keeps it)")
 
     return {
+        **order_functions(),
         "range": dsl_range,
         "iterator": iterator,
         "require": _constraint(False, "require"),
@@ -365,4 +366,49 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
 
 
 LANGUAGE_NAMES = ("range", "iterator", "require", "reject_if", "if_then_else", "min", "max", "abs",
-                  "setting", "union", "intersection", "difference")
+                  "setting", "union", "intersection", "difference", "permutation", "interleave", "sequence",
+                  "position", "before", "first", "last", "contains", "len")
+
+
+def _items(items, what: str) -> tuple:
+    if isinstance(items, (str, Sym, DomainObj)) or not isinstance(items, (list, tuple)):
+        raise SpaceDefinitionError(f"{what} takes a list of items, not {items!r}",
+                                   hint="e.g. permutation(['i', 'j', 'k'])")
+    return tuple(as_node(i, f"the items of {what}") for i in items)
+
+
+def order_functions() -> dict:
+    """The order iterators and functions of the language (`solverspace.orders`)."""
+
+    def permutation(items):
+        """Every order of the items."""
+        return DomainObj(ir.Permutation(_items(items, "permutation()")))
+
+    def interleave(*parts):
+        """Every merge of the sequences that keeps each one's own order."""
+        if not parts:
+            raise SpaceDefinitionError("interleave() needs at least one sequence", hint="interleave(['a', 'b'], ['c'])")
+        return DomainObj(ir.Interleave(tuple(ir.Values(_items(p, "interleave()")) for p in parts)))
+
+    def sequence(items, min_len=0, max_len=None):
+        """Ordered selections of min_len to max_len of the items, without repetition."""
+        nodes = _items(items, "sequence()")
+        high = len(nodes) if max_len is None else max_len
+        return DomainObj(ir.Sequence(nodes, as_node(min_len, "a sequence length"), as_node(high, "a sequence length")))
+
+    def function(name, arity):
+        def fn(*args):
+            if len(args) != arity:
+                raise SpaceDefinitionError(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}, "
+                                           f"{len(args)} given")
+            if not isinstance(args[0], Sym):
+                if name == "len":
+                    return builtins.len(*args)
+                raise SpaceDefinitionError(f"{name}(): the first argument must be an order parameter, not {args[0]!r}")
+            return Sym(ir.OrderFn(name, tuple(as_node(a, f"{name}()") for a in args)))
+        fn.__name__ = name
+        return fn
+
+    from .orders import ARITY
+    return {"permutation": permutation, "interleave": interleave, "sequence": sequence,
+            **{name: function(name, arity) for name, arity in ARITY.items()}}

@@ -15,7 +15,7 @@ import types
 from fractions import Fraction
 from typing import Callable
 
-from . import ir
+from . import ir, orders
 from .errors import SpaceEvaluationError
 from .printing import to_source
 
@@ -24,11 +24,14 @@ Value = int | Fraction | str | bool
 
 
 class Undefined(Exception):
-    """An undefined operation (division or modulo by zero) in `expr`."""
+    """An undefined operation (division or modulo by zero, or an order function asked about an
+    item the order lacks) in `expr`."""
 
     def __init__(self, expr: ir.Node):
         self.expr = expr
-        super().__init__(f"division or modulo by zero in `{to_source(expr)}`")
+        self.reason = ("an item absent from the order" if isinstance(expr, ir.OrderFn)
+                       else "division or modulo by zero")
+        super().__init__(f"{self.reason} in `{to_source(expr)}`")
 
 
 def normalise(value):
@@ -39,6 +42,9 @@ def normalise(value):
 
 
 def _numeric(value, node):
+    if type(value) is tuple:
+        raise SpaceEvaluationError(f"order value {value!r} used in arithmetic or ordering in `{to_source(node)}`",
+                                   hint="orders compare only with == and !=; use position(), first(), ...")
     if isinstance(value, str):
         raise SpaceEvaluationError(
             f"categorical value {value!r} used in arithmetic or ordering in `{to_source(node)}`",
@@ -152,6 +158,19 @@ class _ExprCompiler(ir.Visitor):
         operand = self.visit(n.operand)
         return lambda env: abs(_numeric(operand(env), n))
 
+    def _visit_OrderFn(self, n):
+        args, fn = [self.visit(a) for a in n.args], orders.FUNCTIONS[n.fn]
+
+        def order_function(env):
+            values = [a(env) for a in args]   # every argument evaluated, as in a Python call
+            if type(values[0]) is not tuple:
+                raise SpaceEvaluationError(f"`{to_source(n)}`: {values[0]!r} is not an order")
+            try:
+                return fn(*values)
+            except orders.AbsentItem:
+                raise Undefined(n) from None
+        return order_function
+
 
 def compile_expr(expr: ir.Expr) -> Callable[[Env], Value]:
     """A function env -> value for an expression (may raise `Undefined`)."""
@@ -223,6 +242,29 @@ class _DomainCompiler(ir.Visitor):
 
     def _visit_Closure(self, n):
         return ClosureTable(n, self.closure_globals, self.max_closure_values)
+
+    def _items(self, nodes):
+        items = [compile_expr(i) for i in nodes]
+        return lambda env: tuple(f(env) for f in items)
+
+    def _visit_Permutation(self, n):
+        items = self._items(n.items)
+        return lambda env: orders.permutations(items(env))
+
+    def _visit_Interleave(self, n):
+        parts = [self._items(p.items) for p in n.parts]
+        return lambda env: orders.interleavings(tuple(p(env) for p in parts))
+
+    def _visit_Sequence(self, n):
+        items, low, high = self._items(n.items), compile_expr(n.min_len), compile_expr(n.max_len)
+        owner = self.owner
+
+        def selections(env):
+            bounds = [_domain_value(f(env), owner, n) for f in (low, high)]
+            if any(isinstance(b, str) for b in bounds):
+                raise SpaceEvaluationError(f"parameter {owner!r}: sequence lengths must be integers in `{to_source(n)}`")
+            return orders.sequences(items(env), *bounds)
+        return selections
 
 
 class ClosureTable:

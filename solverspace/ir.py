@@ -217,6 +217,58 @@ class Closure(Domain):
         return tuple(Ref(d) for d in self.deps)
 
 
+@dataclass(frozen=True, slots=True)
+class Permutation(Domain):
+    """Every order of `items` (an order-valued parameter: each value is a tuple of the items)."""
+
+    items: tuple[Expr, ...]
+
+    def children(self):
+        return self.items
+
+
+@dataclass(frozen=True, slots=True)
+class Interleave(Domain):
+    """Every merge of the `parts` (value lists) that keeps each part's own order (OA's mixer)."""
+
+    parts: tuple["Values", ...]
+
+    def children(self):
+        return self.parts
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence(Domain):
+    """Ordered selections of `items` without repetition, of `min_len` to `max_len` items."""
+
+    items: tuple[Expr, ...]
+    min_len: Expr
+    max_len: Expr
+
+    def children(self):
+        return (*self.items, self.min_len, self.max_len)
+
+
+ORDER_DOMAINS = (Permutation, Interleave, Sequence)
+ORDER_FUNCTIONS = ("position", "before", "first", "last", "contains", "len")
+
+
+@dataclass(frozen=True, slots=True)
+class OrderFn(Expr):
+    """An order predicate or accessor: `fn(order, *args)` with `fn` in `ORDER_FUNCTIONS`
+    (`solverspace.orders` gives the meaning)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+    def __post_init__(self):
+        if self.fn not in ORDER_FUNCTIONS:
+            raise ValueError(f"unknown order function {self.fn!r}")
+
+    def children(self):
+        return self.args
+
+
 # The visitor name of each operator: a node with an `op` (BinOp, Compare, SetOp) is dispatched to
 # `_visit_<name>` (e.g. `_visit_FloorDiv`) when the visitor has one, else to `_visit_<ClassName>`.
 OP_NAMES = {"+": "Add", "-": "Sub", "*": "Mul", "//": "FloorDiv", "%": "Mod", "/": "Div", "**": "Pow",
@@ -279,6 +331,8 @@ def is_boolean(expr: Expr) -> bool:
     """Whether an expression's value is a bool by construction."""
     if isinstance(expr, (Compare, And, Or, Not)):
         return True
+    if isinstance(expr, OrderFn):
+        return expr.fn in ("before", "contains")
     if isinstance(expr, Const):
         return type(expr.value) is bool
     if isinstance(expr, IfExp):

@@ -27,14 +27,17 @@ class ValueKind(StrEnum):
 
     INT = "int"
     STR = "str"
+    ORDER = "order"   # a tuple of items (solverspace.orders)
 
 
-INT, STR = ValueKind.INT, ValueKind.STR
+INT, STR, ORDER = ValueKind.INT, ValueKind.STR, ValueKind.ORDER
 _MIXED = "mixed"  # what `_join` gives for an either-or of both kinds (never a value's kind)
 
 MIX_HINT = ("a parameter's values are all integers or all strings: use a separate categorical parameter, "
             "or an integer sentinel such as 0 for 'auto'")
 ORDER_HINT = "categorical values can only be compared with == and !="
+ORDERS_HINT = ("orders compare only with == and != (with another order); ask about their items with "
+               "position(o, x), before(o, a, b), first(o), last(o), contains(o, x), len(o)")
 
 
 class KindError(SpaceDefinitionError):
@@ -137,7 +140,10 @@ class Kinds(ir.Visitor):
 
     def _numeric(self, n, operands):
         for o in operands:
-            if self.visit(o) == STR:
+            kind = self.visit(o)
+            if kind == ORDER:
+                self.refuse(f"`{to_source(n)}` uses the order `{to_source(o)}` in arithmetic", ORDERS_HINT)
+            if kind == STR:
                 self.refuse(f"`{to_source(n)}` uses the categorical (string) value `{to_source(o)}` in arithmetic",
                             ORDER_HINT)
         return INT
@@ -159,6 +165,12 @@ class Kinds(ir.Visitor):
 
     def _visit_Compare(self, n):
         a, b = self.visit(n.left), self.visit(n.right)
+        if ORDER in (a, b):
+            if n.op not in ("==", "!="):
+                self.refuse(f"`{to_source(n)}` orders an order value with `{n.op}`", ORDERS_HINT)
+            if a != b:
+                self.refuse(f"`{to_source(n)}` compares an order with a value that is not an order", ORDERS_HINT)
+            return INT
         if n.op not in ("==", "!=") and STR in (a, b):
             culprit = n.left if a == STR else n.right
             self.refuse(f"`{to_source(n)}` orders the categorical (string) value `{to_source(culprit)}`",
@@ -179,8 +191,63 @@ class Kinds(ir.Visitor):
             self._mixed(n, (n.then, n.orelse))
         return kind
 
+    def _visit_OrderFn(self, n):
+        from .orders import ARITY, INT_RESULT, ITEM_RESULT
+        order = n.args[0]
+        if len(n.args) != ARITY[n.fn]:
+            self.refuse(f"`{to_source(n)}`: {n.fn}() takes {ARITY[n.fn]} arguments", ORDERS_HINT)
+        if self.visit(order) != ORDER:
+            self.refuse(f"`{to_source(n)}`: `{to_source(order)}` is not an order",
+                        "the first argument of position/before/first/last/contains/len is an order parameter")
+        items = self.items_kind(order)
+        for item in n.args[1:]:
+            kind = self.visit(item)
+            if kind == ORDER or (kind is not None and items is not None and kind != items):
+                self.refuse(f"`{to_source(n)}`: `{to_source(item)}` is not of the kind of the order's items ({items})",
+                            ORDERS_HINT)
+        if n.fn == "position" and isinstance(n.args[1], ir.Const):
+            possible = self.possible_items(order)
+            if possible is not None and n.args[1].value not in possible:
+                self.refuse(f"`{to_source(n)}`: {n.args[1].value!r} is never in `{to_source(order)}` "
+                            f"(its items: {', '.join(map(repr, possible))}), so the position is always undefined",
+                            "ask only about items the order can hold (contains(o, x) tests for optional ones)")
+        return INT if n.fn in INT_RESULT or n.fn not in ITEM_RESULT else items
+
+    def items_kind(self, node) -> ValueKind | None:
+        """The kind of the items of an order-valued expression or domain (None: unknown)."""
+        possible = self.possible_items(node)
+        kinds = {STR if type(v) is str else INT for v in possible or ()}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def possible_items(self, node) -> tuple | None:
+        """Every item an order-valued expression or domain may hold (None: not known statically)."""
+        from .orders import order_items
+        if isinstance(node, ir.Ref):
+            item = self.model.definition(node.name)
+            return self.possible_items(item.domain if node.name in self.model.parameter else item.expr)
+        if isinstance(node, ir.ORDER_DOMAINS):
+            items = order_items(node)
+            return tuple(i.value for i in items) if all(isinstance(i, ir.Const) for i in items) else None
+        if isinstance(node, (ir.IfExp, ir.IfDomain, ir.SetOp)):
+            parts = (node.left, node.right) if isinstance(node, ir.SetOp) else (node.then, node.orelse)
+            found = [self.possible_items(p) for p in parts]
+            return None if None in found else tuple(dict.fromkeys(found[0] + found[1]))
+        return None
+
     # ------------------------------------------------------------------------------ domains
     def _domain(self, node):
+        if isinstance(node, ir.ORDER_DOMAINS):
+            from .orders import check_items
+            try:
+                check_items(node, f"`{to_source(node)}`")
+            except SpaceDefinitionError as exc:
+                self.refuse(exc.message, exc.hint)
+            if isinstance(node, ir.Sequence):
+                for part in (node.min_len, node.max_len):
+                    if self.visit(part) != INT:
+                        self.refuse(f"sequence length `{to_source(part)}` is not an integer in `{to_source(node)}`",
+                                    "sequence(items, min_len, max_len) takes integer lengths")
+            return ORDER
         if isinstance(node, ir.Range):
             for part in (node.start, node.stop, node.step):
                 if self.visit(part) == STR:

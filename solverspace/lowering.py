@@ -261,12 +261,44 @@ class FunctionLowerer:
             helper = self.helpers(name)
         except SpaceDefinitionError as exc:
             raise self.error(node, exc.message, hint=exc.hint) from None
-        if helper is not None:
+        if helper is not None:   # a helper of the space file wins over an order function's name
             return self.inline(node, helper, env)
+        if name in _ORDER_CALLS:
+            return self.order_call(node, name, env)
         raise self.error(node, f"call to {name!r} is not part of the language",
                          hint="functions available in iterator and constraint bodies: range, iterator, "
-                              "min, max, abs, if_then_else, union, intersection, difference, and helper "
+                              "min, max, abs, if_then_else, union, intersection, difference, permutation, "
+                              "interleave, sequence, position, before, first, last, contains, len, and helper "
                               "functions defined with `def` in the space file")
+
+    def order_call(self, node: ast.Call, name: str, env: dict) -> ir.Node:
+        """The order iterators and functions (`solverspace.orders`) in a function body."""
+        from .orders import ARITY
+        args = node.args
+
+        def items(arg):
+            if not isinstance(arg, (ast.List, ast.Tuple)):
+                raise self.error(node, f"`{ast.unparse(node)}`: {name}() takes a list of items",
+                                 hint="e.g. permutation(['i', 'j', 'k'])")
+            return tuple(self.value(e, env) for e in arg.elts)
+        if name == "permutation":
+            if len(args) != 1:
+                raise self.error(node, "permutation(items) takes one argument")
+            return ir.Permutation(items(args[0]))
+        if name == "interleave":
+            if not args:
+                raise self.error(node, "interleave() needs at least one sequence")
+            return ir.Interleave(tuple(ir.Values(items(a)) for a in args))
+        if name == "sequence":
+            if not 1 <= len(args) <= 3:
+                raise self.error(node, "sequence(items, min_len=0, max_len=len(items)) takes 1 to 3 arguments")
+            found = items(args[0])
+            low = self.value(args[1], env) if len(args) > 1 else ir.Const(0)
+            high = self.value(args[2], env) if len(args) > 2 else ir.Const(len(found))
+            return ir.Sequence(found, low, high)
+        if len(args) != ARITY[name]:
+            raise self.error(node, f"`{ast.unparse(node)}`: {name}() takes {ARITY[name]} arguments")
+        return ir.OrderFn(name, tuple(self.value(a, env) for a in args))
 
     def inline(self, call: ast.Call, helper: ast.FunctionDef, env: dict) -> ir.Node:
         """A helper's body lowered with its arguments bound to the call's lowered arguments."""
@@ -284,7 +316,9 @@ class FunctionLowerer:
         return FunctionLowerer(helper, self.filename, self.resolve, self.helpers, chain).lower(bound)
 
 
-_LANGUAGE_CALLS = ("range", "iterator", "min", "max", "abs", "if_then_else", "union", "intersection", "difference")
+_ORDER_CALLS = ("permutation", "interleave", "sequence", "position", "before", "first", "last", "contains", "len")
+_LANGUAGE_CALLS = ("range", "iterator", "min", "max", "abs", "if_then_else", "union", "intersection", "difference",
+                   *_ORDER_CALLS)
 
 
 def bind_arguments(helper: ast.FunctionDef, args: list, kwargs: dict, lower_default) -> dict | str:

@@ -90,6 +90,18 @@ class PythonPrinter(ir.Visitor):
         return (f"{self.doprint(n.then)} if {self.doprint(n.cond)} else {self.doprint(n.orelse)}",
                 _PRECEDENCE["IfExp"])
 
+    def _visit_Permutation(self, n):
+        return self._call("permutation", (ir.Values(n.items),))
+
+    def _visit_Interleave(self, n):
+        return self._call("interleave", n.parts)
+
+    def _visit_Sequence(self, n):
+        return self._call("sequence", (ir.Values(n.items), n.min_len, n.max_len))
+
+    def _visit_OrderFn(self, n):
+        return self._call(n.fn, n.args)
+
     def _visit_Closure(self, n):
         return f"{n.name}({', '.join(n.deps)})  # generator", _PRECEDENCE["atom"]
 

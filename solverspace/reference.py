@@ -161,7 +161,7 @@ class ReferenceEnumerator:
         bound = {p: env[p] for p in self.plan.order if p in env}
         if self.strict:
             raise UndefinedOperationError(
-                f"undefined operation in {where!r}: division or modulo by zero in `{to_source(exc.expr)}` "
+                f"undefined operation in {where!r}: {exc.reason} in `{to_source(exc.expr)}` "
                 f"at {_format(bound)}", where=self._where(where),
                 hint="guard the expression (e.g. `b == 0 or a // b < 2`) or run without strict mode, "
                      "where such configurations are invalid and counted as undefined")

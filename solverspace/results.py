@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from .errors import BackendUnavailableError, SolverspaceError
+from .orders import format_row
 from .output import atomic_output
 
 if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
@@ -45,8 +46,10 @@ def format_of(path: str | Path) -> str:
 
 
 def rows_to_array(rows: list[tuple], columns):
-    """Python rows as a structured array: int64 columns, or str columns for categorical values."""
+    """Python rows as a structured array: int64 columns, or str columns for categorical values
+    and orders (`i>j>k`)."""
     import numpy as np
+    rows = [format_row(r) for r in rows]  # an order is one string column: its items joined (orders.SEPARATOR)
     fields = []
     for j, name in enumerate(columns):
         values = [r[j] for r in rows]
@@ -128,13 +131,13 @@ def write_rows(path, columns, rows: Iterable[tuple], fmt: str, sep: str = ",") -
     if fmt == "jsonl":
         with atomic_output(path, "w", encoding="utf-8") as handle:
             for row in rows:
-                handle.write(json.dumps(dict(zip(columns, row)), default=str) + "\n")
+                handle.write(json.dumps(dict(zip(columns, format_row(row))), default=str) + "\n")
                 written += 1
         return written
     with atomic_output(path, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
-            writer.writerow(row)
+            writer.writerow(format_row(row))
             written += 1
     return written

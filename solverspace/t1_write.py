@@ -84,6 +84,12 @@ class _T1Exporter:
     def run(self, name: str) -> dict:
         from .plan import loop_order
         model = self.model
+        ordered = next((p for p in model.parameters if model.kinds.of(p.name) == "order"), None)
+        if ordered is not None:   # T1 has no order functions to write position(...) with
+            raise self.refuse(f"parameter {ordered.name!r} is an order (`{ordered}`), which T1 "
+                              "cannot express", ordered.line,
+                              hint="T1 files have integer and string parameters only; count, list or validate the "
+                                   "space with solverspace itself")
         order = loop_order(model, model.analysis.dag)
         supersets: dict[str, list] = {}
         membership: dict[str, ir.Expr | None] = {}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterator
 from solverspace.errors import (SolverspaceError, SpaceEvaluationError,
                                 UndefinedOperationError)
 from solverspace.options import check_threads
+from solverspace.orders import has_orders
 from solverspace.output import atomic_output, npy_header
 from solverspace.npy import write_categories
 from solverspace.plan import Plan
@@ -34,6 +35,8 @@ from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERRO
 from .c_optimize import Options
 from .c_plan_cache import generation_key, load_generated, store_generated
 from .c_shapes import build_shaped, is_built_shaped
+from .order_slots import refuse_orders, slot_plan
+from . import c_orders
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
@@ -140,6 +143,7 @@ class CEnumerator:
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
                  threads: int | None = None, funnel: bool = False):
         check_threads(threads)
+        refuse_orders(plan, "C", "measure the funnel of")  # the backend's other answers go through slot_plan
         self.plan = plan
         self.options = Options.literal() if funnel else options
         self.with_derived, self.funnel_build = with_derived, funnel
@@ -635,11 +639,14 @@ class CBackend:
         return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads)
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
-        return self.enumerator(plan).stats(strict, progress)
+        return self.enumerator(slot_plan(plan, "C")).stats(strict, progress)  # orders as slots
 
     def is_built(self, plan, with_derived=()) -> bool:
         """Whether this plan's module is in the cache, so that running it compiles and generates
-        nothing (the `auto` backend asks before choosing)."""
+        nothing (the `auto` backend asks before choosing). Never for a space with orders, which
+        the C backend only counts: `auto` tries the reference first."""
+        if has_orders(plan.model):
+            return False
         if (id(plan), self.options, tuple(with_derived), self.threads) in CEnumerator._cache:
             return True
         key = generation_key(plan, self.options, tuple(with_derived), False, False)
@@ -647,6 +654,9 @@ class CBackend:
         return generated is not None and is_built_shaped(generated.source, CDEF)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        if has_orders(plan.model):   # the slot model's rows, joined (translators/c_orders.py)
+            yield from c_orders.rows(self, plan, strict=strict, with_derived=with_derived, progress=progress)
+            return
         enumerator = self.enumerator(plan, with_derived)
         for batch in enumerator.batches(strict, progress):
             decoded = enumerator.decode(batch)
@@ -654,13 +664,20 @@ class CBackend:
                 yield tuple(row)
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None) -> np.ndarray:
+        if has_orders(plan.model):
+            return c_orders.array(self, plan, strict=strict, with_derived=with_derived, progress=progress)
         enumerator = self.enumerator(plan, with_derived)
         return enumerator.decode(enumerator.array(strict, progress))
 
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        if has_orders(plan.model):
+            return c_orders.write(self, plan, path, fmt, strict=strict, with_derived=with_derived,
+                                  progress=progress, sep=sep)
         return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)
 
     def positions(self, plan) -> "EnumeratorPositions":
+        if has_orders(plan.model):
+            return c_orders.OrderPositions(EnumeratorPositions(self.enumerator(slot_plan(plan, "C"))), plan)
         return EnumeratorPositions(self.enumerator(plan))
 
     def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
@@ -672,6 +689,7 @@ class CBackend:
 
     def emit(self, plan, with_derived=()) -> str:
         """The generated C source, with this backend's optimizations."""
+        plan = slot_plan(plan, "C")   # orders: the slot model's program
         return CGenerator(plan, self.options, tuple(with_derived)).generate().source
 
 

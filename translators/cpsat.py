@@ -33,6 +33,9 @@ from .cpsat_run import CpSatStats, LowerBound, count_plan
 from .cpsat_sample import SelfReducibleSampler
 from .cpsat_samplers import CpSatSampler, XorSampler
 from .cpsat_solver import Options
+from . import cpsat_orders
+from .order_slots import slot_plan
+from solverspace.orders import has_orders
 
 __all__ = ["ApproximateCount", "BestResult", "Codes", "Completion", "CpSatBackend", "CpSatRefusal", "CpSatSampler",
            "CpSatStats", "EXPLICIT_DOMAIN", "LIMIT", "LowerBound", "Lowering", "NearUniformSampler", "Options",
@@ -60,27 +63,36 @@ class CpSatBackend:
     def count(self, plan, *, strict: bool = False, progress=None, undefined: bool = True) -> CpSatStats:
         """Stats with the exact count (or a `LowerBound` with `exact=False` when the time limit
         stopped it) and the undefined-operation tally the reference enumerator reports for `plan`."""
+        plan = slot_plan(plan, "CP-SAT")  # order parameters as one parameter per position
         return count_plan(plan, strict=strict, progress=progress, undefined=undefined, **self.options())
 
     def sampler(self, plan, method: str = "cpsat", *, seed: int = 0, progress=None):
         """`cpsat`: exact self-reducibility (no time limit: a stopped count cannot give uniform
         draws); `cpsat-xor`: near-uniform XOR cells (one worker unless `workers` says more)."""
+        if has_orders(plan.model):   # the slot model's samples, joined (translators/cpsat_orders.py)
+            return cpsat_orders.OrderSampler(self.sampler(slot_plan(plan, "CP-SAT"), method, seed=seed,
+                                                          progress=progress), plan)
         if method == "cpsat-xor":
             return XorSampler(plan, self.workers, seed=seed, progress=progress)
         return CpSatSampler(plan, seed=seed, progress=progress, settings=self.options())
 
     def complete(self, plan, assignment: dict) -> Completion:
         """A valid completion of a partial assignment, or a minimal set of rules against it."""
+        if has_orders(plan.model):
+            return cpsat_orders.complete(plan, assignment, complete_plan, **self.options())
         return complete_plan(plan, assignment, **self.options())
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10) -> BestResult:
         """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`)."""
+        if has_orders(plan.model):
+            return cpsat_orders.best(plan, objective, best_of_plan, maximize=maximize, top=top, **self.options())
         return best_of_plan(plan, objective, maximize=maximize, top=top, **self.options())
 
     def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0) -> ApproximateCount:
         """ApproxMC2: a count within a factor (1 + epsilon) with probability >= 1 - delta (see
         `translators.cpsat_hash`); `seed` draws the hashes. No time limit: a cell is enumerated
         to its end."""
+        plan = slot_plan(plan, "CP-SAT")   # orders: one parameter per position (a bijection: same count)
         return approximate_count_of_plan(plan, epsilon, delta, seed=seed, options=Options(workers=self.workers or 1))
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):

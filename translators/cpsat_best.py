@@ -76,14 +76,15 @@ def parse_objective(model, text: str) -> ir.Expr:
 
 
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,
-         workers: int | None = None, seed: int = 0) -> BestResult:
-    """The `top` best distinct configurations of `plan` by `objective` (see the module docstring)."""
+         workers: int | None = None, seed: int = 0, expr: ir.Expr | None = None) -> BestResult:
+    """The `top` best distinct configurations of `plan` by `objective` (see the module docstring);
+    `expr`: the objective already lowered (orders: translated to the slot model's names)."""
     start = time.perf_counter()
     if top < 1:
         raise SpaceDefinitionError(f"top={top!r}: expected a positive number of configurations")
     options = Options(time_limit=time_limit, workers=workers, seed=seed)
     model = plan.model
-    expr = parse_objective(model, objective)
+    expr = parse_objective(model, objective) if expr is None else expr
     search = _Search(plan, expr, maximize, options, options.deadline(start))
     result = BestResult(objective, maximize)
     values = search.run(top)

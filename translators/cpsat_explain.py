@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 
 from solverspace.check import check_parameter_names
+from solverspace import ir
+from solverspace.orders import format_value
 from solverspace.printing import to_source
 
 from .cpsat_count import Counter, Factor
@@ -54,9 +56,11 @@ class Completion:
             what = f"derived value {name} = {to_source(item.expr)}" if name in model.derived_value \
                 else f"{name}: {item.polarity} {to_source(item.expr)}"
             failing, config = self.failing.get(name, (None, None))
-            detail = (f": division or modulo by zero in `{failing}`"
-                      + (f" (e.g. at {' '.join(f'{k}={v!r}' for k, v in config.items())})" if config else "")
-                      if failing else ": division or modulo by zero")
+            reason = ("an item absent from the order" if any(isinstance(n, ir.OrderFn) for n in ir.walk(item.expr))
+                      else "division or modulo by zero")   # orders: translators/cpsat_orders.py
+            detail = (f": {reason} in `{failing}`"
+                      + (f" (e.g. at {' '.join(f'{k}={format_value(v) if type(v) is tuple else repr(v)}' for k, v in config.items())})" if config else "")
+                      if failing else f": {reason}")
             lines.append(f"{what} is undefined{detail}  ({where})")
         for name in self.conflict:
             c = model.constraint[name]

@@ -22,6 +22,10 @@
   categorical, in bodies and at module level), iterator algebra inside `@iterator` bodies, and a
   plain helper `def` (with `if`) called from bodies, ranges and derived values (inlined).
 
+- order parameters (`orders` of the spaces, issue 15): permutations, interleavings and
+  sequences with a derived position or length that later ranges and expressions use, and a
+  constraint with before/first/last/contains/position (undefined where a sequence lacks the item);
+
 - a *wide block* (`wide` of the spaces): parameters nothing depends on, with ranges of hundreds
   to thousands of values (some starting at an earlier parameter), multiplied into a count past
   2**64: C and CP-SAT count it exactly, the sampler draws positions past 64 bits.
@@ -705,6 +709,51 @@ class _Gen:
             lines += [f"    if {sparse} > {self.small(-2, 10)}:", "        yield -1"]
         self._add_closure_param(name, lines, -1, m - 1, 2)
 
+    # ---------------------------------------------------------------- orders (issue 15)
+    def order_param(self, name: str, cap: int) -> None:
+        """An order parameter (permutation, interleaving or sequence of 2-3 items, at most `cap`
+        orders), an integer derived from it that later expressions may use (its length, or the
+        position of an item, -1 when a sequence lacks it), and a constraint on it."""
+        a, b, c = (f"{name}{x}" for x in "abc")
+        options = [(f"permutation([{a!r}, {b!r}])", 2, (a, b), False),
+                   (f"permutation([{a!r}, {b!r}, {c!r}])", 6, (a, b, c), False),
+                   (f"interleave([{a!r}, {b!r}], [{c!r}])", 3, (a, b, c), False),
+                   (f"interleave([{a!r}], [{b!r}, {c!r}])", 3, (a, b, c), False),
+                   (f"sequence([{a!r}, {b!r}], 0, 2)", 5, (a, b), True),
+                   (f"sequence([{a!r}, {b!r}, {c!r}], 1, 1)", 3, (a, b, c), True),
+                   (f"sequence([{a!r}, {b!r}, {c!r}], 0, 1)", 4, (a, b, c), True),
+                   (f"sequence([{a!r}, {b!r}], 1, 2)", 4, (a, b), True)]
+        text, size, items, optional = self.pick([o for o in options if o[1] <= max(cap, 2)])
+        self.s.blocks.append(_Block(f"{name} = {text}"))
+        self.s.params.append(name)
+        self.s.candidates *= size
+        x = self.pick(items)
+        y = self.pick([i for i in items if i != x])
+        derived = f"{name}_i"
+        if self.boolean(0.4):
+            self.s.blocks.append(_Block(f"{derived} = len({name})"))
+            self.s.ints[derived] = (0, len(items))
+        elif optional:
+            self.s.blocks.append(_Block(f"{derived} = if_then_else(contains({name}, {x!r}), "
+                                        f"position({name}, {x!r}), -1)"))
+            self.s.ints[derived] = (-1, len(items) - 1)
+        else:
+            self.s.blocks.append(_Block(f"{derived} = position({name}, {x!r})"))
+            self.s.ints[derived] = (0, len(items) - 1)
+        rule = self.pick(["before", "first", "last", "contains", "position"])
+        if rule == "before":
+            self.s.blocks.append(_Block(f"{self.pick(['require', 'reject_if'])}(before({name}, {x!r}, {y!r}))"))
+        elif rule == "first":  # undefined on an empty sequence
+            self.s.blocks.append(_Block(f"reject_if(contains({name}, {x!r}) & (first({name}) != {x!r}))"))
+        elif rule == "last":
+            self.s.blocks.append(_Block(f"require(last({name}) != {x!r})"))
+        elif rule == "contains":
+            self.s.blocks.append(_Block(f"require(contains({name}, {x!r}) | ({derived} > 0))"))
+        else:  # position of an item a sequence may lack: undefined there
+            bound = self.leaf()
+            self.s.blocks.append(_Block(f"@require\ndef {name}_rule({name}):\n"
+                                        f"    return position({name}, {x!r}) <= {bound.text}"))
+
     # ---------------------------------------------------------------- derived values
     def add_derived(self) -> None:
         i = self.s.derived_count
@@ -809,10 +858,13 @@ class _Gen:
 
 @st.composite
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
-           max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0) -> str:
+           max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
+           orders: float = 0.0) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
-    with the reference cannot take one: `validate` can, and the generated-space test asks for it)."""
+    with the reference cannot take one: `validate` can, and the generated-space test asks for it).
+    `orders`: the probability that a parameter is an order (`_Gen.order_param`; 0 by default,
+    so the spaces drawn for other tests stay as they were)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     header = []
@@ -831,7 +883,10 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     params = 0
     for item in order:
         if item == "p":
-            gen.add_param(params)
+            if orders and draw(st.integers(0, 99)) < orders * 100:
+                gen.order_param(f"p{params}", gen.cap())
+            else:
+                gen.add_param(params)
             params += 1
         elif item == "d":
             gen.add_derived()
