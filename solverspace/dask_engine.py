@@ -1,0 +1,454 @@
+"""Counting, enumerating and sampling on a Dask cluster (`--engine dask`).
+
+The driver (this process) loads the space, compiles it once and lists the prefixes of the outer
+loops at a depth with many more prefixes than workers (`translators.c_partition`). Dask tasks
+count contiguous blocks of prefixes; the exact per-prefix counts make contiguous partitions of
+about equal rows; each partition is one task that lists its rows with its prefixes fixed. Tasks
+carry plain values (`Job`: the space's path, the settings given, the options, and the run's
+identity), and each worker process loads the space and the compiled module once (from the
+shared compile cache, `$SOLVERSPACE_CACHE`) and reuses them for every task it runs.
+
+- count: the sum of the blocks' counts (and undefined tallies): the single-process count.
+- enumerate: one shard per partition, `part-NNNNN.parquet` (or `.npy`), written by the worker
+  (atomically) into the output directory, which must therefore be reachable from every worker
+  (the same machine, or a shared file system), plus `_manifest.json` (`solverspace.manifest`).
+  Shards in name order are the single-process output row for row. A rerun skips the shards the
+  manifest records as complete whose size and SHA-256 still match.
+- sample: the positions are drawn in this process exactly as the single-process `exact` method
+  draws them (one seeded generator over [0, count), `solverspace.draws`), then routed to the
+  partitions that hold them, whose tasks fill only the units holding a position. So the sample
+  is the single-process sample, row for row, for any number of workers or partitions.
+
+Dask (`dask.distributed`) is imported only here and only when the engine runs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import manifest as shards
+from .errors import SolverspaceError, UndefinedOperationError
+from .results import Stats
+
+DASK_HINT = 'pip install "solverspace[dask]"'
+ROWS_PER_PARTITION = 1 << 22     # default partitions: at least total / this (and 4 per worker)
+PARTITIONS_PER_WORKER = 4
+UNITS_PER_PARTITION = 64         # prefixes listed: at least this many per partition (balance)
+MIN_UNITS = 4096
+RETRIES = 2                      # a task that raised (not a refusal) is run again this often
+
+
+class DaskUnavailableError(SolverspaceError, RuntimeError):
+    """`--engine dask` without Dask's distributed scheduler installed."""
+
+
+class EngineError(SolverspaceError, ValueError):
+    """A request the Dask engine cannot serve (another backend, method or output)."""
+
+
+def require_dask():
+    """The `distributed` module, or a clear error naming the extra to install."""
+    try:
+        import distributed
+    except ImportError:
+        raise DaskUnavailableError("--engine dask needs Dask's distributed scheduler (dask.distributed), which is "
+                                   "not installed", hint=DASK_HINT) from None
+    return distributed
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to load the same space and compiled enumerator: plain values."""
+
+    space: str                    # an absolute space-file path, or a built-in name
+    settings: tuple = ()          # (name, value) overrides as given
+    max_closure_values: int = 100_000
+    with_derived: tuple = ()
+    literal: bool = False
+    disable: tuple = ()
+    identity: str = ""            # `identity()` of the space loaded by the driver
+
+    @classmethod
+    def make(cls, space, settings=None, **options) -> "Job":
+        from .loader import BUILTIN_SPACES
+        name = str(space)
+        if name not in BUILTIN_SPACES:
+            name = str(Path(name).resolve())
+        return cls(name, tuple(sorted((settings or {}).items())), **options)
+
+
+def load_space(job: Job):
+    from .space import Space
+    return Space.load(job.space, dict(job.settings), max_closure_values=job.max_closure_values)
+
+
+def c_backend(job: Job, threads: int | None):
+    from .backends import get_backend
+    return get_backend("c", "write", threads=threads, literal=job.literal or None, disable=job.disable or None)
+
+
+def identity(space, job: Job) -> str:
+    """A hash of what decides the rows: the space file's bytes, every setting's value, the plan's
+    loop order, the options, the derived columns, and the tool's code (`generator_version`), plus
+    the model written out in full where it can be (no closure iterator)."""
+    from .loader import resolve_space_path
+    from .translators.c_plan_cache import generation_key, generator_version
+    backend = c_backend(job, None)
+    written = json.dumps({
+        "generator": generator_version(),
+        "source": hashlib.sha256(resolve_space_path(job.space).read_bytes()).hexdigest(),
+        "settings": sorted((k, repr(v)) for k, v in space.settings.items()),
+        "order": list(space.plan.order), "max_closure_values": job.max_closure_values,
+        "derived": list(job.with_derived), "literal": job.literal, "disable": sorted(job.disable),
+        "model": generation_key(space.plan, backend.options, job.with_derived, False, False),
+    }, sort_keys=True)
+    return hashlib.sha256(written.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------- worker side
+_LOADED: dict = {}
+_LOADING = threading.Lock()
+
+
+def worker_enumerator(job: Job, threads: int | None):
+    """The compiled enumerator for `job`, loaded once per worker process (the module comes from
+    the compile cache; a worker that sees another space or version is refused, never used)."""
+    if threads is None:
+        from distributed import get_worker
+        threads = get_worker().state.nthreads
+    key = (job, threads)
+    with _LOADING:
+        if key not in _LOADED:
+            space = load_space(job)
+            if identity(space, job) != job.identity:
+                raise EngineError(f"a worker loaded {job.space!r} with other contents, settings or solverspace "
+                                  f"version than the driver", hint="give every worker the same space file and "
+                                  "the same solverspace installation")
+            _LOADED[key] = c_backend(job, threads).enumerator(space.plan, job.with_derived)
+        return _LOADED[key]
+
+
+def _refusals(task):
+    """A refusal (SolverspaceError: strict undefined, a full disk) comes back as a value, so Dask
+    does not retry it; other failures are raised and retried."""
+    def run(*args):
+        try:
+            return {"ok": task(*args)}
+        except SolverspaceError as exc:
+            return {"error": type(exc).__name__, "message": exc.message, "hint": exc.hint}
+    run.__name__ = task.__name__
+    return run
+
+
+@_refusals
+def count_task(job, threads, depth, prefixes, strict):
+    from .translators.c_partition import count_block
+    return count_block(worker_enumerator(job, threads), depth, prefixes, strict)
+
+
+@_refusals
+def write_task(job, threads, depth, prefixes, counts, path, fmt, strict):
+    from .translators.c_partition import restricted
+    enumerator = restricted(worker_enumerator(job, threads), depth, prefixes, counts)
+    rows = enumerator.write(Path(path), fmt, strict=strict)
+    size, digest = shards.file_digest(Path(path))
+    return rows, size, digest
+
+
+@_refusals
+def rows_task(job, threads, depth, prefixes, counts, positions):
+    from .translators.c_partition import restricted
+    return restricted(worker_enumerator(job, threads), depth, prefixes, counts).rows_at(positions)
+
+
+def _outcome(value):
+    if "error" in value:
+        raise SolverspaceError(value["message"], hint=value["hint"])
+    return value["ok"]
+
+
+# ---------------------------------------------------------------------------------------- driver side
+class Progress:
+    """One line on stderr per step of the run (at most one a second while tasks finish)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.last = enabled, 0.0
+
+    def __call__(self, text: str, force: bool = True):
+        now = time.monotonic()
+        if self.enabled and (force or now - self.last >= 1.0):
+            self.last = now
+            print(f"dask: {text}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Split:
+    """The run's units: the prefix depth, the prefix table, and after counting the counts."""
+
+    depth: int
+    prefixes: object
+    prefix_stats: Stats
+    counts: list | None = None
+    undefined: int = 0
+    first_undefined: tuple | None = None
+
+
+class DaskEngine:
+    """A client on a cluster (a `LocalCluster` of `workers` processes, or the scheduler at
+    `scheduler`), and the three answers computed on it. Use as a context manager."""
+
+    def __init__(self, space, job: Job, *, scheduler: str | None = None, workers: int | None = None,
+                 threads: int | None = None, partitions: int | None = None, strict: bool = False,
+                 progress: bool = True):
+        self.space, self.strict, self.partitions = space, strict, partitions
+        self.job = replace(job, identity=identity(space, job))
+        self.scheduler, self.workers, self.threads = scheduler, workers, threads
+        self.say = Progress(progress)
+        self.client = self.cluster = None
+
+    # ------------------------------------------------------------------ cluster
+    def __enter__(self):
+        distributed = require_dask()
+        if self.scheduler:
+            try:
+                self.client = distributed.Client(self.scheduler, timeout="30s")
+            except OSError as exc:
+                raise EngineError(f"cannot reach the Dask scheduler at {self.scheduler!r}: {exc}",
+                                  hint="start it (dask scheduler) or give its address as tcp://HOST:8786") from None
+            self.task_threads = self.threads     # None: each worker's own thread count
+        else:
+            cores = os.cpu_count() or 1
+            workers = self.workers or cores
+            self.cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                    dashboard_address=":0" if _has_dashboard() else None)
+            self.client = distributed.Client(self.cluster)
+            self.task_threads = self.threads or max(1, cores // workers)
+        self.n_workers = workers if self.cluster is not None else max(1, len(self.client.scheduler_info()["workers"]))
+        link = getattr(self.client, "dashboard_link", None) if (self.scheduler or _has_dashboard()) else None
+        where = self.scheduler or f"a local cluster of {self.n_workers} worker processes"
+        self.say(f"{where}" + (f", dashboard {link}" if link else ""))
+        return self
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def describe(self) -> str:
+        return f"c backend on dask, {self.n_workers} worker{'s' if self.n_workers != 1 else ''}"
+
+    # ------------------------------------------------------------------ units and counts
+    def _driver_enumerator(self):
+        return c_backend(self.job, self.threads).enumerator(self.space.plan, self.job.with_derived)
+
+    def split(self, depth: int | None = None) -> Split:
+        """The prefix table: at `depth`, or at the shallowest depth with enough prefixes for
+        balanced partitions on this many workers."""
+        from .translators.c_partition import prefix_table
+        parts = self.partitions or PARTITIONS_PER_WORKER * self.n_workers
+        minimum = max(MIN_UNITS, UNITS_PER_PARTITION * parts)
+        found, prefixes, stats = prefix_table(self._driver_enumerator(), minimum, depth)
+        if self.strict and stats.first_undefined is not None:
+            raise UndefinedOperationError(f"undefined operation (division or modulo by zero) in "
+                                          f"{stats.first_undefined[0]!r}", hint="run without --strict")
+        return Split(found, prefixes, stats)
+
+    def count_units(self, split: Split) -> Split:
+        """Each unit's exact count, computed by tasks over contiguous blocks of prefixes."""
+        n = len(split.prefixes)
+        blocks = max(1, min(n, PARTITIONS_PER_WORKER * self.n_workers))
+        bounds = [n * b // blocks for b in range(blocks + 1)]
+        futures = [self.client.submit(count_task, self.job, self.task_threads, split.depth,
+                                      split.prefixes[a:b], self.strict, pure=False, retries=RETRIES)
+                   for a, b in zip(bounds[:-1], bounds[1:])]
+        results = self._gather(futures, lambda done: f"counted {done}/{blocks} blocks of prefixes")
+        split.counts, split.undefined, split.first_undefined = [], split.prefix_stats.undefined, None
+        for counts, undefined, first in results:
+            split.counts += counts
+            split.undefined += undefined
+            split.first_undefined = split.first_undefined or first
+        split.first_undefined = split.prefix_stats.first_undefined or split.first_undefined
+        return split
+
+    def _gather(self, futures, describe, on_result=None) -> list:
+        """Results in submission order; progress as tasks finish; pending tasks cancelled on error."""
+        from distributed import as_completed
+        results = [None] * len(futures)
+        position = {f.key: i for i, f in enumerate(futures)}
+        done = 0
+        try:
+            for future in as_completed(futures):
+                i = position[future.key]
+                results[i] = _outcome(future.result())
+                done += 1
+                if on_result is not None:
+                    on_result(i, results[i])
+                self.say(describe(done), force=done == len(futures))
+        except BaseException:
+            self.client.cancel(futures)
+            raise
+        return results
+
+    def stats(self) -> Stats:
+        split = self.count_units(self.split())
+        return Stats(count=sum(split.counts), undefined=split.undefined, first_undefined=split.first_undefined)
+
+    def _partitions(self, split: Split) -> list[tuple[int, int]]:
+        from .translators.c_partition import balanced_partitions
+        total = sum(split.counts)
+        parts = self.partitions or max(PARTITIONS_PER_WORKER * self.n_workers, -(-total // ROWS_PER_PARTITION))
+        return balanced_partitions(split.counts, parts)
+
+    # ------------------------------------------------------------------ enumerate
+    def enumerate(self, directory, fmt: str = "parquet") -> dict:
+        """Write one shard per partition into `directory` (resuming a previous run of the same
+        command); returns the manifest."""
+        from .translators.c_backend import SpaceTooLargeError
+        from .translators.c_partition import prefix_digest
+        if fmt not in ("parquet", "npy"):
+            raise EngineError(f"--engine dask writes .parquet or .npy shards, not {fmt!r}", hint="--format parquet or npy")
+        if fmt == "parquet":
+            from .results import require_pyarrow
+            require_pyarrow()
+        directory = _output_directory(directory)
+        run = hashlib.sha256(f"{self.job.identity}\0{fmt}".encode()).hexdigest()
+        manifest = shards.read(directory)
+        if manifest is not None:
+            shards.check_same_run(manifest, run, directory)
+            split = self.split(manifest["depth"])
+            if prefix_digest(split.prefixes) != manifest["prefix_digest"]:
+                raise shards.ManifestError("the manifest's prefix table differs from this run's",
+                                           hint="remove the directory and start over")
+        else:
+            split = self.split()
+        self.count_units(split)
+        total = sum(split.counts)
+        if total >= 2 ** 63:
+            raise SpaceTooLargeError(f"the space has {total} configurations, too many to list (2**63 or more)")
+        if manifest is None:
+            ranges = self._partitions(split)
+            manifest = {"format": shards.FORMAT, "version": shards.VERSION, "identity": run,
+                        "run": {"space": self.job.space, "settings": self.space.settings, "format": fmt,
+                                "derived": list(self.job.with_derived), "literal": self.job.literal,
+                                "disable": list(self.job.disable)},
+                        "columns": list(self.space.columns(self.job.with_derived)), "total": total,
+                        "depth": split.depth, "units": len(split.prefixes),
+                        "prefix_digest": prefix_digest(split.prefixes), "complete": False,
+                        "partitions": [{"index": i, "file": shards.shard_name(i, len(ranges), fmt), "units": [a, b],
+                                        "rows": sum(split.counts[a:b]), "bytes": None, "sha256": None}
+                                       for i, (a, b) in enumerate(ranges)]}
+        entries = manifest["partitions"]
+        for e in entries:
+            a, b = e["units"]
+            if sum(split.counts[a:b]) != e["rows"]:
+                raise shards.ManifestError(f"partition {e['index']} of the manifest holds {e['rows']} rows, the "
+                                           f"space now {sum(split.counts[a:b])}", hint="remove the directory and start over")
+        todo = [e for e in entries if not shards.complete_shard(directory, e)]
+        for e in todo:
+            e["bytes"] = e["sha256"] = None
+        manifest["complete"] = False
+        shards.write(directory, manifest)
+        skipped = len(entries) - len(todo)
+        if skipped:
+            self.say(f"{skipped} of {len(entries)} shards already complete (size and SHA-256 checked), skipped")
+        self.written_rows = sum(e["rows"] for e in entries if e["sha256"])
+        futures = [self.client.submit(write_task, self.job, self.task_threads, split.depth,
+                                      split.prefixes[e["units"][0]:e["units"][1]],
+                                      split.counts[e["units"][0]:e["units"][1]], str(directory / e["file"]), fmt,
+                                      self.strict, pure=False, retries=RETRIES) for e in todo]
+
+        def record(i, result):
+            rows, size, digest = result
+            entry = todo[i]
+            if rows != entry["rows"]:
+                raise SolverspaceError(f"shard {entry['file']} has {rows} rows, expected {entry['rows']}")
+            entry["bytes"], entry["sha256"] = size, digest
+            self.written_rows += rows
+            shards.write(directory, manifest)
+
+        self._gather(futures, lambda done: f"{done + skipped}/{len(entries)} partitions done, "
+                                           f"{self.written_rows:,} of {total:,} configurations written", record)
+        manifest["complete"] = True
+        shards.write(directory, manifest)
+        _remove_partials(directory, entries)
+        self.shards_written = len(todo)
+        return manifest
+
+    # ------------------------------------------------------------------ sample
+    def draw(self, n: int, seed: int, replace: bool = False):
+        """(rows, SampleInfo): the single-process `exact` sample, its rows filled by tasks."""
+        import numpy as np
+
+        from .draws import draw_positions
+        from .sampling import SampleInfo
+        from .translators.c_backend import EnumeratorPositions
+        split = self.count_units(self.split())
+        total = sum(split.counts)
+        positions = draw_positions(total, n, seed, replace)
+        enumerator = self._driver_enumerator()
+        offsets = np.zeros(len(split.counts) + 1, dtype=np.int64 if total < 2 ** 63 else object)
+        np.cumsum(np.array(split.counts, dtype=offsets.dtype), out=offsets[1:])
+        ranges = self._partitions(split)
+        starts = np.array([a for a, _ in ranges], dtype=np.int64)
+        unit = np.searchsorted(offsets, positions, side="right") - 1
+        part = np.searchsorted(starts, unit, side="right") - 1
+        futures, picks = [], []
+        for p in np.unique(part).tolist():
+            a, b = ranges[p]
+            chosen = np.flatnonzero(part == p)
+            picks.append(chosen)
+            local = positions[chosen] - offsets[a]
+            futures.append(self.client.submit(rows_task, self.job, self.task_threads, split.depth,
+                                              split.prefixes[a:b], split.counts[a:b], local,
+                                              pure=False, retries=RETRIES))
+        results = self._gather(futures, lambda done: f"filled {done}/{len(futures)} partitions holding draws")
+        rows = np.empty(len(positions), dtype=enumerator.generated.dtype)
+        for chosen, filled in zip(picks, results):
+            rows[chosen] = filled
+        return (enumerator.decode(rows),
+                SampleInfo("exact", seed, n, replace, total, EnumeratorPositions.guarantee))
+
+
+def _has_dashboard() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("bokeh") is not None
+
+
+def _output_directory(directory) -> Path:
+    """The output directory, created if needed; an existing one must be empty or hold a manifest."""
+    from .errors import OutputError
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise OutputError(f"-o {str(directory)!r} is a file; --engine dask writes a directory of shards",
+                          hint="name a new or empty directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the directory {str(directory)!r}: {exc.strerror}") from None
+    if not (directory / shards.NAME).exists() and any(not p.name.startswith(".") for p in directory.iterdir()):
+        raise OutputError(f"-o {str(directory)!r} is not empty and holds no {shards.NAME}",
+                          hint="name a new or empty directory (shards are written next to a manifest only)")
+    return directory
+
+
+def _remove_partials(directory: Path, entries) -> None:
+    """Temporary files a killed worker left behind (`.part-00003.parquet.PID.N.partial`)."""
+    names = {e["file"] for e in entries} | {e["file"] + ".categories.json" for e in entries}
+    for path in directory.glob(".part-*.partial"):
+        if path.name[1:].split(".partial")[0].rsplit(".", 2)[0] in names:
+            path.unlink(missing_ok=True)
+
+
+@contextmanager
+def engine(space, job: Job, **options):
+    """`with engine(space, job, workers=2) as run: run.stats()`."""
+    with DaskEngine(space, job, **options) as run:
+        yield run
