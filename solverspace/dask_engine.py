@@ -452,3 +452,19 @@ def engine(space, job: Job, **options):
     """`with engine(space, job, workers=2) as run: run.stats()`."""
     with DaskEngine(space, job, **options) as run:
         yield run
+
+
+def for_command(args, space, settings: dict, with_derived=()) -> DaskEngine:
+    """The engine for a command line's options: the C backend with its options, the space as
+    given (a file path is made absolute for the workers), Dask's options."""
+    require_dask()
+    if getattr(args, "backend", "auto") not in ("auto", "c"):
+        raise EngineError(f"--engine dask runs the compiled enumerator, not the {args.backend} backend",
+                          hint="drop --backend (or use --backend c)")
+    if getattr(args, "method", "exact") != "exact":
+        raise EngineError(f"--engine dask samples with the exact method, not {args.method}",
+                          hint="drop --method, or run it without --engine dask")
+    job = Job.make(args.space, settings, max_closure_values=args.max_closure_values, with_derived=tuple(with_derived),
+                   literal=bool(getattr(args, "literal", False)), disable=tuple(getattr(args, "disable", None) or ()))
+    return DaskEngine(space, job, scheduler=args.scheduler, workers=args.workers, threads=args.threads,
+                      partitions=args.partitions, strict=getattr(args, "strict", False), progress=not args.quiet)
