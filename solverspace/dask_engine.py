@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sys
 import threading
@@ -227,7 +228,8 @@ class DaskEngine:
             cores = os.cpu_count() or 1
             workers = self.workers or cores
             self.cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=":0" if _has_dashboard() else None)
+                                                    dashboard_address=":0" if _has_dashboard() else None,
+                                                    silence_logs=logging.CRITICAL)  # shutdown noise; see README
             self.client = distributed.Client(self.cluster)
             self.task_threads = self.threads or max(1, cores // workers)
         self.n_workers = workers if self.cluster is not None else max(1, len(self.client.scheduler_info()["workers"]))
@@ -279,22 +281,36 @@ class DaskEngine:
         return split
 
     def _gather(self, futures, describe, on_result=None) -> list:
-        """Results in submission order; progress as tasks finish; pending tasks cancelled on error."""
-        from distributed import as_completed
+        """Results in submission order, with progress as tasks finish. A refusal is raised once
+        every task has finished, the first in task order (so a `--strict` error names the same
+        configuration as one process); any other failure cancels the pending tasks at once."""
+        from distributed import KilledWorker, as_completed
         results = [None] * len(futures)
+        refusals = {}
         position = {f.key: i for i, f in enumerate(futures)}
         done = 0
         try:
             for future in as_completed(futures):
                 i = position[future.key]
-                results[i] = _outcome(future.result())
+                try:
+                    value = future.result()
+                except KilledWorker as exc:
+                    raise EngineError(f"a task killed every worker that ran it ({exc})",
+                                      hint="a worker may run out of memory: give workers more memory, or use "
+                                           "more --partitions") from None
                 done += 1
+                if "error" in value:
+                    refusals[i] = value
+                    continue
+                results[i] = value["ok"]
                 if on_result is not None:
                     on_result(i, results[i])
                 self.say(describe(done), force=done == len(futures))
         except BaseException:
             self.client.cancel(futures)
             raise
+        if refusals:
+            _outcome(refusals[min(refusals)])
         return results
 
     def stats(self) -> Stats:

@@ -101,6 +101,16 @@ def test_generated_spaces_equal_one_process(cluster, tmp_path_factory, source):
     check_space(cluster, path, tmp=tmp)
 
 
+def test_strict_refuses_the_first_undefined_as_one_process_does(cluster):
+    path = str(CORPUS / "disagree-cpsat-undefined-tally.py")
+    space, run = engine(cluster, path, strict=True)
+    with pytest.raises(SolverspaceError) as local:
+        space.stats("c", strict=True)
+    with run, pytest.raises(SolverspaceError) as dask:
+        run.stats()
+    assert str(dask.value) == str(local.value)
+
+
 def test_parquet_shards_read_as_one_dataset_equal_to_one_process(cluster, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     space, run = engine(cluster, "gemm", TINY, partitions=4)
