@@ -2,7 +2,7 @@
 with 227 KiB opt-in shared memory (78 million configurations).
 
 Each figure is the wall time of a fresh `solverspace` command (the compiled module cached
-beforehand), best of `--repeat`, so the Dask figures include starting the local cluster:
+beforehand), best of `--repeat` rounds that each run every command once, so the Dask figures include starting the local cluster:
 - count: one process vs `--engine dask` with 1, 2 (and `--workers` more) local workers;
 - enumerate to Parquet: one file from one process vs one shard per partition on Dask;
 then the Dask path's overhead at 1 worker against one process (target: under 20%) and each
@@ -39,18 +39,9 @@ def run(args: list[str]) -> float:
     return seconds
 
 
-def best(args: list[str], repeat: int, before=None) -> float:
-    times = []
-    for _ in range(repeat):
-        if before:
-            before()
-        times.append(run(args))
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (1 is always measured)")
     parser.add_argument("--device", default=None, help="another device setting instead of the H100 space (quick runs)")
     args = parser.parse_args()
@@ -64,14 +55,21 @@ def main() -> None:
         def clear():
             shutil.rmtree(out / "shards", ignore_errors=True)
 
-        table = {"count": {}, "enumerate": {}}
-        table["count"]["one process"] = best(["count", *space, "--backend", "c", "-q"], args.repeat)
-        table["enumerate"]["one process"] = best(["enumerate", *space, "--backend", "c", "-q",
-                                                  "-o", str(out / "all.parquet")], args.repeat)
+        commands = {("count", "one process"): ["count", *space, "--backend", "c", "-q"],
+                    ("enumerate", "one process"): ["enumerate", *space, "--backend", "c", "-q",
+                                                   "-o", str(out / "all.parquet")]}
         for w in workers:
             dask = ["--engine", "dask", "--workers", str(w), "-q"]
-            table["count"][w] = best(["count", *space, *dask], args.repeat)
-            table["enumerate"][w] = best(["enumerate", *space, *dask, "-o", str(out / "shards")], args.repeat, clear)
+            commands["count", w] = ["count", *space, *dask]
+            commands["enumerate", w] = ["enumerate", *space, *dask, "-o", str(out / "shards")]
+        times = {key: [] for key in commands}
+        for _ in range(args.repeat):   # rounds of every command: load from other jobs hits all alike
+            for key, command in commands.items():
+                clear()
+                times[key].append(run(command))
+        table = {"count": {}, "enumerate": {}}
+        for (what, who), seconds in times.items():
+            table[what][who] = min(seconds)
     for what, row in table.items():
         single = row["one process"]
         line = f"{what:>9}: one process {single:.2f} s"

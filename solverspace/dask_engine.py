@@ -208,6 +208,9 @@ class DaskEngine:
     def __init__(self, space, job: Job, *, scheduler: str | None = None, workers: int | None = None,
                  threads: int | None = None, partitions: int | None = None, strict: bool = False,
                  progress: bool = True):
+        from .loader import resolve_space_path
+        if space.model.source != str(resolve_space_path(job.space)):
+            space = load_space(job)   # loaded from a relative path: as the workers load it (absolute)
         self.space, self.strict, self.partitions = space, strict, partitions
         self.job = replace(job, identity=identity(space, job))
         self.scheduler, self.workers, self.threads = scheduler, workers, threads
@@ -234,7 +237,7 @@ class DaskEngine:
             self.task_threads = self.threads or max(1, cores // workers)
         self.n_workers = workers if self.cluster is not None else max(1, len(self.client.scheduler_info()["workers"]))
         link = getattr(self.client, "dashboard_link", None) if (self.scheduler or _has_dashboard()) else None
-        where = self.scheduler or f"a local cluster of {self.n_workers} worker processes"
+        where = self.scheduler or f"a local cluster of {self.n_workers} worker process{'es' if self.n_workers > 1 else ''}"
         self.say(f"{where}" + (f", dashboard {link}" if link else ""))
         return self
 

@@ -171,6 +171,14 @@ def test_a_manifest_of_another_run_is_refused(cluster, tmp_path):
             run.enumerate(out, fmt)
 
 
+def test_a_space_file_given_by_a_relative_path(cluster, monkeypatch, capsys):
+    """The workers load the file by its absolute path; the run's identity is the same."""
+    monkeypatch.chdir(CORPUS)
+    name = "crash-c-exact-division-in-integer-derived.py"
+    assert main(["count", name, "--engine", "dask", "--scheduler", cluster.scheduler_address, "-q"]) == 0
+    assert capsys.readouterr().out.startswith(f"{Space.load(name).count('c')} valid configurations")
+
+
 def test_command_line(cluster, tmp_path, capsys):
     common = ["gemm", "--set", "device=tiny", "--engine", "dask", "--scheduler", cluster.scheduler_address]
     assert main(["count", *common, "--json"]) == 0
