@@ -164,9 +164,9 @@ def write_task(job, threads, depth, prefixes, counts, path, fmt, strict):
 
 
 @_refusals
-def rows_task(job, threads, depth, prefixes, counts, positions):
+def rows_task(job, threads, depth, prefixes, counts, positions, wide):
     from .translators.c_partition import restricted
-    return restricted(worker_enumerator(job, threads), depth, prefixes, counts).rows_at(positions)
+    return restricted(worker_enumerator(job, threads), depth, prefixes, counts, wide).rows_at(positions)
 
 
 def _outcome(value):
@@ -426,7 +426,7 @@ class DaskEngine:
             picks.append(chosen)
             local = positions[chosen] - offsets[a]
             futures.append(self.client.submit(rows_task, self.job, self.task_threads, split.depth,
-                                              split.prefixes[a:b], split.counts[a:b], local,
+                                              split.prefixes[a:b], split.counts[a:b], local, total >= 2 ** 63,
                                               pure=False, retries=RETRIES))
         results = self._gather(futures, lambda done: f"filled {done}/{len(futures)} partitions holding draws")
         rows = np.empty(len(positions), dtype=enumerator.generated.dtype)

@@ -82,9 +82,15 @@ def test_corpus_spaces_equal_one_process(cluster, tmp_path, name):
     check_space(cluster, CORPUS / name, tmp=tmp_path)
 
 
-def test_a_count_past_64_bits_is_exact(cluster):
-    """The workers rebuild with wide counts, as one process does."""
-    check_space(cluster, CORPUS / "disagree-c-count-past-64-bits.py", listing=False)
+def test_a_count_past_64_bits_is_exact_and_samples_alike(cluster):
+    """The workers rebuild with wide counts, as one process does; positions past 63 bits."""
+    path = str(CORPUS / "disagree-c-count-past-64-bits.py")
+    check_space(cluster, path, listing=False)
+    space, run = engine(cluster, path, partitions=5)
+    with run:
+        rows, info = run.draw(6, seed=4)
+    local_rows, local_info = space.draw(6, seed=4)
+    assert info.size >= 2 ** 63 and info == local_info and rows.tolist() == local_rows.tolist()
 
 
 @settings(max_examples=4, derandomize=True, deadline=None, database=None,

@@ -64,10 +64,20 @@ def prefix_digest(prefixes: "np.ndarray") -> str:
     return hashlib.sha256(repr(data.shape).encode() + data.tobytes()).hexdigest()
 
 
-def restricted(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", counts=None) -> CEnumerator:
+def restricted(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", counts=None,
+               wide: bool = False) -> CEnumerator:
     """A copy of `enumerator` whose work units are only `prefixes` (rows of a prefix table at
-    `depth`), with their counts when known. It shares the loaded module: nothing is built."""
+    `depth`), with their counts when known. It shares the loaded module (nothing is built)
+    unless `wide`: the build that counts in wide integers, needed when the space has 2**63
+    configurations or more and counts are given (positions inside a large unit are found with
+    subtree counts, `c_rank`, which would wrap in int64; a block counted here rebuilds by itself)."""
     import numpy as np
+    if wide and enumerator.generated.count_words == 1:
+        if getattr(enumerator, "_wide_twin", None) is None:   # built (or loaded) once per process
+            twin = copy.copy(enumerator)
+            twin._build(wide=True)
+            enumerator._wide_twin = twin
+        enumerator = enumerator._wide_twin
     view = copy.copy(enumerator)
     view._unit_ranker = None
     view._unit_of_prefix = None
