@@ -42,6 +42,7 @@ DASK_HINT = 'pip install "solverspace[dask]"'
 ROWS_PER_PARTITION = 1 << 22     # default partitions: at least total / this (and 4 per worker)
 PARTITIONS_PER_WORKER = 4
 UNITS_PER_PARTITION = 64         # prefixes listed: at least this many per partition (balance)
+COUNT_BLOCKS_PER_WORKER = 16     # counting tasks: blocks of prefixes, many per worker (uneven subtrees)
 MIN_UNITS = 4096
 RETRIES = 2                      # a task that raised (not a refusal) is run again this often
 
@@ -269,7 +270,7 @@ class DaskEngine:
     def count_units(self, split: Split) -> Split:
         """Each unit's exact count, computed by tasks over contiguous blocks of prefixes."""
         n = len(split.prefixes)
-        blocks = max(1, min(n, PARTITIONS_PER_WORKER * self.n_workers))
+        blocks = max(1, min(n, COUNT_BLOCKS_PER_WORKER * self.n_workers))
         bounds = [n * b // blocks for b in range(blocks + 1)]
         futures = [self.client.submit(count_task, self.job, self.task_threads, split.depth,
                                       split.prefixes[a:b], self.strict, pure=False, retries=RETRIES)
