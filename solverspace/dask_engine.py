@@ -27,6 +27,7 @@ import hashlib
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -231,9 +232,12 @@ class DaskEngine:
         else:
             cores = os.cpu_count() or 1
             workers = self.workers or cores
-            self.cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                    dashboard_address=":0" if _has_dashboard() else None,
-                                                    silence_logs=logging.CRITICAL)  # shutdown noise; see README
+            # Ctrl-C reaches every process of the terminal's group; the workers are this process's
+            # to stop, so they start with SIGINT ignored (a disposition children inherit)
+            with _sigint_ignored():
+                self.cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                        dashboard_address=":0" if _has_dashboard() else None,
+                                                        silence_logs=logging.CRITICAL)  # shutdown noise; see README
             self.client = distributed.Client(self.cluster)
             self.task_threads = self.threads or max(1, cores // workers)
         self.n_workers = workers if self.cluster is not None else max(1, len(self.client.scheduler_info()["workers"]))
@@ -341,8 +345,11 @@ class DaskEngine:
         directory = _output_directory(directory)
         run = hashlib.sha256(f"{self.job.identity}\0{fmt}".encode()).hexdigest()
         manifest = shards.read(directory)
+        described = {"space": self.job.space, "settings": self.space.settings, "format": fmt,
+                     "derived": list(self.job.with_derived), "literal": self.job.literal,
+                     "disable": list(self.job.disable)}
         if manifest is not None:
-            shards.check_same_run(manifest, run, directory)
+            shards.check_same_run(manifest, run, directory, described)
             split = self.split(manifest["depth"])
             if prefix_digest(split.prefixes) != manifest["prefix_digest"]:
                 raise shards.ManifestError("the manifest's prefix table differs from this run's",
@@ -356,9 +363,7 @@ class DaskEngine:
         if manifest is None:
             ranges = self._partitions(split)
             manifest = {"format": shards.FORMAT, "version": shards.VERSION, "identity": run,
-                        "run": {"space": self.job.space, "settings": self.space.settings, "format": fmt,
-                                "derived": list(self.job.with_derived), "literal": self.job.literal,
-                                "disable": list(self.job.disable)},
+                        "run": described,
                         "columns": list(self.space.columns(self.job.with_derived)), "total": total,
                         "depth": split.depth, "units": len(split.prefixes),
                         "prefix_digest": prefix_digest(split.prefixes), "complete": False,
@@ -437,6 +442,19 @@ class DaskEngine:
                 SampleInfo("exact", seed, n, replace, total, EnumeratorPositions.guarantee))
 
 
+@contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while the block runs (in the main thread only: elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _has_dashboard() -> bool:
     import importlib.util
     return importlib.util.find_spec("bokeh") is not None
@@ -465,13 +483,6 @@ def _remove_partials(directory: Path, entries) -> None:
     for path in directory.glob(".part-*.partial"):
         if path.name[1:].split(".partial")[0].rsplit(".", 2)[0] in names:
             path.unlink(missing_ok=True)
-
-
-@contextmanager
-def engine(space, job: Job, **options):
-    """`with engine(space, job, workers=2) as run: run.stats()`."""
-    with DaskEngine(space, job, **options) as run:
-        yield run
 
 
 def for_command(args, space, settings: dict, with_derived=()) -> DaskEngine:

@@ -58,15 +58,22 @@ def read(directory: Path) -> dict | None:
     return manifest
 
 
-def check_same_run(manifest: dict, identity: str, directory: Path) -> None:
-    """Refuse a manifest written for another space, settings, options, format or version."""
-    if manifest.get("version") != VERSION or manifest.get("identity") != identity:
-        theirs = manifest.get("run", {})
-        raise ManifestError(
-            f"{str(Path(directory) / NAME)!r} describes another run (space {theirs.get('space')!r}, settings "
-            f"{theirs.get('settings')}, format {theirs.get('format')!r}, or another solverspace version): "
-            f"its shards are not mixed with this one's",
-            hint="write to another directory, or remove this one to start over")
+def check_same_run(manifest: dict, identity: str, directory: Path, run: dict) -> None:
+    """Refuse a manifest written for another space, settings, options, format or version
+    (`run`: this run's description, as the manifest records it, to say what differs)."""
+    if manifest.get("version") == VERSION and manifest.get("identity") == identity:
+        return
+    theirs = manifest.get("run", {})
+    differs = [f"{key} {theirs.get(key)!r} there, {run[key]!r} here" for key in run if theirs.get(key) != run[key]]
+    if isinstance(theirs.get("settings"), dict) and "settings" in run:
+        differs = [d for d in differs if not d.startswith("settings ")] + [
+            f"setting {name} {theirs['settings'].get(name)!r} there, {value!r} here"
+            for name, value in run["settings"].items() if theirs["settings"].get(name) != value]
+    raise ManifestError(
+        f"{str(Path(directory) / NAME)!r} describes another run ("
+        + ("; ".join(differs) if differs else "another solverspace version, or another space file's contents")
+        + "): its shards are not mixed with this one's",
+        hint="write to another directory, or remove this one to start over")
 
 
 def write(directory: Path, manifest: dict) -> None:
