@@ -109,8 +109,8 @@ class DaskEngine:
         distributed = require_dask()
         if self.scheduler:
             try:
-                self.client = distributed.Client(self.scheduler, timeout="30s")
-            except OSError as exc:
+                self.client = distributed.Client(self.scheduler, timeout="10s")
+            except (OSError, ValueError) as exc:   # ValueError: an address without a port, ...
                 raise EngineError(f"cannot reach the Dask scheduler at {self.scheduler!r}: {exc}",
                                   hint="start it (dask scheduler) or give its address as tcp://HOST:8786") from None
             self.task_threads = self.threads     # None: each worker's own thread count
