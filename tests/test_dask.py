@@ -249,3 +249,8 @@ def test_a_killed_worker_changes_nothing(tmp_path):
     space.write(single, "c")
     assert shards_in_order(out).tobytes() == np.load(single).tobytes()
     assert not list(out.glob(".*partial"))
+
+
+def test_a_malformed_scheduler_address_is_a_message(capsys):
+    assert main(["count", "gemm", "--set", "device=tiny", "--engine", "dask", "--scheduler", "no port"]) == 2
+    assert "cannot reach the Dask scheduler at 'no port'" in capsys.readouterr().err
