@@ -348,7 +348,7 @@ def _has_dashboard() -> bool:
 def _output_directory(directory) -> Path:
     """The output directory, created if needed; an existing one must be empty or hold a manifest."""
     from .errors import OutputError
-    directory = Path(directory)
+    directory = Path(directory).absolute()   # the workers write there: not relative to their directory
     if directory.exists() and not directory.is_dir():
         raise OutputError(f"-o {str(directory)!r} is a file; --engine dask writes a directory of shards",
                           hint="name a new or empty directory")
