@@ -77,25 +77,39 @@ def _answered(backend) -> str:
     return f"auto: {chosen}" if chosen else backend.name
 
 
+def _dask(args, space, with_derived=()):
+    """`--engine dask`: the Dask engine for this command's options (solverspace.dask_engine)."""
+    from .dask_engine import for_command
+    return for_command(args, space, _settings(args.set), with_derived)
+
+
 def cmd_count(args) -> int:
     space = _load(args)
     if args.approximate:
+        if args.engine == "dask":
+            raise SolverspaceError("--approximate runs in this process, not on --engine dask",
+                                   hint="drop one of them: the Dask engine counts exactly")
         return _approximate_count(space, args)
     progress = _Progress(not args.quiet, "counting")
-    backend = _backend(args, "count")
+    backend = _backend(args, "count") if args.engine == "local" else None
     start = time.perf_counter()
     try:
-        stats = space.stats(backend, strict=args.strict, progress=progress)
+        if backend is None:
+            with _dask(args, space) as run:
+                stats = run.stats()
+        else:
+            stats = space.stats(backend, strict=args.strict, progress=progress)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
     if args.json:
         print(json.dumps({"count": int(stats.count), "exact": bool(getattr(stats, "exact", True)),
                           "undefined": stats.undefined,
-                          "backend": getattr(backend, "answered_by", None) or backend.name,
+                          "backend": "c" if backend is None else getattr(backend, "answered_by", None) or backend.name,
                           "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings}))
     else:
-        print(f"{stats.count} valid configurations ({_answered(backend)} backend, {seconds:.2f} s)")
+        answered = run.describe() if backend is None else f"{_answered(backend)} backend"
+        print(f"{stats.count} valid configurations ({answered}, {seconds:.2f} s)")
         _print_undefined(stats)
     return 0
 
@@ -144,7 +158,23 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def _enumerate_dask(args) -> int:
+    """`enumerate --engine dask -o DIR`: one shard per partition and a manifest (resumable)."""
+    space = _load(args)
+    derived = tuple(n for n in (args.derived or "").split(",") if n)
+    start = time.perf_counter()
+    with _dask(args, space, derived) as run:
+        manifest = run.enumerate(args.output, args.format or "parquet")
+    parts = len(manifest["partitions"])
+    print(f"wrote {manifest['total']} configurations to {args.output} as {parts} {args.format or 'parquet'} shard(s) and "
+          f"_manifest.json ({run.shards_written} written now, {parts - run.shards_written} complete before; "
+          f"{run.describe()}, {time.perf_counter() - start:.2f} s)")
+    return 0
+
+
 def cmd_enumerate(args) -> int:
+    if args.engine == "dask":
+        return _enumerate_dask(args)
     check_output_path(args.output, "-o")
     space = _load(args)
     derived = tuple(n for n in (args.derived or "").split(",") if n)
@@ -169,8 +199,12 @@ def cmd_sample(args) -> int:
     start = time.perf_counter()
     progress = _Progress(not args.quiet, "counting")
     try:
-        rows, info = space.draw(args.n, args.seed, replace=args.with_replacement, method=args.method,
-                                threads=args.threads, progress=progress)
+        if args.engine == "dask":
+            with _dask(args, space) as run:
+                rows, info = run.draw(args.n, args.seed, args.with_replacement)
+        else:
+            rows, info = space.draw(args.n, args.seed, replace=args.with_replacement, method=args.method,
+                                    threads=args.threads, progress=progress)
     finally:
         progress.close()
     seconds = time.perf_counter() - start
@@ -401,6 +435,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        help="C backend: switch one optimization off (break, tighten, solve, hoist, split; "
                             "repeatable)")
 
+    def engine(p, listing=False):
+        p.add_argument("--engine", default="local", choices=["local", "dask"],
+                       help="local (this process, default) or dask (partitions run on dask.distributed: a local "
+                            "cluster, or --scheduler; needs the dask extra; C backend only)")
+        p.add_argument("--scheduler", metavar="ADDRESS",
+                       help="--engine dask: an existing Dask scheduler (tcp://HOST:8786) instead of a local cluster")
+        p.add_argument("--partitions", type=POSITIVE, default=None, metavar="N",
+                       help="--engine dask: how many partitions (default: 4 per worker, at least one per 4Mi rows)")
+        if listing:
+            p.add_argument("--format", choices=["parquet", "npy"], default=None,
+                           help="--engine dask: the shards' format (-o names a directory)")
+
     def running(p, backends):
         named = {"auto": "auto (default: c when compiled already or the space is big, else reference)",
                  "c": "c (compiled C/OpenMP)", "reference": "reference (pure Python)", "cpsat": "cpsat"}
@@ -410,13 +456,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
                        help="CP-SAT backend: stop after SECONDS (a count stopped early is a lower bound)")
         p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
-                       help="CP-SAT backend: solver threads (default: all cores)")
+                       help="CP-SAT backend: solver threads (default: all cores); --engine dask: worker processes "
+                            "of the local cluster (default: all cores)")
         optimizations(p)
         p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
     p = sub.add_parser("count", help="number of valid configurations")
-    common(p), running(p, tuple(BACKENDS))
+    common(p), running(p, tuple(BACKENDS)), engine(p)
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--approximate", action="store_true",
                    help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
@@ -437,10 +484,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("enumerate", help="write every valid configuration to a file")
-    common(p), running(p, LISTING_BACKENDS)
+    common(p), running(p, LISTING_BACKENDS), engine(p, listing=True)
     p.add_argument("-o", "--output", required=True,
                    help="output file: .csv (header + rows), .jsonl (one JSON object per row), .npy, or .parquet "
-                        "(needs the parquet extra); the extension picks the format")
+                        "(needs the parquet extra); the extension picks the format; --engine dask: a directory")
     p.add_argument("--sep", type=SEPARATOR, default=",",
                    help="CSV field separator, one character (default ','; ';' for ATF-style tools)")
     p.add_argument("--derived", help="comma-separated derived values to add as columns")
@@ -463,6 +510,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                          "and method) instead of printing CSV")
     p.add_argument("--sep", type=SEPARATOR, default=",", help="CSV field separator, one character")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    engine(p)
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
+                   help="--engine dask: worker processes of the local cluster (default: all cores)")
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("export-t1", help="write the space as a T1 tuning-problem JSON file")
@@ -593,6 +643,10 @@ def _main(argv: list[str] | None) -> int:
         args.assignment += extra
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if getattr(args, "engine", "dask") == "local":
+        given = [o for o in ("scheduler", "partitions", "format") if getattr(args, o, None) is not None]
+        if given:
+            parser.error(f"--{given[0]} is an option of --engine dask")
     try:
         return args.func(args)
     except SolverspaceError as exc:

@@ -14,7 +14,8 @@ FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators
            "validation": "solverspace.validation"}
 # above the registry: what may use it (and each other)
 ABOVE = ("solverspace.cli", "solverspace.__main__", "solverspace.space", "solverspace.sampling",
-         "solverspace.loader", "solverspace.t1", "solverspace.sweep", "solverspace.validation", "solverspace.gemm")
+         "solverspace.loader", "solverspace.t1", "solverspace.sweep", "solverspace.validation", "solverspace.gemm",
+         "solverspace.dask_engine", "solverspace.dask_tasks")
 REGISTRY = "solverspace.backends"
 
 
