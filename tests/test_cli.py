@@ -25,7 +25,8 @@ def test_count_json_last_line(capsys, backend):
     assert result["count"] == 2000 and result["undefined"] == 51 and result["backend"] == backend
 
 
-def test_count_defaults_to_the_c_backend(capsys):
+def test_count_defaults_to_auto_which_uses_a_built_module(capsys):
+    assert run(capsys, "count", "gemm", *TINY, "--backend", "c")[0] == 0     # builds the module
     code, out, _ = run(capsys, "count", "gemm", *TINY, "--json")
     assert code == 0 and json.loads(out.strip().splitlines()[-1])["backend"] == "c"
 
