@@ -132,8 +132,8 @@ class ListedPositions(Positions):
 
 # ------------------------------------------------------------------------------ auto
 AUTO_REFERENCE_BUDGET = 40_000  # candidate values: about 0.05-0.3 s of the reference (0.14-0.9 M/s, T1 spaces)
-AUTO_REFERENCE_LIMIT = 500_000  # ... and at most this many when the walk so far says the whole fits:
-                                # 1-2 s of the reference, about what generating and compiling cost
+AUTO_REFERENCE_LIMIT = 700_000  # ... and at most this many when the walk so far says the whole fits:
+                                # 0.6-1.2 s of the reference, about what generating and compiling cost
 
 
 class AutoBackend:

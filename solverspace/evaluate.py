@@ -11,6 +11,7 @@ tests' property checks all evaluate through here, so Python has exactly one mean
 from __future__ import annotations
 
 import builtins
+import operator
 import types
 from fractions import Fraction
 from typing import Callable
@@ -61,6 +62,9 @@ def _mod(a, b):
 
 
 def _truediv(a, b):
+    if type(a) is int and type(b) is int:   # the common case, without building two Fractions
+        quotient, remainder = divmod(a, b)
+        return quotient if remainder == 0 else Fraction(a, b)
     return normalise(Fraction(a) / Fraction(b))
 
 
@@ -74,6 +78,10 @@ _ARITH = {
     "**": lambda a, b: normalise(a ** b),
 }
 _DIVIDING = ("//", "%", "/")
+# The same operators on two ints, where the result needs no normalising (`**` is left out: a
+# negative exponent gives a float, which `normalise` and the checks after it must see).
+_ON_INTS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+            "%": operator.mod, "/": _truediv}
 
 _COMPARE = {
     "<": lambda a, b: a < b,
@@ -98,17 +106,25 @@ class _ExprCompiler(ir.Visitor):
 
     def _visit_BinOp(self, n):
         left, right, fn = self.visit(n.left), self.visit(n.right), _ARITH[n.op]
+        on_ints = _ON_INTS.get(n.op, fn)   # two ints give an int (or `/`'s Fraction): nothing to check
         if n.op in _DIVIDING:
             def divide(env):
-                a = _numeric(left(env), n)
-                b = _numeric(right(env), n)
+                a, b = left(env), right(env)
+                if type(a) is not int or type(b) is not int:
+                    a, b = _numeric(a, n), _numeric(b, n)
+                    on = fn
+                else:
+                    on = on_ints
                 if b == 0:
                     raise Undefined(n)
-                return fn(a, b)
+                return on(a, b)
             return divide
 
         def arith(env):
-            return fn(_numeric(left(env), n), _numeric(right(env), n))
+            a, b = left(env), right(env)
+            if type(a) is int and type(b) is int:
+                return on_ints(a, b)
+            return fn(_numeric(a, n), _numeric(b, n))
         return arith
 
     def _visit_Neg(self, n):
@@ -125,7 +141,10 @@ class _ExprCompiler(ir.Visitor):
             return lambda env: fn(left(env), right(env))
 
         def ordered(env):
-            return fn(_numeric(left(env), n), _numeric(right(env), n))
+            a, b = left(env), right(env)
+            if type(a) is int and type(b) is int:
+                return fn(a, b)
+            return fn(_numeric(a, n), _numeric(b, n))
         return ordered
 
     def _visit_And(self, n):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from .errors import Location, SpaceEvaluationError, UndefinedOperationError
+from . import ir
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -19,6 +20,21 @@ class _CompiledLevel:
 
     def __init__(self, name, domain, derived, constraints):
         self.name, self.domain, self.derived, self.constraints = name, domain, derived, constraints
+
+
+def _once_if_constant(domain, values):
+    """A domain that reads no parameter has the same values at every visit: computed at the first
+    (so an error still surfaces only where the loop is reached, and again at each visit), then
+    reused; T1 files' domains are all constant lists, deduplicated anew at each visit before."""
+    if any(isinstance(n, (ir.Ref, ir.Closure)) for n in ir.walk(domain)):
+        return values
+    memo = []
+
+    def constant(env):
+        if not memo:
+            memo.append(values(env))
+        return memo[0]
+    return constant
 
 
 class WorkBudgetExceeded(Exception):
@@ -57,9 +73,10 @@ class ReferenceEnumerator:
         self.prelude = _CompiledLevel(None, None, derived(plan.prelude_derived), constraints(plan.prelude_constraints))
         self.levels = [
             _CompiledLevel(level.parameter.name,
-                           compile_domain(level.parameter.domain, level.parameter.name,
-                                          closure_globals=closure_globals,
-                                          max_closure_values=model.max_closure_values),
+                           _once_if_constant(level.parameter.domain,
+                                             compile_domain(level.parameter.domain, level.parameter.name,
+                                                            closure_globals=closure_globals,
+                                                            max_closure_values=model.max_closure_values)),
                            derived(level.derived), constraints(level.constraints))
             for level in plan.levels]
         position = {name: i for i, name in enumerate(plan.order)}

@@ -5,6 +5,8 @@ Expected results are computed with plain Python in the tests: Python's `range`, 
 """
 from __future__ import annotations
 
+import ast
+
 import itertools
 import textwrap
 from fractions import Fraction
@@ -428,12 +430,24 @@ def const_name(k: int) -> str:
     return f"k_{k}" if k >= 0 else f"k_m{-k}"
 
 
+class _FloorKeepsFractions(ast.NodeTransformer):
+    """`a // b` on Fractions gives a Python int, and `int / int` a float: wrap it back in F()."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.FloorDiv):
+            return ast.Call(ast.Name("F", ast.Load()), [node], [])
+        return node
+
+
 def plain(text: str, x: int, y: int):
     """Plain Python with the fixed semantics: Fractions make `/` exact and keep // and % floor."""
     env = {"x": Fraction(x), "y": Fraction(y), "F": Fraction,
            **{const_name(k): Fraction(k) for k in CONSTANTS}}
+    tree = _FloorKeepsFractions().visit(ast.parse(text, mode="eval"))
     try:
-        return eval(text, {"__builtins__": {"abs": abs, "min": min, "max": max}}, env)
+        return eval(compile(ast.fix_missing_locations(tree), "<plain>", "eval"),
+                    {"__builtins__": {"abs": abs, "min": min, "max": max}}, env)
     except ZeroDivisionError:
         return "undefined"
 
