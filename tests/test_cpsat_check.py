@@ -12,7 +12,7 @@ from solverspace.cli import main  # noqa: E402
 from solverspace.errors import SpaceDefinitionError  # noqa: E402
 from solverspace.evaluate import compile_expr  # noqa: E402
 from solverspace.translators.cpsat import CpSatRefusal, best, complete  # noqa: E402
-from solverspace.translators.cpsat_best import parse_objective  # noqa: E402
+from solverspace.objective import parse_objective  # noqa: E402
 from solverspace.translators.cpsat_explain import feasible_with  # noqa: E402
 
 TINY = ["--set", "device=tiny"]

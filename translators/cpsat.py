@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from solverspace.errors import BackendUnavailableError
 
-from .cpsat_best import BestResult, Ranked
+from solverspace.objective import BestResult, Ranked
 from .cpsat_best import best as best_of_plan
 from .cpsat_explain import Completion
 from .cpsat_explain import complete as complete_plan

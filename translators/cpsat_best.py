@@ -14,20 +14,19 @@ walked one configuration at a time by lexicographic minimisation. A fractional o
 `q*p - r*d` for the current ratio r/q until no configuration improves on it.
 
 Layering: cpsat_lower (`Val`, `LIMIT`), cpsat_solver, cpsat_count (`Counter`) -> **cpsat_best** ->
-cpsat (the facade's `best`). The objective is parsed by `solverspace.lowering.lower_expression`.
+cpsat (the facade's `best`). The objective is parsed by `solverspace.objective.parse_objective`.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
 from solverspace import ir
-from solverspace.errors import SpaceDefinitionError, did_you_mean
+from solverspace.errors import SpaceDefinitionError
 from solverspace.evaluate import Undefined, compile_expr
-from solverspace.lowering import lower_expression
+from solverspace.objective import BestResult, Ranked, parse_objective
 from solverspace.printing import to_source
 
 from .cpsat_count import Counter, Factor
@@ -36,43 +35,6 @@ from .cpsat_solver import Options, new_solver
 
 #: Tie classes up to this size are enumerated and sorted instead of walked one by one.
 TIE_ENUMERATION = 2000
-
-
-@dataclass
-class Ranked:
-    rank: int
-    objective: object          # the exact value (int or Fraction)
-    configuration: dict        # parameter values in definition order
-
-
-@dataclass
-class BestResult:
-    objective: str
-    maximize: bool
-    ranked: list[Ranked] = field(default_factory=list)
-    exact: bool = True         # False: the time limit stopped the search (the list may be short or not optimal)
-    seconds: float = 0.0
-
-
-def parse_objective(model, text: str) -> ir.Expr:
-    """The IR of an objective expression over the model's names (never `eval`)."""
-    settings = {s.name: s.value for s in model.settings}
-    known = [*model.parameter, *model.derived_value, *settings]
-
-    def resolve(name, line):
-        if name in model.parameter or name in model.derived_value:
-            return ir.Ref(name)
-        if name in settings:
-            return ir.Const(settings[name])
-        raise SpaceDefinitionError(f"objective {text!r}: unknown name {name!r}",
-                                   hint=did_you_mean(name, known) or "objectives use parameters, derived values "
-                                                                      "and settings of the space")
-
-    lowered = lower_expression(text, resolve, filename="<objective>", what="objective",
-                               hint="e.g. --maximize 'fmas_per_block - loads_per_block'")
-    if not isinstance(lowered, ir.Expr):
-        raise SpaceDefinitionError(f"objective {text!r} is an iterator, not a value")
-    return lowered
 
 
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,

@@ -87,7 +87,7 @@ class OrderSampler:
 def best(plan, objective: str, best_of_plan, **options):
     """`cpsat_best.best` through the slot model: the objective (which may use the order
     functions) lowered in the order model, translated to slots; configurations joined back."""
-    from .cpsat_best import parse_objective
+    from solverspace.objective import parse_objective
     slot, layout = slots(plan, "CP-SAT")
     expr = layout.rewrite(parse_objective(plan.model, objective), None)
     result = best_of_plan(slot, objective, expr=expr, **options)

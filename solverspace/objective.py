@@ -1,0 +1,70 @@
+"""Objectives of `best` and `tune`: parsing, the ranked result, and the one tie order.
+
+Every engine of `best` (CP-SAT, branch and bound, exhaustive evaluation) parses an objective
+here, returns a `BestResult`, and ranks configurations with equal objective values by
+`tie_key`: the parameters in definition order, smaller values first, categorical strings by
+their code (`model.analysis.codes`: first appearance in the space file), orders by the codes of
+their items. Configurations where the objective is undefined (a division by zero) are not
+candidates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ir
+from .errors import SpaceDefinitionError, did_you_mean
+from .lowering import lower_expression
+
+
+@dataclass
+class Ranked:
+    rank: int
+    objective: object          # the exact value (int or Fraction)
+    configuration: dict        # parameter values in definition order
+
+
+@dataclass
+class BestResult:
+    objective: str
+    maximize: bool
+    ranked: list[Ranked] = field(default_factory=list)
+    exact: bool = True         # False: the time limit stopped the search (the list may be short or not optimal)
+    seconds: float = 0.0
+    engine: str = "cpsat"
+    search: object = None      # engine statistics (nodes visited and pruned per loop level), where it keeps them
+
+
+def parse_objective(model, text: str) -> ir.Expr:
+    """The IR of an objective expression over the model's names (never `eval`)."""
+    settings = {s.name: s.value for s in model.settings}
+    known = [*model.parameter, *model.derived_value, *settings]
+
+    def resolve(name, line):
+        if name in model.parameter or name in model.derived_value:
+            return ir.Ref(name)
+        if name in settings:
+            return ir.Const(settings[name])
+        raise SpaceDefinitionError(f"objective {text!r}: unknown name {name!r}",
+                                   hint=did_you_mean(name, known) or "objectives use parameters, derived values "
+                                                                      "and settings of the space")
+
+    lowered = lower_expression(text, resolve, filename="<objective>", what="objective",
+                               hint="e.g. --maximize 'fmas_per_block - loads_per_block'")
+    if not isinstance(lowered, ir.Expr):
+        raise SpaceDefinitionError(f"objective {text!r} is an iterator, not a value")
+    return lowered
+
+
+def tie_key(model):
+    """A function: configuration (dict or env) -> the tuple that orders equal objectives."""
+    codes = model.analysis.codes
+    names = model.parameter_names
+
+    def coded(value):
+        if type(value) is str:
+            return codes[value]
+        if type(value) is tuple:
+            return tuple(coded(v) for v in value)
+        return value
+
+    return lambda config: tuple(coded(config[n]) for n in names)
