@@ -68,3 +68,17 @@ def tie_key(model):
         return value
 
     return lambda config: tuple(coded(config[n]) for n in names)
+
+
+def model_or_declared(model, text: str | None, what: str = "--bound") -> tuple[ir.Expr, str]:
+    """The expression of a performance model: `text` when given, else the space's declared
+    `cost(...)` (an `ir.Expr` on `model.cost`); (IR, its text for messages)."""
+    if text is not None:
+        return parse_objective(model, text), text
+    declared = getattr(model, "cost", None)
+    if declared is None:
+        raise SpaceDefinitionError(f"no performance model: the space declares no cost(...) and {what} is not given",
+                                   hint="declare one in the space file, e.g. cost(max(flops // peak, bytes // bandwidth)), "
+                                        f"or give {what} 'EXPR'")
+    from .printing import to_source
+    return declared, to_source(declared)
