@@ -211,7 +211,28 @@ def _auto(*, threads: int | None = None, optimizations=None, literal: bool = Fal
     return AutoBackend(budget, limit, threads=threads, optimizations=optimizations, literal=literal, disable=disable)
 
 
+# ------------------------------------------------------------------------------ search engines
+class SearchBackend:
+    """`best` by walking the plan's loop nest (`solverspace.search`): `bnb` cuts subtrees by
+    sound bounds of the objective, `exhaustive` evaluates every valid configuration."""
+
+    def __init__(self, engine: str, time_limit: float | None = None):
+        self.name, self.time_limit = engine, time_limit
+
+    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10):
+        from .search import best
+        return best(plan, objective, maximize=maximize, top=top, engine=self.name, time_limit=self.time_limit)
+
+
 # ------------------------------------------------------------------------------ factories
+def _bnb(*, time_limit: float | None = None) -> SearchBackend:
+    return SearchBackend("bnb", time_limit)
+
+
+def _exhaustive(*, time_limit: float | None = None) -> SearchBackend:
+    return SearchBackend("exhaustive", time_limit)
+
+
 def _reference() -> ReferenceBackend:
     return ReferenceBackend()
 
@@ -244,6 +265,10 @@ REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("reference", "pure Python over the literal plan (the ground truth, small spaces)",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "check"}),
                  (), _reference, ("reference",)),
+    BackendEntry("bnb", "branch and bound over the loop nest, cut by sound bounds of the objective (Python)",
+                 frozenset({"best"}), ("time_limit",), _bnb),
+    BackendEntry("exhaustive", "every valid configuration evaluated (Python; the ground truth of best)",
+                 frozenset({"best"}), ("time_limit",), _exhaustive),
     BackendEntry("cpsat", "OR-Tools CP-SAT (counting, checking, optimising)",
                  frozenset({"count", "sample", "check", "best", "approximate"}),
                  ("time_limit", "workers", "seed"), _cpsat, ("cpsat", "cpsat-xor"), "workers"),
@@ -300,5 +325,5 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     return entry.factory(**given)
 
 
-__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "BackendEntry", "ReferenceBackend", "ListedPositions",
+__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "BackendEntry", "ReferenceBackend", "ListedPositions", "SearchBackend",
            "backends_with", "backend_for_method", "get_backend", "require"]

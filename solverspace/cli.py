@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 import warnings
+from fractions import Fraction
 
 from .backends import BACKENDS, backends_with, get_backend
 from .check import parse_assignment
@@ -333,18 +334,38 @@ def cmd_check(args) -> int:
 
 
 def cmd_best(args) -> int:
-    """`best`: the K best configurations by an objective, found by CP-SAT."""
+    """`best`: the K best configurations by an objective (branch and bound, exhaustive, or CP-SAT)."""
     from .orders import format_value
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
-    result = space.best(objective, maximize=maximize, top=args.top, **_options(args, "cpsat"))
+    result = space.best(objective, maximize=maximize, top=args.top, backend=args.engine,
+                        **_options(args, args.engine))
     goal = "maximize" if maximize else "minimize"
-    print(f"best {len(result.ranked)} configuration(s) by {goal} {objective} (cpsat backend, {result.seconds:.2f} s)"
-          + ("" if result.exact else "; stopped by the time limit: not proven best"))
-    for r in result.ranked:
-        print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={format_value(v)}" for k, v in r.configuration.items()))
+    summary = (f"best {len(result.ranked)} configuration(s) by {goal} {objective} ({args.engine} engine, "
+               f"{result.seconds:.2f} s)" + ("" if result.exact else "; stopped by the time limit: not proven best"))
+    search = result.search
+    if args.json:
+        print(summary, file=sys.stderr)
+        for r in result.ranked:
+            row = {k: format_value(v) for k, v in r.configuration.items()}
+            print(json.dumps({**row, **_json_number("objective", r.objective)}))
+    else:
+        print(summary)
+        for r in result.ranked:
+            print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={format_value(v)}" for k, v in r.configuration.items()))
+    if search is not None and not args.quiet:
+        print(f"search: {search.evaluated} configuration(s) evaluated; per loop "
+              + ", ".join(f"{name}: {seen} visited, {cut} cut" for name, seen, cut in
+                          zip(search.order, search.visited, search.pruned)), file=sys.stderr)
     return 0 if result.ranked else 1
+
+
+def _json_number(key: str, value) -> dict:
+    """An exact value for JSON: an int as is; a fraction as a float plus its exact text."""
+    if isinstance(value, Fraction) and value.denominator != 1:
+        return {key: float(value), f"{key}_exact": f"{value.numerator}/{value.denominator}"}
+    return {key: int(value)}
 
 
 def cmd_check_cpsat(args) -> int:
@@ -553,14 +574,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")
     p.set_defaults(func=cmd_check_cpsat)
 
-    p = sub.add_parser("best", help="the K best configurations by an objective (CP-SAT)")
+    p = sub.add_parser("best", help="the K best configurations by an objective (branch and bound, CP-SAT)")
     common(p)
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--maximize", metavar="EXPR", help="an expression of parameters, derived values and settings")
     goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings")
     p.add_argument("--top", type=int, default=10, metavar="K", help="how many configurations (default 10)")
+    p.add_argument("--engine", choices=backends_with("best"), default="cpsat",
+                   help="bnb: branch and bound with sound bounds of the objective on partial configurations; "
+                        "exhaustive: evaluate every valid configuration; cpsat: OR-Tools (default)")
+    p.add_argument("--json", action="store_true", help="one JSON object per configuration: parameters and objective")
+    p.add_argument("--quiet", "-q", action="store_true", help="no search statistics on stderr")
     p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="stop after SECONDS")
-    p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="solver threads (default: all cores)")
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT threads (default: all cores)")
     p.set_defaults(func=cmd_best)
     p = sub.add_parser("validate", help="run every backend that accepts the space; do they agree?")
     common(p)
