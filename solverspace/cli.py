@@ -339,6 +339,9 @@ def cmd_best(args) -> int:
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
+    if objective is None:
+        from .objective import model_or_declared
+        _, objective = model_or_declared(space.model, None, "--minimize/--maximize")
     result = space.best(objective, maximize=maximize, top=args.top, backend=args.engine,
                         **_options(args, args.engine))
     goal = "maximize" if maximize else "minimize"
@@ -576,9 +579,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("best", help="the K best configurations by an objective (branch and bound, CP-SAT)")
     common(p)
-    goal = p.add_mutually_exclusive_group(required=True)
+    goal = p.add_mutually_exclusive_group()
     goal.add_argument("--maximize", metavar="EXPR", help="an expression of parameters, derived values and settings")
-    goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings")
+    goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings "
+                                                          "(default: the space's declared cost(...))")
     p.add_argument("--top", type=int, default=10, metavar="K", help="how many configurations (default 10)")
     p.add_argument("--engine", choices=backends_with("best"), default="cpsat",
                    help="bnb: branch and bound with sound bounds of the objective on partial configurations; "

@@ -225,6 +225,7 @@ class DeclKind(StrEnum):
     CLOSURE = "closure"         # `@iterator` on a generator function (a closure iterator)
     REQUIRE = "require"
     REJECT_IF = "reject_if"
+    COST = "cost"               # `@cost`: the space's performance model (a lower bound on run time)
 
 
 @dataclass
@@ -238,6 +239,15 @@ class Deferred:
 
     def __post_init__(self):
         self.name = self.func.__name__
+
+
+@dataclass
+class CostDecl:
+    """The space's performance model made by `cost(expr)`: not a constraint (it never changes
+    which configurations are valid); `best`/`tune` use it when no model is given."""
+
+    node: ir.Expr
+    line: int | None
 
 
 @dataclass
@@ -273,8 +283,19 @@ def check_function(func, kind: str):
                 hint="arguments take their values from the space; remove the default")
 
 
-def make_namespace_functions(line_of_caller, pending_constraints: list):
+def make_namespace_functions(line_of_caller, pending_constraints: list, pending_costs: list | None = None):
     """The language's functions, bound to one load (they record where they were called)."""
+    pending_costs = [] if pending_costs is None else pending_costs
+
+    def cost(arg):
+        """`cost(expr)` or `@cost` on a function: the space's performance model."""
+        if callable(arg) and not isinstance(arg, (Sym, DomainObj)):
+            check_function(arg, "cost")
+            decl = Deferred(DeclKind.COST, arg, line_of_caller())
+        else:
+            decl = CostDecl(as_node(arg, "cost(...)"), line_of_caller())
+        pending_costs.append(decl)
+        return decl
 
     def iterator(arg):
         """`@iterator` on a function (deferred or generator), or `iterator(values)`."""
@@ -352,6 +373,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
         "range": dsl_range,
         "iterator": iterator,
         "require": _constraint(False, "require"),
+        "cost": cost,
         "reject_if": _constraint(True, "reject_if"),
         "condition": condition,
         "if_then_else": if_then_else,
@@ -365,7 +387,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list):
     }
 
 
-LANGUAGE_NAMES = ("range", "iterator", "require", "reject_if", "if_then_else", "min", "max", "abs",
+LANGUAGE_NAMES = ("range", "iterator", "require", "reject_if", "cost", "if_then_else", "min", "max", "abs",
                   "setting", "union", "intersection", "difference", "permutation", "interleave", "sequence",
                   "position", "before", "first", "last", "contains", "len")
 

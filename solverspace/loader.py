@@ -34,9 +34,10 @@ from pathlib import Path
 
 from . import ir
 from .dag import check_acyclic
-from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES, SettingDecl, Sym,
-                  as_node, make_namespace_functions, membership, values_domain)
+from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, CostDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES,
+                  SettingDecl, Sym, as_node, make_namespace_functions, membership, values_domain)
 from .errors import Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
+from .kinds import ValueKind
 from .lint import categorical_typos
 from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree
 from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting
@@ -142,12 +143,13 @@ class _Loader:
         self.params: dict[str, tuple] = {}      # name -> (ParameterKind, node or Deferred, line)
         self.derived: dict[str, tuple] = {}     # name -> (expr, line)
         self.constraints: list = []             # ConstraintDecl or Deferred, in definition order
+        self.costs: list = []                   # CostDecl or Deferred (@cost): at most one
         self.settings: dict[str, Setting] = {}
         self.constants: dict[str, object] = {}  # plain module values
         self.hidden_count = 0
         self.locals = _Locals(self)
         self.globals: dict = {"__builtins__": builtins, "__name__": "__space__", "__file__": filename}
-        self.globals.update(make_namespace_functions(self.current_line, self.constraints))
+        self.globals.update(make_namespace_functions(self.current_line, self.constraints, self.costs))
         self.globals[MEMBERSHIP] = membership
         self.helpers: list[_Helper] = []
 
@@ -192,7 +194,9 @@ class _Loader:
         if previous and not (previous == "a derived value" and isinstance(value, Sym)):
             raise SpaceDefinitionError(f"{name!r} is already {previous}; it cannot be redefined",
                                        where=self.where(line), hint="choose another name")
-        if isinstance(value, Deferred):
+        if isinstance(value, CostDecl) or isinstance(value, Deferred) and value.kind == DeclKind.COST:
+            self.store(name, value)             # recorded by cost(...) itself
+        elif isinstance(value, Deferred):
             if value.kind in (DeclKind.ITERATOR, DeclKind.CLOSURE):
                 kind = ParameterKind.CLOSURE if value.kind == DeclKind.CLOSURE else ParameterKind.DEFERRED
                 self.params[name] = (kind, value, line)
@@ -288,6 +292,7 @@ class _Loader:
         nodes = [e for e, _ in self.derived.values()]
         nodes += [n for kind, n, _ in self.params.values() if kind == ParameterKind.EXPRESSION]
         nodes += [c.node for c in self.constraints if isinstance(c, ConstraintDecl)]
+        nodes += [c.node for c in self.costs if isinstance(c, CostDecl)]
         return any(name in ir.refs(n) for n in nodes)
 
     def rename_everywhere(self, name, hidden):
@@ -295,8 +300,8 @@ class _Loader:
         self.derived = {k: (ir.substitute(e, mapping), l) for k, (e, l) in self.derived.items()}
         self.params = {k: (kind, ir.substitute(n, mapping) if kind == ParameterKind.EXPRESSION else n, l)
                        for k, (kind, n, l) in self.params.items()}
-        for c in self.constraints:
-            if isinstance(c, ConstraintDecl):
+        for c in [*self.constraints, *self.costs]:
+            if isinstance(c, (ConstraintDecl, CostDecl)):
                 c.node = ir.substitute(c.node, mapping)
 
     # ------------------------------------------------------------------------------ running
@@ -355,12 +360,17 @@ class _Loader:
             constraints.append(constraint)
         closure_globals = {**self.constants, **{s.name: s.value for s in self.settings.values()}}
         model = Model(self.filename, tuple(parameters), tuple(derived), tuple(constraints),
-                      tuple(self.settings.values()), tuple(closure_globals.items()), self.max_closure_values)
+                      tuple(self.settings.values()), tuple(closure_globals.items()), self.max_closure_values,
+                      cost=self.build_cost())
         if not model.parameters:
             raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
         check_acyclic(model)
         model.kinds.check()
+        if model.cost is not None and model.kinds.expr(model.cost) in (ValueKind.STR, ValueKind.ORDER):
+            raise SpaceDefinitionError("cost(...) must be a number (a lower bound on the run time), "
+                                       "not a categorical value or an order",
+                                       where=Location(self.filename, self.costs[0].line))
         for message in categorical_typos(model):
             warnings.warn(message, SolverspaceWarning, stacklevel=2)
         return model
@@ -385,6 +395,24 @@ class _Loader:
             raise SpaceDefinitionError(f"@{c.kind} function {c.name!r} returns an iterator, not a condition",
                                        where=Location(self.filename, c.line))
         return Constraint(c.name, fold_tree(lowered), c.kind == DeclKind.REJECT_IF, ConstraintKind.FUNCTION, c.line)
+
+    def build_cost(self):
+        """The declared performance model (an IR expression) or None; at most one per space."""
+        if not self.costs:
+            return None
+        if len(self.costs) > 1:
+            lines = " and ".join(str(c.line) for c in self.costs)
+            raise SpaceDefinitionError(f"cost(...) is declared more than once (lines {lines})",
+                                       where=Location(self.filename, self.costs[1].line),
+                                       hint="a space has one performance model; combine the terms, e.g. max(a, b) + c")
+        decl = self.costs[0]
+        if isinstance(decl, CostDecl):
+            return fold_tree(decl.node)
+        lowered = FunctionLowerer(self.find_def(decl), self.filename, self.resolve, self.find_helper).lower()
+        if isinstance(lowered, ir.Domain):
+            raise SpaceDefinitionError(f"@cost function {decl.name!r} returns an iterator, not a number",
+                                       where=Location(self.filename, decl.line))
+        return fold_tree(lowered)
 
     def find_def(self, deferred: Deferred) -> ast.FunctionDef:
         candidates = [d for d in self.function_defs if d.name == deferred.func.__name__]

@@ -118,6 +118,7 @@ class Model:
     settings: tuple[Setting, ...]
     closure_globals: tuple[tuple[str, object], ...] = ()
     max_closure_values: int = 100_000
+    cost: "ir.Expr | None" = None      # the declared performance model (`cost(...)`), if any
 
     @cached_property
     def parameter(self) -> dict[str, Parameter]:
