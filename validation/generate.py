@@ -802,6 +802,30 @@ class _Gen:
             self.s.static.add(name)
 
     # ---------------------------------------------------------------- wide block
+    def cost_expr(self, depth: int = 3) -> str:
+        """A performance model for `cost(...)` (issue 14): integer expressions with every
+        operator, exact fractions (`a / b`, possibly undefined where b is 0), `min`/`max` of
+        terms (a roofline's shape), and branches on a categorical parameter."""
+        if depth <= 0 or self.boolean(0.2):
+            return self.int_expr(2).text
+        kind = self.pick(["int", "frac", "frac", "max", "min", "sum", "cat" if self.s.cats else "ite"])
+        sub = lambda: self.cost_expr(depth - 1)  # noqa: E731
+        if kind == "int":
+            return self.int_expr(3).text
+        if kind == "frac":  # module-level Python would divide two constants into a float
+            numerator = self.dynamic(self.int_expr(2))
+            if numerator.static:
+                return numerator.text
+            return f"({numerator.paren()} / {self.divisor(1, False).paren()})"
+        if kind in ("max", "min"):
+            return f"{kind}({', '.join(sub() for _ in range(self.draw(st.integers(2, 3))))})"
+        if kind == "sum":
+            return f"({sub()} + {sub()})"
+        if kind == "cat":
+            name = self.pick(self.s.cats)
+            return f"if_then_else({name} == {self.pick(self.s.cats[name])!r}, {sub()}, {sub()})"
+        return f"if_then_else({self.condition(1)}, {sub()}, {sub()})"
+
     def add_wide_block(self) -> None:
         """Parameters nothing depends on (the C counting nest multiplies their domain sizes in),
         last in the file so that their loops are innermost: at least 150**9 > 2**64 rows for
@@ -859,12 +883,13 @@ class _Gen:
 @st.composite
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
            max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
-           orders: float = 0.0) -> str:
+           orders: float = 0.0, cost: float = 0.0) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
     with the reference cannot take one: `validate` can, and the generated-space test asks for it).
     `orders`: the probability that a parameter is an order (`_Gen.order_param`; 0 by default,
-    so the spaces drawn for other tests stay as they were)."""
+    so the spaces drawn for other tests stay as they were).
+    `cost`: the probability that the space declares a performance model, `cost(...)` (last line)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     header = []
@@ -896,6 +921,8 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
         state.blocks.append(_Block(f"require(S {draw(st.sampled_from(['>', '!=']))} {draw(st.integers(-4, -2))})"))
     if wide and draw(st.integers(0, 99)) < wide * 100:
         gen.add_wide_block()
+    if cost and draw(st.integers(0, 99)) < cost * 100:
+        state.blocks.append(_Block(f"cost({gen.cost_expr()})"))
     blocks = state.blocks
     # function forms may come before their inputs (they are lowered after the file has run), but
     # a function-form parameter must stay before the module-level code that uses its name

@@ -1,0 +1,201 @@
+"""Issue 14: bounds of an objective on partial configurations are sound, and branch and bound
+returns exactly what exhaustive evaluation returns (ties included), on generated spaces with
+generated performance models (every operator, exact fractions, min/max, categorical branches)."""
+from __future__ import annotations
+
+import json
+import warnings
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from solverspace import Space
+from solverspace.cli import main
+from solverspace.errors import SolverspaceError, SpaceDefinitionError
+from solverspace.evaluate import Undefined, compile_expr
+from solverspace.loader import load_source
+from solverspace.lower_bound import PrefixBound, bottleneck
+from solverspace.objective import model_or_declared
+from solverspace.plan import make_plan
+from solverspace.printing import to_source
+from solverspace.reference import ReferenceEnumerator
+from solverspace.search import best
+from solverspace.validation.generate import spaces
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _model(source: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_source(source, "generated.py")
+
+
+def assert_bounds_contain_every_completion(plan, expr) -> int:
+    """Walk every prefix of the loop nest; the bound's interval at each admitted prefix must
+    contain the objective's value on each valid completion where it is defined. Returns the
+    number of prefixes checked."""
+    enumerator = ReferenceEnumerator(plan)
+    levels = enumerator.levels
+    bound = PrefixBound(plan, expr)
+    objective = compile_expr(expr)
+    checked = 0
+
+    def walk(index: int, env: dict) -> list:
+        nonlocal checked
+        if index == len(levels):
+            try:
+                return [objective(env)]
+            except Undefined:
+                return []
+        level = levels[index]
+        try:
+            values = level.domain(env)
+        except Undefined:
+            return []
+        found = []
+        for value in values:
+            env[level.name] = value
+            if enumerator.admit(level, env):
+                interval = bound.interval(env, index)      # before deeper loops change env
+                below = walk(index + 1, env)
+                checked += 1
+                if below:
+                    assert not interval.empty and interval.lo <= min(below) and max(below) <= interval.hi, \
+                        (to_source(expr), {k: env[k] for k in plan.order[:index + 1]}, interval, min(below), max(below))
+                found += below
+        return found
+
+    env: dict = {}
+    if enumerator.admit(enumerator.prelude, env):
+        interval = bound.interval(env, -1)
+        every = walk(0, env)
+        if every:
+            assert interval.lo <= min(every) and max(every) <= interval.hi
+    return checked
+
+
+@FAST
+@given(spaces(cost=1.0, max_candidates=1500))
+def test_the_bound_of_every_prefix_contains_every_completion(source):
+    model = _model(source)
+    if model.cost is None:
+        return
+    assert_bounds_contain_every_completion(make_plan(model), model.cost)
+
+
+@FAST
+@given(spaces(cost=1.0, max_candidates=1500), st.integers(1, 7), st.booleans())
+def test_branch_and_bound_equals_exhaustive_evaluation(source, top, maximize):
+    model = _model(source)
+    if model.cost is None:
+        return
+    plan = make_plan(model)
+    text = to_source(model.cost)
+    exhaustive = best(plan, text, maximize=maximize, top=top, engine="exhaustive")
+    bnb = best(plan, text, maximize=maximize, top=top, engine="bnb")
+    assert [(r.objective, r.configuration) for r in bnb.ranked] == \
+        [(r.objective, r.configuration) for r in exhaustive.ranked]
+    assert bnb.search.evaluated <= exhaustive.search.evaluated
+
+
+ROOFLINE = """
+N = 64
+tile = range(1, 17)
+unroll = iterator([1, 2, 4, 8])
+kind = iterator(["tex", "ldg"])
+loads = N * N // tile + if_then_else(kind == "tex", 0, N)
+require(tile % unroll == 0)
+cost(max(N * N * N / (tile * unroll * 8), loads / 3) + if_then_else(kind == "tex", 2, 1))
+"""
+
+
+def test_bounds_are_exact_once_everything_is_known_and_name_the_bottleneck(tmp_path):
+    space = Space.load(_write(tmp_path, ROOFLINE))
+    plan = space.plan
+    bound = PrefixBound(plan, space.model.cost)
+    env = {"tile": 16, "unroll": 8, "kind": "tex", "loads": 256}
+    interval = bound.interval(env, len(plan.order) - 1)
+    assert interval.lo == interval.hi == max(Fraction(64 ** 3, 1024), Fraction(256, 3)) + 2 == 258
+    terms = bound.terms({"tile": 1}, 0)
+    assert bottleneck(terms) == "max(262144 / (tile * unroll * 8), loads / 3)"
+    assert_bounds_contain_every_completion(plan, space.model.cost)
+
+
+def test_the_engines_agree_with_cpsat_on_a_roofline_with_fractions_and_categories(tmp_path):
+    pytest.importorskip("ortools")
+    space = Space.load(_write(tmp_path, ROOFLINE))
+    text = to_source(space.model.cost)
+    answers = {engine: [(r.objective, r.configuration) for r in
+                        space.best(text, maximize=False, top=6, backend=engine).ranked]
+               for engine in ("bnb", "exhaustive", "cpsat")}
+    assert answers["bnb"] == answers["exhaustive"] == answers["cpsat"]
+    assert len(answers["bnb"]) == 6
+
+
+def test_gemm_tiny_top_ten_equal_in_every_engine():
+    pytest.importorskip("ortools")
+    space = Space.load("gemm", {"device": "tiny"})
+    objective = "fmas_per_block - loads_per_block"
+    results = {e: space.best(objective, top=10, backend=e) for e in ("bnb", "exhaustive", "cpsat")}
+    ranked = {e: [(r.objective, r.configuration) for r in result.ranked] for e, result in results.items()}
+    assert ranked["bnb"] == ranked["exhaustive"] == ranked["cpsat"]
+    assert results["bnb"].search.evaluated < results["exhaustive"].search.evaluated
+    assert sum(results["bnb"].search.pruned) > 0
+
+
+# ------------------------------------------------------------------------------ cost(...)
+def _write(tmp_path, text, name="space.py"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_cost_in_both_forms_and_never_a_constraint(tmp_path):
+    plain = "a = range(1, 9)\nb = range(1, 9)\nrequire(a * b <= 32)\n"
+    expression = Space.load(_write(tmp_path, plain + "cost(a * b // 2 + (a * b) / 3)\n", "e.py"))
+    function = Space.load(_write(tmp_path, plain + "@cost\ndef runtime(a, b):\n    t = a * b\n"
+                                 "    if t > 10:\n        return t // 2 + t / 3\n    return 100 - t\n", "f.py"))
+    undefined = Space.load(_write(tmp_path, plain + "cost(a / (b - 3))\n", "u.py"))
+    without = Space.load(_write(tmp_path, plain, "n.py"))
+    assert to_source(expression.model.cost) == "a * b // 2 + a * b / 3"
+    assert to_source(function.model.cost) == "a * b // 2 + a * b / 3 if a * b > 10 else 100 - a * b"
+    counts = {s.count("reference") for s in (expression, function, undefined, without)}
+    assert counts == {without.count("reference")}     # a model divides by zero at b == 3: still valid
+    assert without.model.cost is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a = range(3)\ncost(a)\ncost(a + 1)\n", "declared more than once"),
+    ("a = range(3)\nk = iterator(['x'])\ncost(k)\n", "must be a number"),
+    ("a = range(3)\n@cost\ndef m(a):\n    return range(a)\n", "returns an iterator"),
+    ("a = range(3)\ncost(a + nope)\n", "unknown name"),
+])
+def test_bad_cost_declarations_are_refused_with_the_line(tmp_path, text, message):
+    with pytest.raises(SpaceDefinitionError, match=message) as info:
+        Space.load(_write(tmp_path, text))
+    assert "space.py:" in str(info.value)
+
+
+def test_no_model_anywhere_is_a_clear_error(tmp_path):
+    space = Space.load(_write(tmp_path, "a = range(3)\n"))
+    with pytest.raises(SolverspaceError, match="no performance model"):
+        model_or_declared(space.model, None)
+
+
+def test_best_on_the_command_line(tmp_path, capsys):
+    path = _write(tmp_path, ROOFLINE)
+    assert main(["best", path, "--top", "3", "--engine", "bnb", "--json"]) == 0
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    assert [sorted(r) for r in rows] == [sorted(["tile", "unroll", "kind", "objective"] +
+                                                (["objective_exact"] if "objective_exact" in r else []))
+                                         for r in rows]
+    assert "bnb engine" in captured.err and "cut" in captured.err
+    assert main(["best", path, "--top", "3", "--engine", "exhaustive", "--json", "-q"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == rows
+    assert main(["best", _write(tmp_path, "a = range(3)\n", "plain.py"), "--engine", "bnb"]) == 2
+    assert "no performance model" in capsys.readouterr().err
+    assert main(["best", path, "--engine", "bnb", "--minimize", "kind"]) == 2
+    assert "not a number" in capsys.readouterr().err
