@@ -544,7 +544,6 @@ class _Search:
         if m.status == "below bound":
             message = (f"the model is not a lower bound: measured {m.time:.6g} s, below its bound {_num(m.bound)}, "
                        f"at {_config(m.configuration)}; the search goes on, but the proof no longer holds")
-            self.progress("WARNING: " + message)
             warnings.warn(message, SolverspaceWarning, stacklevel=4)
 
     def _offer(self, m: Measurement) -> None:
