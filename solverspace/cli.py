@@ -364,9 +364,6 @@ def cmd_tune(args) -> int:
     result = space.tune(args.measure, args.bound, top=args.top, max_measurements=args.max_measurements,
                         time_limit=args.time_limit, repeat=args.repeat, aggregate=args.aggregate, db=db,
                         timeout=args.timeout, progress=progress)
-    if result.kept_apart and not quiet:
-        print(f"the database also holds {result.kept_apart} measurement(s) of other runs (another space, settings, "
-              f"bound or measurement): kept apart, not reused", file=sys.stderr)
     if args.json:
         print(json.dumps(result.as_dict()))
     else:

@@ -397,6 +397,9 @@ def tune(plan, measure, bound: str | None = None, *, top: int = 1, max_measureme
     bound_text = to_source(expr)
     run, description = run_identity(model, bound_text, measurer.describe, repeat, aggregate)
     store = TuneDB(db, run, description)
+    if store.others and progress is not None:
+        progress(f"the database {db} also holds {store.others} measurement(s) of other runs (another space, "
+                 "settings, bound or measurement): kept apart, not reused")
     try:
         search = _Search(plan, expr, measurer, store, top=top, max_measurements=max_measurements,
                          deadline=None if time_limit is None else start + time_limit, repeat=repeat,
