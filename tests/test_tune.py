@@ -77,6 +77,7 @@ def space_and_model(draw):
     return space, draw(st.sampled_from(TEMPLATES)).format(*names)
 
 
+@pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")   # lint notes on generated spaces
 def test_synthetic_measurement_gives_the_true_optimum_with_fewer_measurements():
     totals = {"measured": 0, "size": 0, "cases": 0}
 
