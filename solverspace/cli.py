@@ -371,6 +371,32 @@ def _json_number(key: str, value) -> dict:
     return {key: int(value)}
 
 
+def cmd_tune(args) -> int:
+    """`tune`: measured search; measures only what the bound cannot rule out (solverspace.tune)."""
+    space = _load(args)
+    db = args.db if args.db is not None else space._default_tune_db()
+    quiet = args.quiet
+
+    def progress(message: str) -> None:
+        if not quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    if not quiet:
+        print(f"tuning {args.space}: measuring `{args.measure}` (repeat {args.repeat}, {args.aggregate}), "
+              f"bound `{args.bound if args.bound is not None else 'the declared cost'}`; database {db}",
+              file=sys.stderr, flush=True)
+    result = space.tune(args.measure, args.bound, top=args.top, max_measurements=args.max_measurements,
+                        time_limit=args.time_limit, repeat=args.repeat, aggregate=args.aggregate, db=db,
+                        timeout=args.timeout, progress=progress)
+    if args.json:
+        print(json.dumps(result.as_dict()))
+    else:
+        print(result.summary())
+        if args.explain:
+            print(result.explain())
+    return 0 if result.top else 1
+
+
 def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
@@ -592,6 +618,34 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="stop after SECONDS")
     p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT threads (default: all cores)")
     p.set_defaults(func=cmd_best)
+
+    p = sub.add_parser("tune", help="the fastest configuration by measurement, measuring only what a lower-bound "
+                                    "model cannot rule out (proven best)")
+    common(p)
+    p.add_argument("--measure", required=True, metavar="CMD",
+                   help="shell command template, fields {NAME} are parameters or derived values; the last number "
+                        "it prints on stdout is the time in seconds; a non-zero exit is a failed configuration")
+    p.add_argument("--bound", metavar="EXPR",
+                   help="a lower bound on the time (seconds) in the space language (default: the space's cost)")
+    p.add_argument("--top", type=POSITIVE, default=1, metavar="K", help="prove the K fastest (default 1)")
+    p.add_argument("--repeat", type=POSITIVE, default=1, metavar="N", help="runs per configuration (default 1)")
+    p.add_argument("--aggregate", choices=["min", "median"], default="min",
+                   help="how the repeats make one time (default min)")
+    p.add_argument("--max-measurements", type=NON_NEGATIVE, default=None, metavar="N",
+                   help="stop after N new measurements (stored ones are reused for free)")
+    p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
+                   help="stop after SECONDS (a measurement under way finishes)")
+    p.add_argument("--timeout", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
+                   help="a command running longer is killed and recorded as timeout")
+    p.add_argument("--db", metavar="PATH",
+                   help="the SQLite file of measurements (default: SPACE_STEM.tune.sqlite next to the space file; "
+                        "for a built-in space, in the current directory)")
+    p.add_argument("--explain", action="store_true",
+                   help="which part of the bound set it: at the best configuration and the largest cut subtrees")
+    p.add_argument("--json", action="store_true", help="one JSON object with the result")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_tune)
+
     p = sub.add_parser("validate", help="run every backend that accepts the space; do they agree?")
     common(p)
     p.add_argument("--reference-limit", type=NON_NEGATIVE, default=100_000, metavar="N",

@@ -86,27 +86,19 @@ class _Walk:
             self._offer(env)
             return
         level = self.levels[index]
-        try:
-            values = level.domain(env)
-        except Undefined:
-            return
         if not self.prune:
-            for value in values:
-                env[level.name] = value
-                if self.enumerator.admit(level, env):
-                    self.stats.visited[index] += 1
-                    self._descend(index + 1, env)
+            for _ in admitted(self.enumerator, level, env):
+                self.stats.visited[index] += 1
+                self._descend(index + 1, env)
             return
         ranked = []
-        for position, value in enumerate(values):
-            env[level.name] = value
-            if self.enumerator.admit(level, env):
-                self.stats.visited[index] += 1
-                key = self._bound_key(env, index)
-                if key == INF:
-                    self.stats.pruned[index] += 1
-                else:
-                    ranked.append((key, position, value))
+        for position, value in enumerate(admitted(self.enumerator, level, env)):
+            self.stats.visited[index] += 1
+            key = self._bound_key(env, index)
+            if key == INF:
+                self.stats.pruned[index] += 1
+            else:
+                ranked.append((key, position, value))
         ranked.sort(key=lambda item: (item[0], item[1]))
         for number, (key, _, value) in enumerate(ranked):
             if self._cut(key):
@@ -138,6 +130,20 @@ class _Walk:
         del self.best[self.top:]
 
 
+def admitted(enumerator, level, env: dict):
+    """The values of `level` that its constraints admit after the prefix in `env` (the walk
+    shared by `best` and `tune`): each value is yielded with `env` holding it and the derived
+    values computed at that level. An undefined domain has no values."""
+    try:
+        values = level.domain(env)
+    except Undefined:
+        return
+    for value in values:
+        env[level.name] = value
+        if enumerator.admit(level, env):
+            yield value
+
+
 def _short(env, names) -> str:
     return " ".join(f"{n}={env[n]!r}" for n in names)
 
@@ -166,4 +172,4 @@ def best(plan, objective: str, *, maximize: bool = True, top: int = 10, engine: 
     return result
 
 
-__all__ = ["ENGINES", "SearchStats", "best"]
+__all__ = ["ENGINES", "SearchStats", "admitted", "best"]

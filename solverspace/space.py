@@ -199,6 +199,28 @@ class Space:
         """The `top` best distinct configurations by `objective` (an expression of the space's names)."""
         return get_backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top)
 
+    def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
+             time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,
+             timeout: float | None = None, progress=None):
+        """Measured search (`solverspace.tune`): the fastest configuration by `measure` (a callable
+        configuration -> seconds, or a shell command template "./bench {dim_m} ..."), measuring only
+        what the lower bound `bound` (a model in the space language; None: the space's declared
+        cost) cannot rule out. Returns a `TuneResult` (best, time, proven, gap, ...). `db`: the
+        SQLite file of measurements (default `<space stem>.tune.sqlite` next to the space file, in
+        the current directory for a built-in space, none for a space given as text)."""
+        from .tune import tune
+        if db is None:
+            db = self._default_tune_db()
+        return tune(self.plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
+                    repeat=repeat, aggregate=aggregate, db=str(db), timeout=timeout, progress=progress)
+
+    def _default_tune_db(self) -> str:
+        from .loader import BUILTIN_SPACES, resolve_space_path
+        from .tune_db import default_path
+        builtin = next((name for name in BUILTIN_SPACES
+                        if str(resolve_space_path(name)) == self.model.source), None)
+        return default_path(self.model.source, builtin)
+
     def funnel(self, backend="c", *, progress=None, **options):
         """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.funnel`)."""
         return get_backend(backend, "funnel", **options).funnel(self.plan, progress=progress)

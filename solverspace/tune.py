@@ -1,0 +1,577 @@
+"""Measured search (Telamon, seed 003, Section 5, Algorithm 2): the fastest configuration with
+the fewest measurements, and a proof that it is the fastest.
+
+A performance model written in the space language (`--bound EXPR`, or the space's declared
+cost) bounds from below the run time of every configuration; `PrefixBound` turns it into a
+bound on every configuration below a prefix of the plan's loop nest. The search keeps a
+priority queue of prefixes ordered by that bound (ties: deeper first, then the order they were
+made in, so a run is deterministic), and repeatedly takes the smallest:
+
+- if its bound is at or above the best measured time (the K-th best with `top=K`), everything
+  left in the queue is no better: the search stops with a proof;
+- a complete configuration is measured (a Python callable, or a shell command whose last number
+  on stdout is the time), `repeat` times, aggregated by `min` or `median`;
+- a prefix is expanded into its admitted children (the reference walk's domains and
+  constraints), each with its bound; a child whose bound is undefined everywhere (no valid
+  completion has a defined model) is dropped, one whose bound is at or above the best measured
+  time is cut.
+
+Budgets (`max_measurements`, `time_limit`) stop the search early; it then says how far from
+proven it is: the smallest bound still in the queue against the best time (the gap). A
+configuration whose command fails, times out or prints no number is recorded with that status
+and skipped (the proof is then about the configurations that ran). A measurement below its own
+bound shows the model is not a lower bound: it is reported (a `SolverspaceWarning`), recorded
+(`below bound`), and the result is never `proven`.
+
+Every measurement goes to a SQLite database (`solverspace.tune_db`), committed at once; a run
+with the same identity (space, settings, bound, measurement, repeat, aggregate) reuses the stored
+values instead of measuring again, so an interrupted run resumes where it stopped.
+
+Why a subtree was cut: for the best configuration and for the largest pruned subtrees (fewest
+loops bound), the top-level part of the model (`max` operand, summand) with the largest lower
+bound, the bottleneck, is kept (`TuneResult.explain()`, the database's `pruned` table).
+"""
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import math
+import os
+import re
+import shlex
+import signal
+import statistics
+import string
+import subprocess
+import time
+import warnings
+from dataclasses import dataclass, field
+from itertools import count
+from pathlib import Path
+from typing import Callable
+
+from .bounds import INF
+from .errors import OptionError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
+from .lower_bound import PrefixBound, bottleneck
+from .objective import model_or_declared, tie_key
+from .orders import format_value
+from .printing import to_source
+from .reference import ReferenceEnumerator
+from .search import admitted
+from .tune_db import TuneDB, canonical_key
+
+AGGREGATES = {"min": min, "median": statistics.median}
+STATUSES = ("ok", "failed", "timeout", "invalid output", "below bound")
+KEEP_PRUNED = 10        # how many of the largest pruned subtrees are explained
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.IGNORECASE)
+
+
+# ---------------------------------------------------------------------------------- results
+@dataclass
+class Measurement:
+    configuration: dict
+    times: list                 # seconds, one per repeat (fewer when one failed)
+    time: float | None          # their aggregate; None when the configuration did not run
+    status: str                 # one of STATUSES
+    bound: object               # the model's value there (exact: int or Fraction)
+    bottleneck: str | None      # the model's part that sets the bound there
+    reused: bool = False        # taken from the database, not measured in this run
+    error: str | None = None    # what went wrong (failed, timeout, invalid output)
+    terms: list = field(default_factory=list, repr=False)   # (model part, its value there)
+
+    @property
+    def ran(self) -> bool:
+        return self.status in ("ok", "below bound")
+
+
+@dataclass
+class Cut:
+    """A subtree cut by its bound: the loop parameters bound at its root."""
+    prefix: dict
+    depth: int                  # how many loops are bound
+    bound: object
+    bottleneck: str | None
+    terms: list                 # (model part, its lower bound)
+
+
+@dataclass
+class TuneResult:
+    bound: str                              # the bound expression
+    measure: str                            # the measurement (command template or callable name)
+    top: list = field(default_factory=list)         # the best measured, fastest first (`Measurement`)
+    proven: bool = False                    # nothing unmeasured can be faster, and the bound held
+    status: str = ""                        # proven | max_measurements | time_limit | bound violated | nothing ran
+    lower: object = None                    # the smallest bound left unexplored (None: none left)
+    measured: int = 0                       # measurements made by this run
+    reused: int = 0                         # configurations whose stored measurement was used
+    failed: list = field(default_factory=list)      # configurations that did not run (`Measurement`)
+    violations: list = field(default_factory=list)  # measurements below their bound (`Measurement`)
+    nodes_expanded: int = 0                 # prefixes expanded into their children
+    nodes_created: int = 0                  # prefixes and configurations given a bound
+    cut: int = 0                            # subtrees cut by their bound (at creation or by the proof)
+    undefined: int = 0                      # subtrees dropped: the model is undefined on all of them
+    cut_by: dict = field(default_factory=dict)      # model part -> subtrees whose bound it set
+    pruned: list = field(default_factory=list)      # the largest cut subtrees (`Cut`)
+    best_terms: list = field(default_factory=list)  # the model's parts at the best configuration
+    database: str = ":memory:"
+    kept_apart: int = 0                     # rows of other runs in the database (not reused)
+    seconds: float = 0.0
+
+    @property
+    def best(self) -> dict | None:
+        return self.top[0].configuration if self.top else None
+
+    @property
+    def time(self) -> float | None:
+        return self.top[0].time if self.top else None
+
+    @property
+    def gap(self):
+        """How far from proven: the best (K-th best) time minus the smallest bound left (0 when
+        proven; None when nothing ran or nothing is left)."""
+        if self.proven:
+            return 0
+        if not self.top or self.lower is None:
+            return None
+        return max(0.0, self.top[-1].time - float(self.lower))
+
+    def summary(self) -> str:
+        """One paragraph: the answer and how sure it is."""
+        lines = []
+        if self.top:
+            best = self.top[0]
+            lines.append(f"best: {best.time:.6g} s  {_config(best.configuration)}  (bound {_num(best.bound)})")
+            for rank, m in enumerate(self.top[1:], 2):
+                lines.append(f"{rank:>4}: {m.time:.6g} s  {_config(m.configuration)}  (bound {_num(m.bound)})")
+        else:
+            lines.append("no configuration ran successfully")
+        work = (f"{self.measured} measured now, {self.reused} reused from the database, "
+                f"{self.nodes_expanded} prefixes expanded, {self.cut} subtrees cut, {self.seconds:.2f} s")
+        if self.violations:
+            first = self.violations[0]
+            lines.append(f"NOT PROVEN: the model is not a lower bound: {len(self.violations)} measurement(s) below "
+                         f"their bound, first {first.time:.6g} s < bound {_num(first.bound)} at "
+                         f"{_config(first.configuration)}; the proof no longer holds ({work})")
+        elif self.proven:
+            lines.append(f"proven: every configuration not measured has a bound at or above the "
+                         f"{'best' if len(self.top) <= 1 else f'{len(self.top)}-th best'} time ({work})")
+        elif self.status in ("max_measurements", "time_limit"):
+            how = "--max-measurements" if self.status == "max_measurements" else "--time-limit"
+            if self.top and self.lower is not None:
+                ratio = f", {self.gap / self.top[-1].time:.1%} of it" if self.top[-1].time else ""
+                lines.append(f"not proven: stopped by {how}; the smallest bound left is {_num(self.lower)} against "
+                             f"{self.top[-1].time:.6g} s measured (gap {self.gap:.6g} s{ratio}) ({work})")
+            else:
+                lines.append(f"not proven: stopped by {how} before any configuration ran ({work})")
+        else:
+            lines.append(f"not proven: {self.status} ({work})")
+        if self.failed:
+            counts: dict = {}
+            for m in self.failed:
+                counts[m.status] = counts.get(m.status, 0) + 1
+            lines.append(f"{len(self.failed)} configuration(s) did not run ("
+                         + ", ".join(f"{n} {s}" for s, n in counts.items())
+                         + "): recorded and skipped; the proof covers the configurations that ran")
+        return "\n".join(lines)
+
+    def explain(self) -> str:
+        """Which part of the model set the bound: at the best configuration, and for the largest
+        subtrees the search cut (Telamon uses this to find missing optimizations)."""
+        lines = []
+        if self.top:
+            best = self.top[0]
+            lines.append(f"best configuration {_config(best.configuration)}: measured {best.time:.6g} s, bound "
+                         f"{_num(best.bound)} set by `{best.bottleneck}`")
+            lines.extend(f"    {term} >= {_num(lo)}" for term, lo in self.best_terms)
+        if self.cut_by:
+            lines.append(f"{self.cut} subtrees cut; the part of the model that set their bound:")
+            lines.extend(f"    {n:>8}  `{term}`" for term, n in sorted(self.cut_by.items(), key=lambda t: -t[1]))
+        if self.pruned:
+            lines.append(f"the largest cut subtrees (fewest loops bound; then the highest bound):")
+            for cut in self.pruned:
+                lines.append(f"    {_config(cut.prefix) or '(nothing bound)'}: bound {_num(cut.bound)} set by "
+                             f"`{cut.bottleneck}`  ("
+                             + "; ".join(f"{term} >= {_num(lo)}" for term, lo in cut.terms) + ")")
+        return "\n".join(lines) or "nothing measured and nothing cut"
+
+    def as_dict(self) -> dict:
+        def measurement(m: Measurement) -> dict:
+            return {"configuration": _jsonable(m.configuration), "time": m.time, "times": m.times,
+                    "status": m.status, "bound": _number(m.bound), "bottleneck": m.bottleneck,
+                    "reused": m.reused, **({"error": m.error} if m.error else {})}
+        return {"best": _jsonable(self.best), "time": self.time, "proven": self.proven, "status": self.status,
+                "gap": self.gap, "lower_bound": _number(self.lower), "top": [measurement(m) for m in self.top],
+                "measured": self.measured, "reused": self.reused, "failed": [measurement(m) for m in self.failed],
+                "violations": [measurement(m) for m in self.violations], "nodes_expanded": self.nodes_expanded,
+                "nodes_created": self.nodes_created, "cut": self.cut, "undefined": self.undefined,
+                "cut_by": self.cut_by, "best_terms": [[t, _number(lo)] for t, lo in self.best_terms],
+                "pruned": [{"prefix": _jsonable(c.prefix), "depth": c.depth, "bound": _number(c.bound),
+                            "bottleneck": c.bottleneck, "terms": [[t, _number(lo)] for t, lo in c.terms]}
+                           for c in self.pruned],
+                "bound_expression": self.bound, "measure": self.measure, "database": self.database,
+                "kept_apart": self.kept_apart, "seconds": round(self.seconds, 6)}
+
+
+def _num(value) -> str:
+    if value is None:
+        return "none"
+    return f"{float(value):.6g}"
+
+
+def _number(value):
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _jsonable(config):
+    if config is None:
+        return None
+    return {k: list(v) if type(v) is tuple else v for k, v in config.items()}
+
+
+def _config(config: dict) -> str:
+    return " ".join(f"{k}={format_value(v)}" for k, v in config.items())
+
+
+# ---------------------------------------------------------------------------------- measuring
+class _DidNotRun(Exception):
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class _Callable:
+    def __init__(self, function: Callable, model):
+        self.function = function
+        self.names = model.parameter_names
+        module = getattr(function, "__module__", None) or ""
+        self.describe = f"python:{module}.{getattr(function, '__qualname__', type(function).__name__)}"
+
+    def once(self, env: dict) -> float:
+        try:
+            value = self.function({n: env[n] for n in self.names})
+        except Exception as exc:   # the measured code's failure is a result, not the search's
+            raise _DidNotRun("failed", f"{type(exc).__name__}: {exc}") from None
+        return _time_of(value, repr(value))
+
+
+class _Command:
+    """A shell command template: `{name}` fields are parameter (or derived value) names."""
+
+    def __init__(self, template: str, model, timeout: float | None):
+        self.template, self.timeout = template, timeout
+        self.describe = template
+        known = [*model.parameter_names, *model.derived_value]
+        self.fields = []
+        try:
+            parsed = list(string.Formatter().parse(template))
+        except ValueError as exc:
+            raise OptionError(f"--measure {template!r}: {exc}",
+                              hint="fields are {NAME} with a parameter's name; write {{ and }} for braces") from None
+        for _, name, _, _ in parsed:
+            if name is None:
+                continue
+            if name not in known:
+                raise OptionError(f"--measure {template!r}: unknown field {{{name}}}",
+                                  hint=did_you_mean(name, known)
+                                  or f"fields are parameters or derived values: {', '.join(known)}")
+            self.fields.append(name)
+        if not template.strip():
+            raise OptionError("--measure: the command is empty", hint='e.g. --measure "./bench {dim_m} {dim_n}"')
+
+    def command(self, env: dict) -> str:
+        return self.template.format_map({name: _shell(env[name]) for name in self.fields})
+
+    def once(self, env: dict) -> float:
+        command = self.command(env)
+        process = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
+        try:
+            out, err = process.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            raise _DidNotRun("timeout", f"no answer within {self.timeout} s: {command}") from None
+        except BaseException:   # Ctrl-C: the command (in its own session) goes too
+            _kill(process)
+            raise
+        if process.returncode != 0:
+            last = (err.strip().splitlines() or [""])[-1][-200:]
+            raise _DidNotRun("failed", f"exit status {process.returncode}: {command}" + (f": {last}" if last else ""))
+        numbers = _NUMBER.findall(out)
+        if not numbers:
+            raise _DidNotRun("invalid output", f"no number on stdout ({out.strip()[-80:]!r}): {command}")
+        return _time_of(float(numbers[-1]), numbers[-1])
+
+
+def _kill(process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.communicate()
+
+
+def _shell(value):
+    """A value as a command field: numbers as they are (a format spec still applies), anything
+    else (a categorical string, an order) quoted for the shell when it needs it."""
+    if type(value) is int:
+        return value
+    return shlex.quote(format_value(value) if type(value) is tuple else str(value))
+
+
+def _time_of(value, text: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        raise _DidNotRun("invalid output", f"not a number: {text[:80]}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise _DidNotRun("invalid output", f"not a finite time: {text[:80]}")
+    return number
+
+
+# ---------------------------------------------------------------------------------- identity
+def run_identity(model, bound_text: str, measure: str, repeat: int, aggregate: str) -> tuple[str, dict]:
+    """(a hash, what it hashes): the space as loaded (every domain, derived value, constraint and
+    setting; with the file's text when it is a file), the bound, the measurement, repeat and
+    aggregate. Results of another identity are never reused."""
+    printed = "\n".join(str(x) for x in (*model.parameters, *model.derived, *model.constraints))
+    path = Path(model.source)
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    except OSError:
+        text = ""
+    settings = {s.name: s.value for s in model.settings}
+    description = {"space": model.source, "settings": settings, "bound": bound_text, "measure": measure,
+                   "repeat": repeat, "aggregate": aggregate}
+    digest = hashlib.sha256(json.dumps({**description, "space": [printed, text]}, sort_keys=True,
+                                       default=str).encode()).hexdigest()[:20]
+    return digest, description
+
+
+# ---------------------------------------------------------------------------------- the search
+def check_options(top, max_measurements, time_limit, repeat, aggregate, timeout) -> None:
+    def whole(name, value, least):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise OptionError(f"{name}={value!r}: expected a whole number of at least {least}")
+
+    def seconds(name, value):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not 0 < value < math.inf):
+            raise OptionError(f"{name}={value!r}: expected a number of seconds greater than 0")
+
+    whole("top", top, 1)
+    whole("repeat", repeat, 1)
+    if max_measurements is not None:
+        whole("max_measurements", max_measurements, 0)
+    seconds("time_limit", time_limit)
+    seconds("timeout", timeout)
+    if aggregate not in AGGREGATES:
+        raise OptionError(f"aggregate={aggregate!r}: expected one of {', '.join(AGGREGATES)}")
+
+
+def tune(plan, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
+         time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db: str = ":memory:",
+         timeout: float | None = None, progress: Callable[[str], None] | None = None,
+         keep_pruned: int = KEEP_PRUNED) -> TuneResult:
+    """Measured search over `plan` (see the module's documentation). `measure`: a callable
+    (configuration dict -> seconds) or a shell command template ("./bench {dim_m} {dim_n}");
+    `bound`: the model's text (None: the space's declared cost); `db`: the SQLite file
+    (":memory:": none kept); `timeout`: seconds a command may run; `progress(message)`: told
+    each measurement and the bound violations."""
+    start = time.perf_counter()
+    check_options(top, max_measurements, time_limit, repeat, aggregate, timeout)
+    model = plan.model
+    expr, given = model_or_declared(model, bound)
+    if model.kinds.is_string(expr):
+        raise SpaceDefinitionError(f"the bound {given!r} is a categorical value or an order, not a number",
+                                   hint="a bound is a time in seconds, e.g. --bound 'max(flops / peak, bytes / bw)'")
+    if callable(measure):
+        measurer = _Callable(measure, model)
+    elif isinstance(measure, str):
+        measurer = _Command(measure, model, timeout)
+    else:
+        raise OptionError(f"measure={measure!r}: expected a callable or a shell command template",
+                          hint='e.g. measure="./bench {dim_m} {dim_n}" or measure=lambda config: seconds')
+    bound_text = to_source(expr)
+    run, description = run_identity(model, bound_text, measurer.describe, repeat, aggregate)
+    store = TuneDB(db, run, description)
+    if store.others and progress is not None:
+        progress(f"the database {db} also holds {store.others} measurement(s) of other runs (another space, "
+                 "settings, bound or measurement): kept apart, not reused")
+    try:
+        search = _Search(plan, expr, measurer, store, top=top, max_measurements=max_measurements,
+                         deadline=None if time_limit is None else start + time_limit, repeat=repeat,
+                         aggregate=aggregate, progress=progress, keep_pruned=keep_pruned)
+        result = TuneResult(bound_text, measurer.describe, database=str(db), kept_apart=store.others)
+        search.run(result)
+        result.seconds = time.perf_counter() - start
+        store.record_pruned(result.pruned)
+        store.finish(result.status, result.proven, result.time, result.lower, result.gap)
+    finally:
+        store.close()
+    return result
+
+
+class _Search:
+    def __init__(self, plan, expr, measurer, store: TuneDB, *, top, max_measurements, deadline, repeat,
+                 aggregate, progress, keep_pruned):
+        self.plan, self.measurer, self.store = plan, measurer, store
+        self.top, self.max_measurements, self.deadline = top, max_measurements, deadline
+        self.repeat, self.aggregate = repeat, AGGREGATES[aggregate]
+        self.progress = progress or (lambda message: None)
+        self.keep_pruned = keep_pruned
+        self.enumerator = ReferenceEnumerator(plan)
+        self.levels = self.enumerator.levels
+        self.bound = PrefixBound(plan, expr)
+        self.names = plan.model.parameter_names
+        self.tie = tie_key(plan.model)
+        self.best: list = []          # sorted (time, tie key, Measurement), at most `top`
+        self.largest: list = []       # a max-heap by size: (-depth, bound, -seq, env, depth)
+        self.sequence = count()
+
+    def threshold(self):
+        """The time a subtree must beat to matter: the K-th best measured (INF before K ran)."""
+        return self.best[-1][0] if len(self.best) == self.top else INF
+
+    # ------------------------------------------------------------------------------ the loop
+    def run(self, result: TuneResult) -> None:
+        self.result = result
+        last = len(self.levels) - 1
+        queue: list = []
+        env: dict = {}
+        if self.enumerator.admit(self.enumerator.prelude, env):
+            self._push(queue, env, -1)
+        configurations = 0
+        result.status = "proven"
+        while queue:
+            bound, _, _, depth, env = queue[0]
+            if bound >= self.threshold():
+                for entry in queue:         # everything left is no better: cut by the proof
+                    self._cut(entry[4], entry[3], entry[0])
+                queue.clear()
+                break
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                result.status = "time_limit"
+                break
+            if depth == last:
+                configurations += 1
+                config = {n: env[n] for n in self.names}
+                key = canonical_key(_jsonable(config))
+                stored = self.store.lookup(key)
+                if stored is None and self.max_measurements is not None and result.measured >= self.max_measurements:
+                    result.status = "max_measurements"
+                    break
+                heapq.heappop(queue)
+                self._offer(self._measure(config, env, bound, key, stored))
+                continue
+            heapq.heappop(queue)
+            result.nodes_expanded += 1
+            for _ in admitted(self.enumerator, self.levels[depth + 1], env):
+                self._push(queue, dict(env), depth + 1)
+        result.lower = queue[0][0] if queue else None
+        if configurations == 0 and not queue:
+            what = ("the bound is undefined on every valid configuration" if result.undefined
+                    else "the space has no valid configuration")
+            raise SpaceDefinitionError(f"nothing to measure: {what}",
+                                       hint="check the space with `solverspace count`, and the bound expression")
+        result.top = [m for _, _, m in self.best]
+        if result.status == "proven" and not result.top:
+            result.status = "nothing ran"
+        if result.violations:
+            result.status = "bound violated" if result.status == "proven" else result.status
+        result.proven = result.status == "proven"
+        self._explain(result)
+
+    def _push(self, queue: list, env: dict, depth: int) -> None:
+        self.result.nodes_created += 1
+        bound = self.bound.lower(env, depth)
+        if bound == INF:
+            self.result.undefined += 1
+        elif bound >= self.threshold():
+            self._cut(env, depth, bound)
+        else:
+            heapq.heappush(queue, (bound, -depth, next(self.sequence), depth, env))
+
+    def _cut(self, env: dict, depth: int, bound) -> None:
+        result = self.result
+        result.cut += 1
+        term = bottleneck(self.bound.terms(env, depth))
+        result.cut_by[term] = result.cut_by.get(term, 0) + 1
+        entry = (-depth, bound, -next(self.sequence), env, depth)   # larger: shallower, then higher bound, then earlier
+        if len(self.largest) < self.keep_pruned:
+            heapq.heappush(self.largest, entry)
+        elif entry[:3] > self.largest[0][:3]:
+            heapq.heapreplace(self.largest, entry)
+
+    # ------------------------------------------------------------------------------ measuring
+    def _measure(self, config: dict, env: dict, bound, key: str, stored: dict | None) -> Measurement:
+        result = self.result
+        depth = len(self.levels) - 1
+        intervals = self.bound.terms(env, depth)
+        term = bottleneck(intervals)
+        terms = [(text, i.lo) for text, i in intervals]
+        if stored is not None:
+            result.reused += 1
+            m = Measurement(config, stored["times"], stored["value"], stored["status"], bound, term, reused=True,
+                            error=stored["error"], terms=terms)
+            self._report(m)
+            return m
+        times, status, error = [], "ok", None
+        start = time.perf_counter()
+        for _ in range(self.repeat):
+            try:
+                times.append(self.measurer.once(env))
+            except _DidNotRun as failure:
+                status, error = failure.status, failure.message
+                break
+        value = self.aggregate(times) if status == "ok" else None
+        if status == "ok" and value < bound:
+            status = "below bound"
+        self.store.record(key, _jsonable(config), times, value, bound, status, term, error,
+                          time.perf_counter() - start)
+        result.measured += 1
+        m = Measurement(config, times, value, status, bound, term, error=error, terms=terms)
+        self._report(m)
+        return m
+
+    def _report(self, m: Measurement) -> None:
+        result = self.result
+        where = "stored" if m.reused else f"#{result.measured}"
+        if m.ran:
+            self.progress(f"{where}: {m.time:.6g} s  {_config(m.configuration)}  (bound {_num(m.bound)}, "
+                          f"{m.bottleneck})")
+        else:
+            self.progress(f"{where}: {m.status}  {_config(m.configuration)}: {m.error}")
+        if m.status == "below bound":
+            message = (f"the model is not a lower bound: measured {m.time:.6g} s, below its bound {_num(m.bound)}, "
+                       f"at {_config(m.configuration)}; the search goes on, but the proof no longer holds")
+            warnings.warn(message, SolverspaceWarning, stacklevel=4)
+
+    def _offer(self, m: Measurement) -> None:
+        result = self.result
+        if m.status == "below bound":
+            result.violations.append(m)
+        if not m.ran:
+            result.failed.append(m)
+            return
+        entry = (m.time, self.tie(m.configuration), m)
+        if len(self.best) == self.top and entry[:2] >= self.best[-1][:2]:
+            return
+        self.best.append(entry)
+        self.best.sort(key=lambda e: e[:2])
+        del self.best[self.top:]
+
+    # ------------------------------------------------------------------------------ why
+    def _explain(self, result: TuneResult) -> None:
+        if result.top:
+            result.best_terms = result.top[0].terms
+        order = self.plan.order
+        for _, bound, _, env, depth in sorted(self.largest, key=lambda e: e[:3], reverse=True):
+            terms = self.bound.terms(env, depth)
+            result.pruned.append(Cut({n: env[n] for n in order[:depth + 1]}, depth + 1, bound, bottleneck(terms),
+                                     [(term, i.lo) for term, i in terms]))
+
+
+__all__ = ["AGGREGATES", "Cut", "Measurement", "STATUSES", "TuneResult", "run_identity", "tune"]
