@@ -199,3 +199,17 @@ def test_best_on_the_command_line(tmp_path, capsys):
     assert "no performance model" in capsys.readouterr().err
     assert main(["best", path, "--engine", "bnb", "--minimize", "kind"]) == 2
     assert "not a number" in capsys.readouterr().err
+
+
+def test_tune_uses_the_declared_cost(tmp_path):
+    space = Space.load(_write(tmp_path, ROOFLINE))
+    model = compile_expr(space.model.cost)
+
+    def measure(config):   # the model itself, plus a constant: the true optimum is the model's
+        env = dict(config, loads=64 * 64 // config["tile"] + (0 if config["kind"] == "tex" else 64))
+        return float(model(env)) + 0.25
+
+    result = space.tune(measure, db=str(tmp_path / "t.sqlite"))
+    top = space.best(to_source(space.model.cost), maximize=False, top=1, backend="exhaustive").ranked[0]
+    assert result.proven and result.best == top.configuration
+    assert result.measured < space.count("reference")
