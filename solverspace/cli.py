@@ -513,7 +513,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
     p = sub.add_parser("count", help="number of valid configurations")
-    common(p), running(p, tuple(BACKENDS)), engine(p)
+    common(p), running(p, backends_with("count")), engine(p)
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     p.add_argument("--approximate", action="store_true",
                    help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
@@ -529,7 +529,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="a setting and the values to sweep, comma-separated (repeatable; the last varies fastest)")
     p.add_argument("--max-closure-values", type=POSITIVE, default=100_000, metavar="N",
                    help="stop a closure (generator) iterator that yields more than N values (default 100000)")
-    running(p, tuple(BACKENDS))
+    running(p, backends_with("count"))
     p.add_argument("--json", action="store_true", help="one JSON object per combination")
     p.set_defaults(func=cmd_sweep)
 

@@ -55,10 +55,11 @@ def parse_objective(model, text: str) -> ir.Expr:
     return lowered
 
 
-def tie_key(model):
-    """A function: configuration (dict or env) -> the tuple that orders equal objectives."""
+def tie_key(model, names: tuple[str, ...] | None = None):
+    """A function: configuration (dict or env) -> the tuple that orders equal objectives
+    (`names`: only a leading part of the parameters in definition order)."""
     codes = model.analysis.codes
-    names = model.parameter_names
+    names = model.parameter_names if names is None else names
 
     def coded(value):
         if type(value) is str:

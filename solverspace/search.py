@@ -52,6 +52,15 @@ class _Walk:
         self.bound = PrefixBound(plan, expr)
         self.tie = tie_key(plan.model)
         self.names = plan.model.parameter_names
+        self.tie_prefix = []   # per loop: the tie key of the parameters bound there that lead definition order
+        for depth in range(len(self.levels)):
+            bound = set(plan.order[:depth + 1])
+            leading = []
+            for name in self.names:
+                if name not in bound:
+                    break
+                leading.append(name)
+            self.tie_prefix.append((len(leading), tie_key(plan.model, tuple(leading))) if leading else None)
         depth = len(self.levels)
         self.stats = SearchStats(plan.order, [0] * depth, [0] * depth)
         self.best: list[tuple] = []     # sorted (rank key, tie key, objective, configuration)
@@ -72,6 +81,19 @@ class _Walk:
     def _cut(self, bound_key) -> bool:
         return len(self.best) == self.top and bound_key > self.best[-1][0]
 
+    def _behind_on_ties(self, bound_key, env, depth) -> bool:
+        """At best a tie with the K-th best, and every completion comes after it in the tie order
+        (the parameters that lead definition order are bound, and already compare greater)."""
+        if len(self.best) < self.top or bound_key != self.best[-1][0] or self.tie_prefix[depth] is None:
+            return False
+        length, key = self.tie_prefix[depth]
+        return key(env) > self.best[-1][1][:length]
+
+    def _tick(self) -> None:
+        self.ticks += 1
+        if self.deadline is not None and self.ticks % 1024 == 0 and time.perf_counter() > self.deadline:
+            self.stopped = True
+
     def run(self):
         env: dict = {}
         if self.enumerator.admit(self.enumerator.prelude, env):
@@ -80,6 +102,7 @@ class _Walk:
         return self.best
 
     def _descend(self, index: int, env: dict) -> None:
+        self._tick()
         if self.stopped:
             return
         if index == len(self.levels):
@@ -106,12 +129,12 @@ class _Walk:
                 return
             env[level.name] = value
             self.enumerator.admit(level, env)   # recompute this level's derived values
+            if self._behind_on_ties(key, env, index):
+                self.stats.pruned[index] += 1
+                continue
             self._descend(index + 1, env)
 
     def _offer(self, env: dict) -> None:
-        self.ticks += 1
-        if self.deadline is not None and self.ticks % 4096 == 0 and time.perf_counter() > self.deadline:
-            self.stopped = True
         self.stats.evaluated += 1
         try:
             value = self.objective(env)
