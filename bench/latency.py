@@ -3,10 +3,16 @@
 For each T1 file under ../shared/peer-spaces and for the built-in GEMM space, in fresh processes,
 interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + system) of:
 
-- ours, warm: `python -m solverspace count FILE` (the default `auto` backend) with the module and
-  plan caches filled;
+- ours, warm: `python -m solverspace count FILE` (the default `auto` backend) with the caches as
+  the default itself left them: the cache is filled by one earlier default `count` (and, where
+  that was answered by the reference, by the build it left behind, waited for), never by
+  `--backend c`; `warm by` says which backend answered the warm call;
 - ours, cold: the same with an empty cache: `auto` answers small spaces with the reference, and
-  generates and compiles the C module for the others (the `by` column says which answered);
+  generates and compiles the C module for the others (`cold by` says which answered). A cold
+  call answered by the reference leaves the module to be built in a detached background process
+  (solverspace/background.py); that process's CPU seconds (its `background.log`) are the `bg`
+  column: they are spent after the answer, not in it, and are not part of `cold`;
+- CP-SAT: the same `count` with `--backend cpsat` (the issue's Hotspot target);
 - Kernel Tuner: a process that builds the same space with `kernel_tuner.searchspace.Searchspace`
   (the tune_params and restriction strings of the T1 file). Kernel Tuner is installed into its
   own virtual environment (`--kt-venv`, created with pip when missing); without it, or with
@@ -16,7 +22,7 @@ interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + syste
 Then a sweep of the GEMM space over 20 values of `max_threads_per_block`: `solverspace sweep` cold
 (a new module per value) and warm (second run), against one warm count.
 
-    python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt]
+    python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt] [--no-cpsat]
 
 Counts are checked: ours against each other, and against Kernel Tuner's size (a difference is
 printed, not hidden).
@@ -58,7 +64,29 @@ def _env(**extra) -> dict:
     """The children's environment: bytecode caching on (an installed package has its .pyc files;
     with PYTHONDONTWRITEBYTECODE set, every process would compile our sources again, ~0.1 s)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return dict(env, PYTHONPATH=str(ROOT), **extra)
+    return dict(env, PYTHONPATH=str(ROOT), SOLVERSPACE_BACKGROUND_BUILD="1", **extra)   # the default, measured
+
+
+def settle(cache: str, timeout: float = 600) -> float | None:
+    """Wait until no background build is waiting or running in `cache`; the CPU seconds of the
+    last builder there (its log), or None when none ran."""
+    import time
+    sys.path.insert(0, str(ROOT))
+    from solverspace import background
+    folder, deadline = Path(cache), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if folder.is_dir() and not background.pending(folder):
+            fd = background._try_lock(folder)
+            if fd is not None:
+                background._release(fd)
+                break
+        elif not folder.is_dir():
+            return None
+        time.sleep(0.05)
+    log = folder / background.LOG
+    if not log.exists():
+        return None
+    return json.loads(log.read_text().splitlines()[-1])["builder_cpu"]
 
 
 def ours(target: str, backend: str, cache: str) -> tuple[float, int | None, str]:
@@ -104,6 +132,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--kt-venv", type=Path, default=Path(tempfile.gettempdir()) / "ktvenv")
     parser.add_argument("--no-kt", action="store_true")
+    parser.add_argument("--no-cpsat", action="store_true", help="no CP-SAT column")
     args = parser.parse_args()
     kt_python, kt_missing = (None, "--no-kt") if args.no_kt else kernel_tuner_python(args.kt_venv, True)
     print(f"machine: {os.cpu_count()} cores; CPU seconds (user + system) of whole processes, minimum of "
@@ -114,36 +143,47 @@ def main() -> None:
     plans = []
     for name, target in targets:
         backend = "auto"
-        _, count, _ = ours(target, "c", warm_cache)        # fills the warm cache (auto then finds the module)
+        _, count, _ = ours(target, "auto", warm_cache)     # the default fills the warm cache: as a user's first call
+        settle(warm_cache)                                 # ... and the build it left behind, if any
         if count is None:
             backend = "cpsat"
             _, count, _ = ours(target, "cpsat", warm_cache)
         kt_input = kt_problem(Path(target), work) if kt_python and target != "gemm" else None
         plans.append({"name": name, "target": target, "backend": backend, "count": count, "kt_input": kt_input,
-                      "warm": [], "cold": [], "kt": [], "kt_size": None, "cold_by": ""})
+                      "warm": [], "cold": [], "kt": [], "kt_size": None, "cold_by": "", "warm_by": "", "bg": [],
+                      "cpsat": []})
     for _ in range(args.repeat):
         for plan in plans:
-            cpu, count, _ = ours(plan["target"], plan["backend"], warm_cache)
+            cpu, count, plan["warm_by"] = ours(plan["target"], plan["backend"], warm_cache)
             plan["warm"].append(cpu)
             assert count == plan["count"], (plan["name"], count, plan["count"])
             with tempfile.TemporaryDirectory() as cold:
                 cpu, count, plan["cold_by"] = ours(plan["target"], plan["backend"], cold)
+                bg = settle(cold)                          # waited for: it must not run beside the next measurement
+                if bg is not None:
+                    plan["bg"].append(bg)
             plan["cold"].append(cpu)
             assert count == plan["count"], (plan["name"], count, plan["count"])
+            if not args.no_cpsat and plan["target"] != "gemm":
+                cpu, count, _ = ours(plan["target"], "cpsat", warm_cache)
+                plan["cpsat"].append(cpu)
+                assert count == plan["count"], (plan["name"], "cpsat", count, plan["count"])
             if plan["kt_input"] is not None:
                 cpu, out, code = cpu_run([str(kt_python), "-c", KT_CHILD, str(plan["kt_input"])], _env())
                 plan["kt"].append(cpu)
                 plan["kt_size"] = int(out.strip().splitlines()[-1]) if code == 0 else \
                     f"error: {out.strip().splitlines()[-1] if out.strip() else code}"
-    print(f"{'space':40} {'backend':>7} {'count':>9} {'warm':>6} {'cold':>6} {'by':>9} {'KT':>7} {'KT/warm':>8} "
-          f"{'KT/cold':>8}")
+    print(f"{'space':40} {'count':>9} {'warm':>6} {'warm by':>9} {'cold':>6} {'cold by':>9} {'bg':>5} {'KT':>6} "
+          f"{'KT/warm':>8} {'KT/cold':>8} {'cpsat':>6}")
     for plan in plans:
         warm, cold = min(plan["warm"]), min(plan["cold"])
         kt = min(plan["kt"]) if plan["kt"] else None
         ratios = (f"{kt / warm:8.2f} {kt / cold:8.2f}" if kt else f"{'-':>8} {'-':>8}")
+        bg = f"{min(plan['bg']):5.2f}" if plan["bg"] else f"{'-':>5}"
+        cpsat = f"{min(plan['cpsat']):6.2f}" if plan["cpsat"] else f"{'-':>6}"
         note = "" if plan["kt_size"] in (None, plan["count"]) else f"  (Kernel Tuner's size: {plan['kt_size']})"
-        print(f"{plan['name']:40} {plan['backend']:>7} {plan['count']:>9} {warm:6.2f} {cold:6.2f} {plan['cold_by']:>9} "
-              f"{(f'{kt:7.2f}' if kt else '      -')} {ratios}{note}")
+        print(f"{plan['name']:40} {plan['count']:>9} {warm:6.2f} {plan['warm_by']:>9} {cold:6.2f} {plan['cold_by']:>9} "
+              f"{bg} {(f'{kt:6.2f}' if kt else '     -')} {ratios} {cpsat}{note}")
     # a sweep over 20 values of one setting, against one warm count of the GEMM space
     env = _env(SOLVERSPACE_CACHE=str(work / "sweep"))
     command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set",

@@ -134,6 +134,9 @@ class ListedPositions(Positions):
 AUTO_REFERENCE_BUDGET = 40_000  # candidate values: about 0.05-0.3 s of the reference (0.14-0.9 M/s, T1 spaces)
 AUTO_REFERENCE_LIMIT = 700_000  # ... and at most this many when the walk so far says the whole fits:
                                 # 0.6-1.2 s of the reference, about what generating and compiling cost
+AUTO_BUILD_WORK = 40_000        # a reference answer past this many candidate values leaves the module
+                                # to be built in the background (solverspace/background.py): below it,
+                                # the reference is about as fast as a warm compiled call
 
 
 class AutoBackend:
@@ -144,29 +147,49 @@ class AutoBackend:
     that is within `limit` candidate values, the reference goes on (up to `limit`: an estimate
     can be wrong), since finishing costs less than compiling. Both give the same rows in the same
     order, so the answer does not depend on the choice; `answered_by` names the backend that gave
-    the last answer."""
+    the last answer.
+
+    After a reference answer that tried more than `build_work` candidate values, the module is
+    left to be built in a detached background process (`solverspace.background`), so that the
+    next call of the same space runs compiled; the answer now is not delayed or changed by it.
+    `build_behind`: None follows `$SOLVERSPACE_BACKGROUND_BUILD` (on unless 0), False is off.
+    `scheduled` counts the builds this object left behind."""
 
     name = "auto"
 
-    def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, **c_options):
+    def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, *,
+                 build_behind: bool | None = None, build_work: int = AUTO_BUILD_WORK, **c_options):
         if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
             limit = AUTO_REFERENCE_LIMIT if budget == AUTO_REFERENCE_BUDGET else budget
         self.budget, self.limit = budget, max(limit, budget)
+        self.build_behind, self.build_work = build_behind, build_work
         self.c_options = c_options
         self.answered_by: str | None = None
+        self.scheduled = 0
 
     def _answer(self, plan, with_derived, by_reference, by_c):
         """`by_reference(enumerator)` within the budget when nothing is compiled, else `by_c(backend)`."""
         compiled = _c(**self.c_options)
         if not compiled.is_built(plan, with_derived):
+            enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
             try:
-                answer = by_reference(ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on))
+                answer = by_reference(enumerator)
                 self.answered_by = "reference"
-                return answer
             except WorkBudgetExceeded:
                 pass
+            else:
+                if enumerator.work > self.build_work and not has_orders(plan.model):
+                    self._leave_build(plan, with_derived)
+                return answer
         self.answered_by = "c"
         return by_c(compiled)
+
+    def _leave_build(self, plan, with_derived) -> None:
+        """The module of this plan, built behind the answer (never raises, never waits)."""
+        from . import background
+        if self.build_behind is False or (self.build_behind is None and not background.enabled()):
+            return
+        self.scheduled += background.schedule(plan, self.c_options, with_derived)
 
     def _go_on(self, work: int, fraction: float) -> int | None:
         """At the budget: the limit when `work / fraction` (the whole walk, estimated) is within it."""
@@ -207,8 +230,10 @@ class AutoBackend:
 
 
 def _auto(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),
-          budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None) -> AutoBackend:
-    return AutoBackend(budget, limit, threads=threads, optimizations=optimizations, literal=literal, disable=disable)
+          budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, build_behind: bool | None = None,
+          build_work: int = AUTO_BUILD_WORK) -> AutoBackend:
+    return AutoBackend(budget, limit, build_behind=build_behind, build_work=build_work, threads=threads,
+                       optimizations=optimizations, literal=literal, disable=disable)
 
 
 # ------------------------------------------------------------------------------ search engines
@@ -258,7 +283,8 @@ def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed:
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("auto", "the compiled enumerator when built or needed, the reference for small spaces",
                  frozenset({"count", "list", "write"}),
-                 ("threads", "optimizations", "literal", "disable", "budget", "limit"), _auto, (), "threads"),
+                 ("threads", "optimizations", "literal", "disable", "budget", "limit", "build_behind", "build_work"),
+                 _auto, (), "threads"),
     BackendEntry("c", "compiled C/OpenMP enumerator",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),
                  ("threads", "optimizations", "literal", "disable"), _c, ("exact",), "threads"),

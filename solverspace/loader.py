@@ -101,6 +101,31 @@ class _Locals(MutableMapping):
         return len(self.store)
 
 
+_COMPILED: dict[tuple[str, str], tuple[list, object]] = {}   # (source, filename) -> (defs, code)
+
+
+def _compiled(source: str, filename: str) -> tuple[list, object]:
+    """The space file's `def` nodes and its code object, parsed and compiled once per process
+    (a sweep loads the same file once per combination of settings; neither depends on them, and
+    neither is changed by a load: the defs are only read, the code only run)."""
+    key = (source, filename)
+    if key not in _COMPILED:
+        try:
+            tree = ast.parse(source, filename=filename)
+        except SyntaxError as exc:
+            raise SpaceDefinitionError(f"syntax error: {exc.msg}", where=Location(filename, exc.lineno)) from None
+        except (RecursionError, MemoryError):
+            raise SpaceDefinitionError("an expression is nested too deeply for Python's parser",
+                                       where=Location(filename),
+                                       hint="split it into named derived values") from None
+        defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+        code = compile(ast.fix_missing_locations(_ModuleMembership().visit(tree)), filename, "exec")
+        if len(_COMPILED) >= 8:
+            _COMPILED.clear()
+        _COMPILED[key] = (defs, code)
+    return _COMPILED[key]
+
+
 class _ModuleMembership(ast.NodeTransformer):
     """Module-level `a in b` / `a not in b` -> `membership(a, b, negate)`; function bodies and
     lambdas are left alone (they are lowered from their own AST, or run as Python)."""
@@ -306,17 +331,7 @@ class _Loader:
 
     # ------------------------------------------------------------------------------ running
     def run(self) -> Model:
-        try:
-            tree = ast.parse(self.source, filename=self.filename)
-        except SyntaxError as exc:
-            raise SpaceDefinitionError(f"syntax error: {exc.msg}", where=Location(self.filename, exc.lineno)) from None
-        except (RecursionError, MemoryError):
-            raise SpaceDefinitionError("an expression is nested too deeply for Python's parser",
-                                       where=Location(self.filename),
-                                       hint="split it into named derived values") from None
-        self.function_defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-        tree = ast.fix_missing_locations(_ModuleMembership().visit(tree))
-        code = compile(tree, self.filename, "exec")
+        self.function_defs, code = _compiled(self.source, self.filename)
         try:
             exec(code, self.globals, self.locals)  # the space file is a program in our language
         except SolverspaceError as exc:

@@ -12,6 +12,10 @@ import shutil
 
 import pytest
 
+# No detached background builds from the tests (solverspace/background.py): they would outlive the
+# test and its temporary cache directory. tests/test_background.py turns them on where it means to.
+os.environ["SOLVERSPACE_BACKGROUND_BUILD"] = "0"
+
 AVAILABLE = {
     "needs_cc": (lambda: shutil.which(os.environ.get("CC", "gcc")) is not None, "no C compiler"),
     "needs_cpsat": (lambda: importlib.util.find_spec("ortools") is not None, "OR-Tools is not installed"),
