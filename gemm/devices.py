@@ -419,3 +419,30 @@ def get_device(name: str) -> Device:
     close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise ValueError(f"unknown device {name!r}.{hint} Known devices: {known}.")
+
+
+# ---------------------------------------------------------------------------
+# Peak rates for roofline models (issue 14: `best --engine bnb`, `tune`). Not limits of the
+# space: a performance model divides a configuration's work by them. For a LOWER bound on
+# run time the largest published rate is taken (boost clock, SXM part).
+#
+# [K40]  NVIDIA Tesla K40 GPU Accelerator, Board Specification BD-06902-001 (v05), "Product
+#        specifications": peak double-precision 1.43 Tflops at base clock, 1.66 Tflops at
+#        boost clock; single-precision 4.29 / 5.04 Tflops; memory bandwidth 288 GB/s (GDDR5).
+# [H100] NVIDIA H100 Tensor Core GPU datasheet, "Technical Specifications", H100 SXM column:
+#        FP64 34 teraFLOPS, FP32 67 teraFLOPS (no tensor cores), GPU memory bandwidth 3.35 TB/s.
+# Units: floating-point operations per nanosecond (GFLOP/s) and bytes per nanosecond (GB/s),
+# integers, so models stay exact fractions.
+# ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PeakRates:
+    fp64_flop_per_ns: int
+    fp32_flop_per_ns: int
+    bytes_per_ns: int
+    source: str
+
+
+PEAK_RATES: dict[str, PeakRates] = {
+    "k40c": PeakRates(1660, 5040, 288, "[K40] boost clock"),
+    "h100": PeakRates(34000, 67000, 3350, "[H100] SXM"),
+}

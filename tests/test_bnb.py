@@ -213,3 +213,20 @@ def test_tune_uses_the_declared_cost(tmp_path):
     top = space.best(to_source(space.model.cost), maximize=False, top=1, backend="exhaustive").ranked[0]
     assert result.proven and result.best == top.configuration
     assert result.measured < space.count("reference")
+
+
+def test_cpsat_refuses_an_objective_it_cannot_represent_instead_of_a_time_limit_message(tmp_path):
+    """Found by bench/bnb.py: CP-SAT answered 'stopped by the time limit: not proven best' with no
+    configuration after 0.01 s, when its model was invalid (coefficients past 64 bits)."""
+    pytest.importorskip("ortools")
+    from solverspace.errors import BackendUnavailableError
+    space = Space.load(_write(tmp_path, "a = range(1, 1025)\nb = range(1, 1025)\n"))
+    objective = "max(137438953472 / 1660, 549755813888 * (a + b) / (a * b * 288))"
+    with pytest.raises(SolverspaceError, match="64-bit range"):
+        space.best(objective, maximize=False, top=3, backend="cpsat")
+    # the compute term is the minimum; ties in (a, b) order: the first pairs whose memory term is below it
+    first = [(a, b) for a in range(1, 1025) for b in range(1, 1025)
+             if 549755813888 * (a + b) * 1660 <= 137438953472 * a * b * 288][:3]
+    found = space.best(objective, maximize=False, top=3, backend="bnb").ranked
+    assert [(r.configuration["a"], r.configuration["b"]) for r in found] == first
+    assert {r.objective for r in found} == {Fraction(137438953472, 1660)}

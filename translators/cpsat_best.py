@@ -150,6 +150,7 @@ class _Search:
                 lowering.cp.minimize(value.expr)
             solver = self._solver()
             status = solver.status_name(solver.solve(lowering.cp))
+            self._refuse_invalid(lowering, status)
             if status == "FEASIBLE":
                 self.exact = False
             if status not in ("OPTIMAL", "FEASIBLE"):
@@ -158,6 +159,16 @@ class _Search:
                 return None
             return Fraction(lowering.value_of(value, solver)), self._config(lowering, solver)
         return self._dinkelbach(worse_than, excluded)
+
+    def _refuse_invalid(self, lowering, status: str) -> None:
+        """CP-SAT rejects a model whose coefficients or products leave its 64-bit range: that is a
+        refusal naming the objective, never "stopped by the time limit"."""
+        if status == "MODEL_INVALID":
+            reason = (lowering.cp.validate() or "the model is invalid").strip().splitlines()[0].rstrip(":")
+            lowering.refuse(self.expr, f"CP-SAT rejects the model of this objective ({reason}): its "
+                                       "coefficients or products leave CP-SAT's 64-bit range",
+                            hint="--engine bnb or --engine exhaustive compute with exact fractions in Python; "
+                                 "or scale the objective's constants down")
 
     def _dinkelbach(self, worse_than, excluded):
         """Exact optimum of a fraction p/d (d > 0): with r the best ratio so far, optimise
@@ -180,6 +191,7 @@ class _Search:
                 (lowering.cp.maximize if self.maximize else lowering.cp.minimize)(surrogate)
             solver = self._solver()
             status = solver.status_name(solver.solve(lowering.cp))
+            self._refuse_invalid(lowering, status)
             if status == "INFEASIBLE":
                 return None
             if status not in ("OPTIMAL", "FEASIBLE"):
