@@ -265,10 +265,7 @@ def _reference() -> ReferenceBackend:
 def _c(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=()):
     """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names)."""
     from solverspace.translators.c_backend import CBackend
-    from solverspace.translators.c_optimize import Options
-    if optimizations is None:
-        optimizations = Options.parse(literal=literal, disable=tuple(disable))
-    return CBackend(threads=threads, options=optimizations)
+    return CBackend.configured(threads=threads, optimizations=optimizations, literal=literal, disable=disable)
 
 
 def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed: int | None = None):

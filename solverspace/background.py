@@ -119,8 +119,8 @@ def build_job(job: Path) -> dict:
         plan = content["plan"]
         record.update(space=str(plan.model.source),
                       settings={s.name: str(s.value) for s in plan.model.settings if s.value != s.default})
-        from solverspace.backends import _c
-        _c(**content["options"]).enumerator(plan, content["with_derived"])   # generates and compiles
+        from solverspace.translators.c_backend import CBackend
+        CBackend.configured(**content["options"]).enumerator(plan, content["with_derived"])   # generates and compiles
         record["ok"] = True
     except Exception as exc:   # noqa: BLE001 - logged; the foreground compiles it when needed, and says why
         record.update(ok=False, error=f"{type(exc).__name__}: {exc}"[:2000])

@@ -635,6 +635,15 @@ class CBackend:
         self.threads = check_threads(threads)
         self.options = options
 
+    @classmethod
+    def configured(cls, *, threads: int | None = None, optimizations=None, literal: bool = False,
+                   disable=()) -> "CBackend":
+        """From the registry's options: `optimizations` (an `Options`), or `literal` (all off) /
+        `disable` (names of optimizations to switch off)."""
+        if optimizations is None:
+            optimizations = Options.parse(literal=literal, disable=tuple(disable))
+        return cls(threads=threads, options=optimizations)
+
     def enumerator(self, plan, with_derived=()) -> CEnumerator:
         return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads)
 
