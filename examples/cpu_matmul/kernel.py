@@ -18,6 +18,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "matmul.c"
 FLAGS = ["-O3", "-march=native", "-std=gnu99", "-fno-strict-aliasing", "-DNDEBUG"]
@@ -85,6 +87,17 @@ def load():
             shutil.rmtree(work, ignore_errors=True)
     _LOADED = _import(target, name)
     return _LOADED
+
+
+def aligned(array, align: int = 64):
+    """A copy of `array` whose data starts on an `align`-byte boundary (a cache line): NumPy only
+    promises 16 bytes, and a 32-byte vector load that straddles two lines costs two loads, so
+    without this the same configuration times differently from run to run."""
+    raw = np.empty(array.nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
+    out = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
 
 
 def order_indices(order: str) -> tuple[int, int, int]:

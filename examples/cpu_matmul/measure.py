@@ -26,7 +26,7 @@ def operands(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     A = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     B = rng.uniform(-1, 1, (n, n)).astype(np.float32)
-    return A, B
+    return kernel.aligned(A), kernel.aligned(B)
 
 
 def error(A, B, C) -> float:
@@ -45,7 +45,7 @@ def run(n, tile_i, tile_j, tile_k, unroll_i, unroll_j, order, repeat=7, min_seco
     kernel.order_indices(order)
     m = kernel.load()
     A, B = operands(n)
-    C = np.full((n, n), np.nan, np.float32)
+    C = kernel.aligned(np.full((n, n), np.nan, np.float32))
     config = (tile_i, tile_j, tile_k, unroll_i, unroll_j, order)
     kernel.multiply(m, A, B, C, *config)             # warm-up (and the result checked below)
     err = None

@@ -16,6 +16,7 @@ PEAK_FLOPS = setting(116860, doc="peak single-precision flops per microsecond (p
 CHAIN_RATE = setting(914, doc="dependent vector FMAs per microsecond: 1 / FMA latency (peak.py, rounded up)")
 LOAD_RATE = setting(6637, doc="vector loads per microsecond from L1 (peak.py, rounded up)")
 L2_BANDWIDTH = setting(112303, doc="bytes per microsecond read from L2 (peak.py, rounded up)")
+MAX_TILES = setting(16, doc="at most this many tiles along i and j (and 8 along k); 4 gives a smaller space")
 OVERLAP = setting(2, doc="micro-tiles whose FMA chains the out-of-order core overlaps (an assumption)")
 
 # the micro-kernel: unroll_i rows (broadcasts of A) by unroll_j vectors (loads of B)
@@ -25,13 +26,20 @@ unroll_j = iterator([1, 2, 3, 4])
 require(unroll_i * unroll_j + unroll_j + 1 <= REGISTERS)
 reject_if((unroll_i == 8) & (unroll_j == 4))       # not compiled (matmul.c PAIRS)
 
-# tiles divide N; the micro-kernel divides its tile
+# tiles divide N into a power-of-two number of tiles (N = 384: 24, 48, 96, 192 or 384; tile_k
+# at least 48, see fma_chain below); the micro-kernel divides its tile
 tile_i = range(unroll_i, N + 1, unroll_i)
 tile_j = range(unroll_j * VEC, N + 1, unroll_j * VEC)
-tile_k = range(48, N + 1)                     # at least 48 (see fma_chain below)
+tile_k = range(1, N + 1)
 require(N % tile_i == 0)
 require(N % tile_j == 0)
 require(N % tile_k == 0)
+require(N // tile_i in (1, 2, 4, 8, 16, 32, 64))
+require(N // tile_j in (1, 2, 4, 8, 16, 32, 64))
+require(N // tile_k in (1, 2, 4, 8))
+require(N // tile_i <= MAX_TILES)
+require(N // tile_j <= MAX_TILES)
+require(N // tile_k <= MAX_TILES)
 # one tile of each of A, B and C in L2
 require((tile_i * tile_k + tile_k * tile_j + tile_i * tile_j) * ELEM <= L2_BYTES)
 
