@@ -1,6 +1,7 @@
 """The roofline bound of space.py, and a check of it against measurements.
 
     python examples/cpu_matmul/bound.py --print                  # the --bound expression
+    python examples/cpu_matmul/bound.py --settings               # --set arguments from machine.json
     python examples/cpu_matmul/bound.py SAMPLE.csv [--machine]   # bound vs measured time per row
 
 SAMPLE.csv is what `solverspace sample examples/cpu_matmul/space.py -n 20 -o SAMPLE.csv` writes.
@@ -22,7 +23,7 @@ SPACE = HERE / "space.py"
 # Each term: work / (rate per microsecond * 10**6) = seconds, an exact fraction. The bound is the
 # largest: the time of the resource that limits the configuration (the roofline).
 TERMS = {
-    "flops": "flops / (PEAK_FLOPS * 10**6)",
+    "flops": "2 * N**3 / (PEAK_FLOPS * 10**6)",
     "loads": "vector_loads / (LOAD_RATE * 10**6)",
     "latency": "fma_chain / (CHAIN_RATE * 10**6)",
     "l2": "l2_bytes / (L2_BANDWIDTH * 10**6)",
@@ -61,11 +62,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sample", nargs="?", help="CSV of configurations (solverspace sample -o)")
     parser.add_argument("--print", action="store_true", help="print the bound expression and exit")
+    parser.add_argument("--settings", action="store_true",
+                        help="print the --set arguments of machine.json (peak.py) and exit")
     parser.add_argument("--machine", action="store_true", help="settings from machine.json (peak.py)")
     parser.add_argument("--n", type=int, help="N (default: the space's)")
     args = parser.parse_args(argv)
     if args.print:
         print(BOUND)
+        return 0
+    if args.settings:
+        print(" ".join(f"--set {k}={v}" for k, v in machine_settings().items()))
         return 0
     if not args.sample:
         parser.error("give a CSV of configurations, or --print")
@@ -73,8 +79,7 @@ def main(argv=None) -> int:
     if args.n:
         settings["N"] = args.n
     space, terms = evaluator(settings)
-    n = space.model.settings_dict()["N"] if hasattr(space.model, "settings_dict") else \
-        {s.name: s.value for s in space.model.settings}["N"]
+    n = {s.name: s.value for s in space.model.settings}["N"]
     sys.path.insert(0, str(HERE))
     import measure
 

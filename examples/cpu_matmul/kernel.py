@@ -89,12 +89,15 @@ def load():
     return _LOADED
 
 
-def aligned(array, align: int = 64):
-    """A copy of `array` whose data starts on an `align`-byte boundary (a cache line): NumPy only
+def aligned(array, offset: int = 0, align: int = 64):
+    """A copy of `array` whose data starts `offset` bytes past an `align`-byte boundary (a cache
+    line) and, with page-aligned allocations, `offset` bytes into a 4 KiB page. NumPy only
     promises 16 bytes, and a 32-byte vector load that straddles two lines costs two loads, so
-    without this the same configuration times differently from run to run."""
-    raw = np.empty(array.nbytes + align, np.uint8)
-    start = -raw.ctypes.data % align
+    without this the same configuration times differently from run to run. Give the operands
+    different offsets (measure.py: 0, 1088, 2176) so that rows of A, B and C at the same index
+    do not fall on the same 4 KiB offset (L1 set conflicts, 4K aliasing of loads and stores)."""
+    raw = np.empty(array.nbytes + 4096 + offset, np.uint8)
+    start = (-raw.ctypes.data % 4096) + offset
     out = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
     out[...] = array
     return out

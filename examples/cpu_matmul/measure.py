@@ -26,7 +26,7 @@ def operands(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     A = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     B = rng.uniform(-1, 1, (n, n)).astype(np.float32)
-    return kernel.aligned(A), kernel.aligned(B)
+    return kernel.aligned(A, 0), kernel.aligned(B, 1088)
 
 
 def error(A, B, C) -> float:
@@ -36,7 +36,7 @@ def error(A, B, C) -> float:
     return float(np.max(np.abs(C - exact) / scale))
 
 
-def run(n, tile_i, tile_j, tile_k, unroll_i, unroll_j, order, repeat=7, min_seconds=0.01, check=True):
+def run(n, tile_i, tile_j, tile_k, unroll_i, unroll_j, order, repeat=10, min_seconds=0.01, check=True):
     """(min seconds per product, relative error or None); raises ValueError for a configuration
     the kernel cannot run and ArithmeticError for a wrong product."""
     why = kernel.check_configuration(n, tile_i, tile_j, tile_k, unroll_i, unroll_j)
@@ -45,7 +45,7 @@ def run(n, tile_i, tile_j, tile_k, unroll_i, unroll_j, order, repeat=7, min_seco
     kernel.order_indices(order)
     m = kernel.load()
     A, B = operands(n)
-    C = kernel.aligned(np.full((n, n), np.nan, np.float32))
+    C = kernel.aligned(np.full((n, n), np.nan, np.float32), 2176)
     config = (tile_i, tile_j, tile_k, unroll_i, unroll_j, order)
     kernel.multiply(m, A, B, C, *config)             # warm-up (and the result checked below)
     err = None
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         parser.add_argument(f"--{name}", type=int)
     parser.add_argument("--order")
     parser.add_argument("--n", type=int, default=384, help="matrix size (default 384, the space's N)")
-    parser.add_argument("--repeat", type=int, default=7, help="timed runs; the minimum is printed (default 7)")
+    parser.add_argument("--repeat", type=int, default=10, help="timed runs; the minimum is printed (default 10)")
     parser.add_argument("--min-seconds", type=float, default=0.01,
                         help="each timed run repeats the product for at least this long (default 0.01)")
     parser.add_argument("-v", "--verbose", action="store_true", help="also print GFLOP/s and the error")

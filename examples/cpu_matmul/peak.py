@@ -18,8 +18,8 @@ ever lowers a measured rate, and a bound built from a too low rate would be too 
 - dram_bytes_per_us: triad bandwidth (a = b + 3 c) over 3 x 64 MiB, for reference: the
   kernel's data never comes from memory once warm, so the bound does not use it.
 
-The settings of space.py are these rates raised by --headroom percent (default 2: the spread of
-the best-of-9 figures over repeated runs here was under 1%) and rounded UP to integers, so
+The settings of space.py are these rates raised by --headroom percent (default 2: over repeated runs here
+the best-of-9 FMA and L1 figures varied under 1%, the L2 bandwidth about 4%) and rounded UP to integers, so
 time = work / rate is not overestimated, and `registers`: 32 vector registers where the CPU has AVX-512VL
 (ymm0-31 under -march=native), else 16. The last line printed is the `--set` arguments for
 `solverspace tune`.

@@ -4,18 +4,18 @@
 # CHAIN_RATE, LOAD_RATE, L2_BANDWIDTH and REGISTERS come from `peak.py` (machine.json); the
 # defaults are what peak.py measured on the 2-core AMD EPYC (Zen 4) VM this was written on.
 #
-# The derived values flops, vector_loads, fma_chain and l2_bytes are the work of a configuration
-# for each resource; the roofline bound (README.md) divides each by the machine's peak rate for
-# that resource and takes the largest: seconds, an exact fraction.
+# The derived values vector_loads, fma_chain and l2_bytes (and the flops, 2 * N**3) are the work
+# of a configuration for each resource; the roofline bound (README.md, bound.py) divides each by
+# the machine's peak rate for that resource and takes the largest: seconds, an exact fraction.
 N = setting(384, doc="matrix size (N x N); 384 = 2**7 * 3 has divisors for every unroll factor")
 VEC = setting(8, doc="floats per vector register (matmul.c: 32-byte GCC vectors)")
 ELEM = setting(4, doc="bytes per element (float)")
 REGISTERS = setting(32, doc="vector registers (32 with AVX-512VL, 16 with AVX2)")
 L2_BYTES = setting(1048576, doc="L2 cache per core in bytes: the tiles of A, B and C must fit")
-PEAK_FLOPS = setting(116860, doc="peak single-precision flops per microsecond (peak.py, rounded up)")
-CHAIN_RATE = setting(914, doc="dependent vector FMAs per microsecond: 1 / FMA latency (peak.py, rounded up)")
-LOAD_RATE = setting(6637, doc="vector loads per microsecond from L1 (peak.py, rounded up)")
-L2_BANDWIDTH = setting(112303, doc="bytes per microsecond read from L2 (peak.py, rounded up)")
+PEAK_FLOPS = setting(119679, doc="peak single-precision flops per microsecond (peak.py: +2%, rounded up)")
+CHAIN_RATE = setting(936, doc="dependent vector FMAs per microsecond: 1 / FMA latency (peak.py: +2%, rounded up)")
+LOAD_RATE = setting(6906, doc="vector loads per microsecond from L1 (peak.py: +2%, rounded up)")
+L2_BANDWIDTH = setting(113345, doc="bytes per microsecond read from L2 (peak.py: +2%, rounded up)")
 MAX_TILES = setting(16, doc="at most this many tiles along i and j (and 8 along k); 4 gives a smaller space")
 OVERLAP = setting(2, doc="micro-tiles whose FMA chains the out-of-order core overlaps (an assumption)")
 
@@ -48,7 +48,7 @@ order = iterator(["ijk", "ikj", "jik", "jki", "kij", "kji"])
 
 # ---- work per resource (inputs of the bound) ----
 # Every term is a LOWER bound on the time only as far as its assumption holds; see README.md.
-flops = 2 * N ** 3
+# Flops: 2 * N**3 (a constant; at the peak FMA rate it is the time no configuration can beat).
 # Vector loads the micro-kernel issues: per k step unroll_j loads of B for unroll_i * unroll_j
 # FMAs (N**3 / (VEC * unroll_i) in all), and the C block once per k tile. Loads of A are
 # broadcasts, not counted (the core may issue them beside the vector loads). The compiler may
