@@ -100,7 +100,8 @@ def main(argv=None) -> int:
         print(f"{config['tile_i']:>6} {config['tile_j']:>6} {config['tile_k']:>6} {config['unroll_i']:>3} "
               f"{config['unroll_j']:>3} {config['order']:>5} {float(t['bound']) * 1e3:>9.3f} {top:>7} "
               f"{seconds * 1e3:>11.3f} {ratio:>6.2f} {2 * n ** 3 / seconds / 1e9:>8.1f}", flush=True)
-    print(f"largest bound / measured: {worst:.3f} ({'a lower bound on every row' if worst <= 1 else 'NOT a lower bound'})")
+    verdict = "a lower bound on every row" if worst <= 1 else "NOT a lower bound"
+    print(f"largest bound / measured: {worst:.3f} ({verdict})")
     return 0 if worst <= 1 else 1
 
 

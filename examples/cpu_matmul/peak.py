@@ -18,10 +18,10 @@ ever lowers a measured rate, and a bound built from a too low rate would be too 
 - dram_bytes_per_us: triad bandwidth (a = b + 3 c) over 3 x 64 MiB, for reference: the
   kernel's data never comes from memory once warm, so the bound does not use it.
 
-The settings of space.py are these rates raised by --headroom percent (default 2: over repeated runs here
-the best-of-9 FMA and L1 figures varied under 1%, the L2 bandwidth about 4%) and rounded UP to integers, so
-time = work / rate is not overestimated, and `registers`: 32 vector registers where the CPU has AVX-512VL
-(ymm0-31 under -march=native), else 16. The last line printed is the `--set` arguments for
+The settings of space.py are these rates raised by --headroom percent (default 2: over repeated
+runs here the best-of-9 FMA and L1 figures varied under 1%, the L2 bandwidth about 4%) and
+rounded UP to integers, so time = work / rate is not overestimated, and `registers`: 32 vector
+registers where the CPU has AVX-512VL (ymm0-31 under -march=native), else 16. The last line printed is the `--set` arguments for
 `solverspace tune`.
 """
 from __future__ import annotations
@@ -100,13 +100,15 @@ def measure(repeat: int) -> dict:
     }
 
 
-SETTINGS = {"PEAK_FLOPS": "peak_flops_per_us", "CHAIN_RATE": "fma_chain_per_us", "LOAD_RATE": "vector_loads_per_us", "L2_BANDWIDTH": "l2_bytes_per_us"}
+SETTINGS = {"PEAK_FLOPS": "peak_flops_per_us", "CHAIN_RATE": "fma_chain_per_us",
+            "LOAD_RATE": "vector_loads_per_us", "L2_BANDWIDTH": "l2_bytes_per_us"}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=9, help="runs per figure; the best is kept (default 9)")
-    parser.add_argument("--output", default=str(HERE / "machine.json"), help="where to write (default machine.json here)")
+    parser.add_argument("--output", default=str(HERE / "machine.json"),
+                        help="where to write (default machine.json here)")
     parser.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     parser.add_argument("--headroom", type=float, default=2.0,
                         help="percent added to each rate before rounding up (default 2)")
@@ -122,7 +124,8 @@ def main(argv=None) -> int:
         f = figures
         print(f"peak FMA rate      {f['peak_flops_per_us'] / 1e3:8.1f} GFLOP/s (single precision, one thread)")
         print(f"dependent FMAs     {f['fma_chain_per_us'] / 1e3:8.3f} G/s (one chain: the FMA latency)")
-        print(f"L1 vector loads    {f['vector_loads_per_us'] / 1e3:8.2f} G/s ({f['vector_loads_per_us'] * 32 / 1e3:.0f} GB/s)")
+        loads = f["vector_loads_per_us"]
+        print(f"L1 vector loads    {loads / 1e3:8.2f} G/s ({loads * 32 / 1e3:.0f} GB/s)")
         print(f"L1 broadcast loads {f['broadcast_loads_per_us'] / 1e3:8.2f} G/s (reported only)")
         print(f"L2 read bandwidth  {f['l2_bytes_per_us'] / 1e3:8.1f} GB/s")
         print(f"DRAM triad         {f['dram_bytes_per_us'] / 1e3:8.1f} GB/s (reported only)")
