@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solverspace import Space  # noqa: E402
+from solverspace.errors import SolverspaceError  # noqa: E402
 from solverspace.gemm.devices import PEAK_RATES  # noqa: E402
 
 SETTINGS = {
@@ -62,7 +63,11 @@ def main() -> None:
         answers = {}
         for engine in ("bnb", "exhaustive", "cpsat"):
             start = time.perf_counter()
-            result = space.best(model, maximize=False, top=args.top, backend=engine, time_limit=args.time_limit)
+            try:
+                result = space.best(model, maximize=False, top=args.top, backend=engine, time_limit=args.time_limit)
+            except SolverspaceError as exc:
+                print(f"  {engine:10} {time.perf_counter() - start:8.2f} s  refused: {str(exc).splitlines()[0][-160:]}")
+                continue
             seconds = time.perf_counter() - start
             line = f"  {engine:10} {seconds:8.2f} s"
             if not result.exact:
@@ -76,7 +81,7 @@ def main() -> None:
             if result.ranked:
                 line += f"  best {float(result.ranked[0].objective):,.0f} ns"
             print(line, flush=True)
-        finished = list(answers.values())
+        finished = list(answers.values()) or [None]
         agree = all(a == finished[0] for a in finished)
         print(f"  top {args.top} of the engines that finished ({', '.join(answers)}): "
               + ("identical" if agree else "DIFFERENT"))
