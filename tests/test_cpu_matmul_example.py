@@ -123,3 +123,9 @@ def test_bound_parses_and_is_positive():
 def test_bound_text_is_what_the_readme_shows():
     readme = (EXAMPLE / "README.md").read_text()
     assert bound.BOUND in readme
+
+
+def test_the_declared_cost_is_the_bound_of_bound_py():
+    from solverspace.objective import parse_objective
+    space = Space.load(str(SPACE))
+    assert space.model.cost == parse_objective(space.model, bound.BOUND)

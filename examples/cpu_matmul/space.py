@@ -66,3 +66,12 @@ a_reads = if_then_else((order == "ikj") | (order == "kij"), N ** 2, N ** 3 // ti
 b_reads = if_then_else((order == "jki") | (order == "kji"), N ** 2, N ** 3 // tile_i)
 c_reads = if_then_else((order == "ijk") | (order == "jik"), N ** 2, N ** 3 // tile_k)
 l2_bytes = ELEM * (a_reads + b_reads + c_reads)
+
+# ---- the bound (the roofline: the slowest resource), seconds as an exact fraction ----
+# `solverspace tune` without --bound and `best` without --minimize use it; bound.py prints the
+# same expression (tests/test_cpu_matmul_example.py checks that they agree).
+# (A function body: its `/` is exact even between constants; at module level Python would divide.)
+@cost
+def roofline(vector_loads, fma_chain, l2_bytes):
+    return max(2 * N**3 / (PEAK_FLOPS * 10**6), vector_loads / (LOAD_RATE * 10**6),
+               fma_chain / (CHAIN_RATE * 10**6), l2_bytes / (L2_BANDWIDTH * 10**6))
