@@ -91,6 +91,11 @@ class PrefixBound:
         self.known_before = frozenset(d.name for d in plan.prelude_derived)
         self._free: dict[int, frozenset[str]] = {}
         self._compiled: dict[int, object] = {}
+        reads = self.reads(expr)
+        #: per loop: whether binding it can change the bound (it binds a name the objective reads,
+        #: directly, through a derived value, or through the domain of a parameter it reads)
+        self.moves: list[bool] = [level.parameter.name in reads or any(d.name in reads for d in level.derived)
+                                  for level in plan.levels]
         self._partial = _PartialDomains(self)
         self.analysis = _Known(self)
         self.env: dict = {}
@@ -113,6 +118,22 @@ class PrefixBound:
     def terms(self, env: dict, depth: int) -> list[tuple[str, Interval]]:
         """The objective's top-level parts (`max`/`min` operands, summands) with their bounds."""
         return [(to_source(part), self.interval(env, depth, part)) for part in top_terms(self.expr)]
+
+    def reads(self, expr: ir.Expr) -> frozenset[str]:
+        """Every name the bound of `expr` depends on: its names, the names of the derived values
+        it reads, and the names in the domains of the parameters it reads, transitively."""
+        seen: set[str] = set()
+        todo = [n.name for n in ir.walk(expr) if isinstance(n, ir.Ref)]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            node = self.derived[name].expr if name in self.derived else \
+                self.parameters[name].domain if name in self.parameters else None
+            if node is not None:
+                todo += [n.name for n in ir.walk(node) if isinstance(n, ir.Ref)]
+        return frozenset(seen)
 
     # ------------------------------------------------------------------------------ the analysis's inputs
     def free(self, node) -> frozenset[str]:

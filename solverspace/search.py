@@ -97,11 +97,13 @@ class _Walk:
     def run(self):
         env: dict = {}
         if self.enumerator.admit(self.enumerator.prelude, env):
-            if not (self.prune and self._bound_key(env, -1) == INF):
-                self._descend(0, env)
+            key = self._bound_key(env, -1) if self.prune else -INF
+            if key != INF:
+                self._descend(0, env, key)
         return self.best
 
-    def _descend(self, index: int, env: dict) -> None:
+    def _descend(self, index: int, env: dict, key) -> None:
+        """Visit the subtree below loop `index`; `key`: the bound of the prefix so far."""
         self._tick()
         if self.stopped:
             return
@@ -109,10 +111,15 @@ class _Walk:
             self._offer(env)
             return
         level = self.levels[index]
-        if not self.prune:
+        if not self.prune or not self.bound.moves[index]:
+            # no bound, or one this loop cannot change (the objective reads nothing bound here):
+            # the children keep the prefix's bound, in domain order
             for _ in admitted(self.enumerator, level, env):
                 self.stats.visited[index] += 1
-                self._descend(index + 1, env)
+                if self.prune and (self._cut(key) or self._behind_on_ties(key, env, index)):
+                    self.stats.pruned[index] += 1
+                    continue
+                self._descend(index + 1, env, key)
             return
         ranked = []
         for position, value in enumerate(admitted(self.enumerator, level, env)):
@@ -132,7 +139,7 @@ class _Walk:
             if self._behind_on_ties(key, env, index):
                 self.stats.pruned[index] += 1
                 continue
-            self._descend(index + 1, env)
+            self._descend(index + 1, env, key)
 
     def _offer(self, env: dict) -> None:
         self.stats.evaluated += 1
