@@ -15,16 +15,10 @@ import pytest
 from solverspace import Space, background
 from solverspace.backends import AutoBackend, get_backend
 
+from .test_auto import CORPUS, SMALL  # one copy of the spaces both files use
+
 pytestmark = pytest.mark.needs_cc
 
-CORPUS = Path(__file__).parent / "corpus"
-SMALL = """
-a = range(1, 9)
-b = range(a, 17, a)
-c = ["x", "y", "z"]
-s = a * b
-reject_if((s % 3 == 0) & (c == "y"))
-"""
 # about 62,000 candidate values: past AUTO_BUILD_WORK, within the reference's limit
 MEDIUM = """
 a = range(1, 250)
