@@ -100,6 +100,19 @@ def test_branch_and_bound_equals_exhaustive_evaluation(source, top, maximize):
     assert bnb.search.evaluated <= exhaustive.search.evaluated
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(spaces(cost=1.0, orders=0.5, max_candidates=1500), st.integers(1, 5))
+def test_branch_and_bound_equals_exhaustive_with_orders(source, top):
+    model = _model(source)
+    if model.cost is None:
+        return
+    plan = make_plan(model)
+    text = to_source(model.cost)
+    assert_bounds_contain_every_completion(plan, model.cost)
+    assert [(r.objective, r.configuration) for r in best(plan, text, maximize=False, top=top, engine="bnb").ranked] \
+        == [(r.objective, r.configuration) for r in best(plan, text, maximize=False, top=top, engine="exhaustive").ranked]
+
+
 ROOFLINE = """
 N = 64
 tile = range(1, 17)
