@@ -437,22 +437,46 @@ class _Search:
 
     # ------------------------------------------------------------------------------ the loop
     def run(self, result: TuneResult) -> None:
+        """Best-first by bound (Algorithm 2). Until `top` configurations have run there is no time
+        to cut against, so the search dives: depth first from the prefix it expanded last, in
+        domain order (best bound first can lead into large regions with no valid configuration;
+        domain order finds one as fast as listing does), backtracking at dead ends, down to a
+        complete configuration (every prefix it
+        makes also waits in the queue, so the proof is unchanged); a weak bound then still yields
+        measurements early."""
         self.result = result
         last = len(self.levels) - 1
         queue: list = []
+        taken: set = set()            # queue entries already handled by a dive (removed lazily)
         env: dict = {}
         if self.enumerator.admit(self.enumerator.prelude, env):
             self._push(queue, env, -1)
         configurations = 0
+        dive: list = []               # the dive's stack: per level, the children not yet taken (next last)
         result.status = "proven"
-        while queue:
-            bound, _, _, depth, env = queue[0]
-            if bound >= self.threshold():
-                for entry in queue:         # everything left is no better: cut by the proof
-                    self._cut(entry[4], entry[3], entry[0])
-                queue.clear()
-                break
+        while True:
+            while dive and not dive[-1]:
+                dive.pop()
+            if dive and len(self.best) < self.top:
+                entry = dive[-1].pop()
+                taken.add(entry[2])
+            else:
+                dive.clear()
+                while queue and queue[0][2] in taken:
+                    heapq.heappop(queue)
+                if not queue:
+                    break
+                entry = queue[0]
+                if entry[0] >= self.threshold():
+                    for left in queue:      # everything left is no better: cut by the proof
+                        if left[2] not in taken:
+                            self._cut(left[4], left[3], left[0])
+                    queue.clear()
+                    break
+                heapq.heappop(queue)
+            bound, _, _, depth, env = entry
             if self.deadline is not None and time.perf_counter() > self.deadline:
+                self._put_back(queue, taken, entry)
                 result.status = "time_limit"
                 break
             if depth == last:
@@ -461,15 +485,19 @@ class _Search:
                 key = canonical_key(_jsonable(config))
                 stored = self.store.lookup(key)
                 if stored is None and self.max_measurements is not None and result.measured >= self.max_measurements:
+                    self._put_back(queue, taken, entry)
                     result.status = "max_measurements"
                     break
-                heapq.heappop(queue)
                 self._offer(self._measure(config, env, bound, key, stored))
                 continue
-            heapq.heappop(queue)
             result.nodes_expanded += 1
-            for _ in admitted(self.enumerator, self.levels[depth + 1], env):
-                self._push(queue, dict(env), depth + 1)
+            children = [self._push(queue, dict(env), depth + 1, bound)
+                        for _ in admitted(self.enumerator, self.levels[depth + 1], env)]
+            children = [c for c in children if c is not None]
+            if children and len(self.best) < self.top:
+                dive.append(children[::-1])     # domain order: the way to a valid leaf the walk knows
+        while queue and queue[0][2] in taken:
+            heapq.heappop(queue)
         result.lower = queue[0][0] if queue else None
         if configurations == 0 and not queue:
             what = ("the bound is undefined on every valid configuration" if result.undefined
@@ -484,15 +512,30 @@ class _Search:
         result.proven = result.status == "proven"
         self._explain(result)
 
-    def _push(self, queue: list, env: dict, depth: int) -> None:
+    @staticmethod
+    def _put_back(queue: list, taken: set, entry) -> None:
+        """An entry taken but not handled (a budget stopped the search) is left again, so that
+        the smallest bound left, the distance from a proof, counts it."""
+        if entry[2] in taken:
+            taken.discard(entry[2])     # a dive's entry: still in the heap
+        else:
+            heapq.heappush(queue, entry)
+
+    def _push(self, queue: list, env: dict, depth: int, parent=None):
+        """Queue a prefix; `parent`: its parent's bound, kept where this loop binds nothing the
+        model reads (the same interval analysis would give the same bound)."""
         self.result.nodes_created += 1
-        bound = self.bound.lower(env, depth)
+        keep = parent is not None and depth >= 0 and not self.bound.moves[depth]
+        bound = parent if keep else self.bound.lower(env, depth)
         if bound == INF:
             self.result.undefined += 1
         elif bound >= self.threshold():
             self._cut(env, depth, bound)
         else:
-            heapq.heappush(queue, (bound, -depth, next(self.sequence), depth, env))
+            entry = (bound, -depth, next(self.sequence), depth, env)
+            heapq.heappush(queue, entry)
+            return entry
+        return None
 
     def _cut(self, env: dict, depth: int, bound) -> None:
         result = self.result

@@ -312,3 +312,15 @@ def test_a_time_limit_stops_with_the_gap():
     result = space.tune(Counting(space, times), MODEL, time_limit=1e-9)
     assert result.status == "time_limit" and not result.proven and result.measured == 0
     assert "stopped by --time-limit" in result.summary()
+
+
+def test_a_first_configuration_is_measured_by_a_dive_before_any_breadth():
+    """Before `top` configurations have run there is nothing to cut against: tune dives depth
+    first (domain order) to a complete configuration instead of expanding the many shallow
+    prefixes a loose bound ranks first (on the K40c space best-first alone measured nothing in
+    60 s). Here best-first alone would expand every `a` before any `b`."""
+    space = Space.from_source("a = range(1, 30)\nb = range(1, 30)\nc = range(1, 30)\n")
+    measured = []
+    result = space.tune(lambda config: measured.append(config) or 1000.0, "max(a, 40 - b) + c", max_measurements=1)
+    assert measured == [{"a": 1, "b": 1, "c": 1}]
+    assert result.nodes_expanded <= 4 and not result.proven and result.lower is not None
