@@ -16,6 +16,11 @@ made in, so a run is deterministic), and repeatedly takes the smallest:
   completion has a defined model) is dropped, one whose bound is at or above the best measured
   time is cut.
 
+Until `top` configurations have run there is no time to cut against, and a loose bound would
+rank thousands of shallow prefixes first: the search then dives depth first, in domain order, to
+a complete configuration (every prefix it makes also waits in the queue, so the proof is the
+same), and goes best-first from then on.
+
 Budgets (`max_measurements`, `time_limit`) stop the search early; it then says how far from
 proven it is: the smallest bound still in the queue against the best time (the gap). A
 configuration whose command fails, times out or prints no number is recorded with that status
