@@ -107,9 +107,12 @@ def _plan(source: str, cdef: str):
     return texts, key, literals, entry, [i for i, (a, b) in enumerate(zip(entry["base"], literals)) if a != b]
 
 
-def build_shaped(source: str, cdef: str) -> Shaped:
+def build_shaped(source: str, cdef: str, quick: bool = False) -> Shaped:
     """The module for a generated program: its own when compiled or first of its shape, else the
-    module shared by its shape (compiled now if the places where it differs are new)."""
+    module shared by its shape (compiled now if the places where it differs are new). `quick`:
+    the program's own quick (-O0) build, which shares no module and leaves the shapes alone."""
+    if quick:
+        return Shaped(build(source, cdef, quick=True), None)
     texts, key, literals, entry, differ = _plan(source, cdef)
     if entry is None:   # the first program of its shape: the one the others are compared with
         _store(key, literals, None)
@@ -127,8 +130,11 @@ def build_shaped(source: str, cdef: str) -> Shaped:
     return Shaped(module, [literals[p] for p in places])
 
 
-def is_built_shaped(source: str, cdef: str) -> bool:
-    """Whether running this program compiles nothing (its own module or its shape's is built)."""
+def is_built_shaped(source: str, cdef: str, quick: bool = False) -> bool:
+    """Whether running this program compiles nothing (its own module or its shape's is built);
+    `quick`: whether its quick build is."""
+    if quick:
+        return is_built(source, cdef, quick=True)
     if is_built(source, cdef):
         return True
     texts, _, _, entry, differ = _plan(source, cdef)
