@@ -161,3 +161,19 @@ def test_the_json_answer_says_quick(cache, spawned, capsys, monkeypatch):
     assert main(["count", str(source), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert answer["backend"] == "c" and answer["quick_build"] is True
+
+
+def test_a_cold_sweep_of_a_small_space_shares_quick_modules_by_shape(tmp_path, cache, spawned):
+    from .test_shapes import SPACE
+    path = tmp_path / "space.py"
+    path.write_text(SPACE + "require(x < 1000 + 11)\n")             # a source of its own (see `small`)
+    auto = AutoBackend(budget=60, build_behind=True)
+    for limit in (17, 20, 23, 27, 31):
+        space = Space.load(str(path), {"LIMIT": str(limit)})
+        assert space.count(auto) == space.count("reference") and auto.quick
+    assert len(list(cache.glob("_ss_*.so"))) == 2                  # the first program, then one shared module
+    assert auto.scheduled == 5                                       # each point's optimized module ...
+    assert background.run(cache) == 5 and len(list(cache.glob("_ss_*.so"))) == 4   # ... the same two, -O2
+    CEnumerator.clear_cache()
+    space = Space.load(str(path), {"LIMIT": "23"})
+    assert space.count(auto) == space.count("reference") and not auto.quick
