@@ -142,6 +142,8 @@ AUTO_QUICK_WORK = 20_000_000    # a space compiled cold whose reference walk is 
                                 # in the background: on the T1 files (0.005-1.8 M values) -O0 compiles
                                 # in 0.2 CPU-s against 0.5-0.75 and counts in 0.005-0.03 s as -O2 does;
                                 # the GEMM space (estimated 1.4 G) is compiled -O2 directly
+AUTO_QUICK_LIMIT = 200_000      # AUTO_REFERENCE_LIMIT where a quick build is the alternative: it costs
+                                # about 0.25-0.3 CPU-s, 200,000-400,000 values of the reference
 
 
 class AutoBackend:
@@ -163,7 +165,9 @@ class AutoBackend:
     Quick builds: when the reference stopped and the walk is estimated at most `quick_work`
     candidate values (`ReferenceEnumerator.estimated_work`), and builds behind the answer are on,
     the module is compiled quickly (-O0, `c_build.flags`: a quarter of the compile time, C that
-    runs a few times slower, which a small space does not notice) to answer now, and the
+    runs a few times slower, which a small space does not notice) to answer now (and with the
+    default budget the reference goes on only up to `quick_limit`, since the quick build costs
+    less than the -O2 one), and the
     optimized module is left to the background builder; later calls run the optimized module
     once it is built, the quick one until then. Same source, so the same answers; `quick` says
     whether the last compiled answer came from a quick build. A big space, a space with orders,
@@ -175,9 +179,13 @@ class AutoBackend:
     def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, *,
                  build_behind: bool | None = None, build_work: int = AUTO_BUILD_WORK,
                  quick_work: int = AUTO_QUICK_WORK, **c_options):
+        defaults = limit is None and budget == AUTO_REFERENCE_BUDGET
         if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
             limit = AUTO_REFERENCE_LIMIT if budget == AUTO_REFERENCE_BUDGET else budget
         self.budget, self.limit = budget, max(limit, budget)
+        # with the defaults, the reference goes on less far when a quick build would follow it
+        self.quick_limit = max(AUTO_QUICK_LIMIT, budget) if defaults else self.limit
+        self._limit = self.limit
         self.build_behind, self.build_work, self.quick_work = build_behind, build_work, quick_work
         self.c_options = c_options
         self.answered_by: str | None = None
@@ -194,6 +202,7 @@ class AutoBackend:
             if quick is not None and quick.is_built(plan, with_derived):   # built by an earlier cold call
                 self.answered_by, self.quick = "c", True
                 return by_c(quick)
+            self._limit = self.limit if quick is None else self.quick_limit
             enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
             try:
                 answer = by_reference(enumerator)
@@ -232,7 +241,7 @@ class AutoBackend:
 
     def _go_on(self, work: int, fraction: float) -> int | None:
         """At the budget: the limit when `work / fraction` (the whole walk, estimated) is within it."""
-        return self.limit if fraction > 0 and work / fraction <= self.limit else None
+        return self._limit if fraction > 0 and work / fraction <= self._limit else None
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
         def by_reference(enumerator):

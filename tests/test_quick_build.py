@@ -9,7 +9,7 @@ import json
 import pytest
 
 from solverspace import Space, background
-from solverspace.backends import AUTO_QUICK_WORK, AutoBackend, get_backend
+from solverspace.backends import AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AutoBackend, get_backend
 from solverspace.reference import ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.translators import c_build
 from solverspace.translators.c_backend import CBackend, CEnumerator
@@ -177,3 +177,14 @@ def test_a_cold_sweep_of_a_small_space_shares_quick_modules_by_shape(tmp_path, c
     CEnumerator.clear_cache()
     space = Space.load(str(path), {"LIMIT": "23"})
     assert space.count(auto) == space.count("reference") and not auto.quick
+
+
+def test_with_quick_builds_the_reference_goes_on_less_far(cache, spawned):
+    medium = "a = range(1, 550)\nb = range(1, 550)\nrequire((a * b) % 7 == 1)\n"   # about 300,000 values
+    space = Space.from_source(medium)
+    expected = space.count("reference")
+    off = AutoBackend(build_behind=False)                 # no quick build: the reference goes on (700,000)
+    assert space.count(off) == expected and off.answered_by == "reference"
+    auto = AutoBackend(build_behind=True)                 # past AUTO_QUICK_LIMIT: the quick build answers
+    assert auto.quick_limit == AUTO_QUICK_LIMIT < auto.limit
+    assert Space.from_source(medium).count(auto) == expected and auto.quick and auto.scheduled == 1
