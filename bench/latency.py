@@ -8,8 +8,9 @@ interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + syste
   that was answered by the reference, by the build it left behind, waited for), never by
   `--backend c`; `warm by` says which backend answered the warm call;
 - ours, cold: the same with an empty cache: `auto` answers small spaces with the reference, and
-  generates and compiles the C module for the others (`cold by` says which answered). A cold
-  call answered by the reference leaves the module to be built in a detached background process
+  generates and compiles the C module for the others (`cold by` says which answered: `c-O0` is
+  the quick -O0 build `auto` takes for a small space). A cold call answered by the reference or
+  by a quick build leaves the (-O2) module to be built in a detached background process
   (solverspace/background.py); that process's CPU seconds (its `background.log`) are the `bg`
   column: they are spent after the answer, not in it, and are not part of `cold`;
 - CP-SAT: the same `count` with `--backend cpsat` (the issue's Hotspot target);
@@ -97,7 +98,7 @@ def ours(target: str, backend: str, cache: str) -> tuple[float, int | None, str]
     if code:
         return cpu, None, ""
     answer = json.loads(out.strip().splitlines()[-1])
-    return cpu, int(answer["count"]), answer["backend"]
+    return cpu, int(answer["count"]), answer["backend"] + ("-O0" if answer.get("quick_build") else "")
 
 
 def kt_problem(path: Path, folder: Path) -> Path:

@@ -137,6 +137,13 @@ AUTO_REFERENCE_LIMIT = 700_000  # ... and at most this many when the walk so far
 AUTO_BUILD_WORK = 40_000        # a reference answer past this many candidate values leaves the module
                                 # to be built in the background (solverspace/background.py): below it,
                                 # the reference is about as fast as a warm compiled call
+AUTO_QUICK_WORK = 20_000_000    # a space compiled cold whose reference walk is estimated at most this
+                                # many candidate values gets the quick (-O0) build now and the -O2 one
+                                # in the background: on the T1 files (0.005-1.8 M values) -O0 compiles
+                                # in 0.2 CPU-s against 0.5-0.75 and counts in 0.005-0.03 s as -O2 does;
+                                # the GEMM space (estimated 1.4 G) is compiled -O2 directly
+AUTO_QUICK_LIMIT = 200_000      # AUTO_REFERENCE_LIMIT where a quick build is the alternative: it costs
+                                # about 0.25-0.3 CPU-s, 200,000-400,000 values of the reference
 
 
 class AutoBackend:
@@ -153,30 +160,60 @@ class AutoBackend:
     left to be built in a detached background process (`solverspace.background`), so that the
     next call of the same space runs compiled; the answer now is not delayed or changed by it.
     `build_behind`: None follows `$SOLVERSPACE_BACKGROUND_BUILD` (on unless 0), False is off.
-    `scheduled` counts the builds this object left behind."""
+    `scheduled` counts the builds this object left behind.
+
+    Quick builds: when the reference stopped and the walk is estimated at most `quick_work`
+    candidate values (`ReferenceEnumerator.estimated_work`), and builds behind the answer are on,
+    the module is compiled quickly (-O0, `c_build.flags`: a quarter of the compile time, C that
+    runs a few times slower, which a small space does not notice) to answer now (and with the
+    default budget the reference goes on only up to `quick_limit`, since the quick build costs
+    less than the -O2 one), and the
+    optimized module is left to the background builder; later calls run the optimized module
+    once it is built, the quick one until then. Same source, so the same answers; `quick` says
+    whether the last compiled answer came from a quick build. A big space, a space with orders,
+    an estimate that says nothing, or builds behind turned off: the optimized module, as
+    `--backend c` builds it."""
 
     name = "auto"
 
     def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, *,
-                 build_behind: bool | None = None, build_work: int = AUTO_BUILD_WORK, **c_options):
+                 build_behind: bool | None = None, build_work: int = AUTO_BUILD_WORK,
+                 quick_work: int = AUTO_QUICK_WORK, **c_options):
+        defaults = limit is None and budget == AUTO_REFERENCE_BUDGET
         if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
             limit = AUTO_REFERENCE_LIMIT if budget == AUTO_REFERENCE_BUDGET else budget
         self.budget, self.limit = budget, max(limit, budget)
-        self.build_behind, self.build_work = build_behind, build_work
+        # with the defaults, the reference goes on less far when a quick build would follow it
+        self.quick_limit = max(AUTO_QUICK_LIMIT, budget) if defaults else self.limit
+        self._limit = self.limit
+        self.build_behind, self.build_work, self.quick_work = build_behind, build_work, quick_work
         self.c_options = c_options
         self.answered_by: str | None = None
+        self.quick = False
         self.scheduled = 0
 
     def _answer(self, plan, with_derived, by_reference, by_c):
-        """`by_reference(enumerator)` within the budget when nothing is compiled, else `by_c(backend)`."""
+        """`by_reference(enumerator)` within the budget when nothing is compiled, else `by_c(backend)`
+        (the quick build of a small space, see the class)."""
         compiled = _c(**self.c_options)
+        self.quick = False
         if not compiled.is_built(plan, with_derived):
+            quick = self._quick_backend(compiled, plan)
+            if quick is not None and quick.is_built(plan, with_derived):   # built by an earlier cold call
+                self.answered_by, self.quick = "c", True
+                return by_c(quick)
+            self._limit = self.limit if quick is None else self.quick_limit
             enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
             try:
                 answer = by_reference(enumerator)
                 self.answered_by = "reference"
             except WorkBudgetExceeded:
-                pass
+                estimate = enumerator.estimated_work()
+                if quick is not None and estimate is not None and estimate <= self.quick_work:
+                    self.answered_by, self.quick = "c", True
+                    answer = by_c(quick)
+                    self._leave_build(plan, with_derived)    # the optimized module, for the next calls
+                    return answer
             else:
                 if enumerator.work > self.build_work and not has_orders(plan.model):
                     self._leave_build(plan, with_derived)
@@ -184,16 +221,27 @@ class AutoBackend:
         self.answered_by = "c"
         return by_c(compiled)
 
+    def _builds_behind(self) -> bool:
+        from . import background
+        return self.build_behind is not False and (self.build_behind is not None or background.enabled())
+
+    def _quick_backend(self, compiled, plan):
+        """The quick-build twin of `compiled`, or None where quick builds are not taken (builds
+        behind the answer off, or orders)."""
+        if self.quick_work <= 0 or has_orders(plan.model) or not self._builds_behind():
+            return None
+        return type(compiled)(threads=compiled.threads, options=compiled.options, quick=True)
+
     def _leave_build(self, plan, with_derived) -> None:
         """The module of this plan, built behind the answer (never raises, never waits)."""
-        from . import background
-        if self.build_behind is False or (self.build_behind is None and not background.enabled()):
+        if not self._builds_behind():
             return
+        from . import background
         self.scheduled += background.schedule(plan, self.c_options, with_derived)
 
     def _go_on(self, work: int, fraction: float) -> int | None:
         """At the budget: the limit when `work / fraction` (the whole walk, estimated) is within it."""
-        return self.limit if fraction > 0 and work / fraction <= self.limit else None
+        return self._limit if fraction > 0 and work / fraction <= self._limit else None
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
         def by_reference(enumerator):
@@ -231,9 +279,9 @@ class AutoBackend:
 
 def _auto(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),
           budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, build_behind: bool | None = None,
-          build_work: int = AUTO_BUILD_WORK) -> AutoBackend:
-    return AutoBackend(budget, limit, build_behind=build_behind, build_work=build_work, threads=threads,
-                       optimizations=optimizations, literal=literal, disable=disable)
+          build_work: int = AUTO_BUILD_WORK, quick_work: int = AUTO_QUICK_WORK) -> AutoBackend:
+    return AutoBackend(budget, limit, build_behind=build_behind, build_work=build_work, quick_work=quick_work,
+                       threads=threads, optimizations=optimizations, literal=literal, disable=disable)
 
 
 # ------------------------------------------------------------------------------ search engines
@@ -280,7 +328,8 @@ def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed:
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("auto", "the compiled enumerator when built or needed, the reference for small spaces",
                  frozenset({"count", "list", "write"}),
-                 ("threads", "optimizations", "literal", "disable", "budget", "limit", "build_behind", "build_work"),
+                 ("threads", "optimizations", "literal", "disable", "budget", "limit", "build_behind", "build_work",
+                  "quick_work"),
                  _auto, (), "threads"),
     BackendEntry("c", "compiled C/OpenMP enumerator",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),

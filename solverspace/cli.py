@@ -75,6 +75,8 @@ def _backend(args, capability: str):
 def _answered(backend) -> str:
     """Which backend answered, for messages: `auto` names its choice."""
     chosen = getattr(backend, "answered_by", None)
+    if chosen and getattr(backend, "quick", False):
+        chosen += ", quick -O0 build; the optimized one is built behind"
     return f"auto: {chosen}" if chosen else backend.name
 
 
@@ -107,7 +109,8 @@ def cmd_count(args) -> int:
         print(json.dumps({"count": int(stats.count), "exact": bool(getattr(stats, "exact", True)),
                           "undefined": stats.undefined,
                           "backend": "c" if backend is None else getattr(backend, "answered_by", None) or backend.name,
-                          "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings}))
+                          "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings,
+                          **({"quick_build": True} if getattr(backend, "quick", False) else {})}))
     else:
         answered = run.describe() if backend is None else f"{_answered(backend)} backend"
         print(f"{stats.count} valid configurations ({answered}, {seconds:.2f} s)")

@@ -49,6 +49,7 @@ class ReferenceEnumerator:
     far (`fraction_done`); it returns a larger budget to go on with, or None to stop."""
 
     TRACKED_LEVELS = 3   # the outer loops whose place estimates the share of the walk done
+    ESTIMATE_LEVELS = 16  # the loops whose place `estimated_work` reads
 
     def __init__(self, plan: Plan, *, strict: bool = False, fixed: dict | None = None,
                  progress: Callable[[int, int], None] | None = None, budget: int | None = None,
@@ -56,7 +57,8 @@ class ReferenceEnumerator:
         self.plan = plan
         self.budget, self.on_budget = budget, on_budget
         self.work = 0
-        self._place = [[0, 1] for _ in range(self.TRACKED_LEVELS)]   # [value index, values] per outer loop
+        self._place = [[0, 1] for _ in range(self.ESTIMATE_LEVELS)]   # [value index, values] per outer loop
+        self._stopped_at: int | None = None   # the depth where the budget was last reached
         self.strict = strict
         self.fixed = fixed or {}
         self.progress = progress
@@ -126,7 +128,7 @@ class ReferenceEnumerator:
             self.work += len(values)
             if self.work > self.budget:
                 self._over_budget(index)
-        tracked = self._place[index] if index < self.TRACKED_LEVELS else None
+        tracked = self._place[index] if index < self.ESTIMATE_LEVELS else None
         if tracked:
             tracked[1] = len(values)
         for done, value in enumerate(values, 1):
@@ -139,16 +141,29 @@ class ReferenceEnumerator:
                 report(done, total)
         env.pop(level.name, None)
 
-    def fraction_done(self, depth: int) -> float:
+    def fraction_done(self, depth: int, levels: int | None = None) -> float:
         """The share of the walk before the current place, read off the outer loops above `depth`
-        (each value of a loop taken as an equal share of its parent's: an estimate)."""
+        (at most `levels` of them, `TRACKED_LEVELS` unless given; each value of a loop taken as
+        an equal share of its parent's: an estimate)."""
         fraction, share = 0.0, 1.0
-        for done, total in self._place[:min(depth, self.TRACKED_LEVELS)]:
+        for done, total in self._place[:min(depth, self.TRACKED_LEVELS if levels is None else levels)]:
             share /= max(total, 1)
             fraction += done * share
         return fraction
 
+    def estimated_work(self) -> float | None:
+        """After the budget stopped the walk: the whole walk's candidate values, estimated from
+        the work done and the share done read off up to `ESTIMATE_LEVELS` loops (a walk whose
+        three outer loops are still at their first values after the budget says nothing through
+        `fraction_done`; the deeper loops do). None when it says nothing still. An estimate
+        (equal shares), used only to choose how to compile, never for an answer."""
+        if self._stopped_at is None:
+            return None
+        fraction = self.fraction_done(self._stopped_at, self.ESTIMATE_LEVELS)
+        return self.work / fraction if fraction > 0 else None
+
     def _over_budget(self, depth: int) -> None:
+        self._stopped_at = depth
         more = self.on_budget(self.work, self.fraction_done(depth)) if self.on_budget else None
         if more is None or more <= self.work:
             raise WorkBudgetExceeded(self.work)

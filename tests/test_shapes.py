@@ -92,10 +92,10 @@ def test_a_different_structure_is_a_different_shape(tmp_path, cache):
 def test_a_shape_that_cannot_share_compiles_each_program_on_its_own(tmp_path, cache, monkeypatch):
     real_build = c_shapes.build
 
-    def refuse_shared(source, cdef):
+    def refuse_shared(source, cdef, **flags):
         if c_shapes.SET_CONSTANTS_CDEF in cdef:
             raise CompilerError("error: initializer element is not constant")
-        return real_build(source, cdef)
+        return real_build(source, cdef, **flags)
 
     monkeypatch.setattr(c_shapes, "build", refuse_shared)
     for limit in (9, 12, 17):

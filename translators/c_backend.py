@@ -141,8 +141,9 @@ class CEnumerator:
     _cache: dict[tuple, "CEnumerator"] = {}
 
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
-                 threads: int | None = None, funnel: bool = False):
+                 threads: int | None = None, funnel: bool = False, quick: bool = False):
         check_threads(threads)
+        self.quick = quick   # the quick (-O0) build of the same source (c_build.flags)
         refuse_orders(plan, "C", "measure the funnel of")  # the backend's other answers go through slot_plan
         self.plan = plan
         self.options = Options.literal() if funnel else options
@@ -162,7 +163,8 @@ class CEnumerator:
             if key:
                 store_generated(key, generated)
         self.generated: Generated = generated
-        self.shaped = build_shaped(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""))
+        self.shaped = build_shaped(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""),
+                                   quick=self.quick)
         self.module = self.shaped.module
         self.lib, self.ffi = self.module.lib, self.module.ffi
 
@@ -172,10 +174,10 @@ class CEnumerator:
         cls._cache.clear()
 
     @classmethod
-    def get(cls, plan, options=Options(), with_derived=(), threads=None) -> "CEnumerator":
-        key = (id(plan), options, tuple(with_derived), threads)
+    def get(cls, plan, options=Options(), with_derived=(), threads=None, quick=False) -> "CEnumerator":
+        key = (id(plan), options, tuple(with_derived), threads, quick)
         if key not in cls._cache:
-            cls._cache[key] = cls(plan, options, with_derived, threads)
+            cls._cache[key] = cls(plan, options, with_derived, threads, quick=quick)
         return cls._cache[key]
 
     # ------------------------------------------------------------------------------ running C
@@ -631,9 +633,10 @@ class CBackend:
 
     name = "c"
 
-    def __init__(self, threads: int | None = None, options: Options = Options()):
+    def __init__(self, threads: int | None = None, options: Options = Options(), quick: bool = False):
         self.threads = check_threads(threads)
         self.options = options
+        self.quick = quick   # run the quick (-O0) build of each module (`auto` on small spaces, cold)
 
     @classmethod
     def configured(cls, *, threads: int | None = None, optimizations=None, literal: bool = False,
@@ -645,7 +648,7 @@ class CBackend:
         return cls(threads=threads, options=optimizations)
 
     def enumerator(self, plan, with_derived=()) -> CEnumerator:
-        return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads)
+        return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads, self.quick)
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
         return self.enumerator(slot_plan(plan, "C")).stats(strict, progress)  # orders as slots
@@ -656,11 +659,11 @@ class CBackend:
         the C backend only counts: `auto` tries the reference first."""
         if has_orders(plan.model):
             return False
-        if (id(plan), self.options, tuple(with_derived), self.threads) in CEnumerator._cache:
+        if (id(plan), self.options, tuple(with_derived), self.threads, self.quick) in CEnumerator._cache:
             return True
         key = generation_key(plan, self.options, tuple(with_derived), False, False)
         generated = load_generated(key) if key else None
-        return generated is not None and is_built_shaped(generated.source, CDEF)
+        return generated is not None and is_built_shaped(generated.source, CDEF, self.quick)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         if has_orders(plan.model):   # the slot model's rows, joined (translators/c_orders.py)

@@ -107,19 +107,21 @@ def _plan(source: str, cdef: str):
     return texts, key, literals, entry, [i for i, (a, b) in enumerate(zip(entry["base"], literals)) if a != b]
 
 
-def build_shaped(source: str, cdef: str) -> Shaped:
+def build_shaped(source: str, cdef: str, quick: bool = False) -> Shaped:
     """The module for a generated program: its own when compiled or first of its shape, else the
-    module shared by its shape (compiled now if the places where it differs are new)."""
+    module shared by its shape (compiled now if the places where it differs are new). `quick`:
+    the quick (-O0) builds of the same sources (the shapes' entries are the same for both: which
+    literals differ does not depend on the flags), so a cold sweep of a small space compiles twice."""
     texts, key, literals, entry, differ = _plan(source, cdef)
     if entry is None:   # the first program of its shape: the one the others are compared with
         _store(key, literals, None)
-    if entry is None or not differ or entry["places"] == "never" or is_built(source, cdef):
-        return Shaped(build(source, cdef), None)
+    if entry is None or not differ or entry["places"] == "never" or is_built(source, cdef, quick=quick):
+        return Shaped(build(source, cdef, quick=quick), None)
     places = sorted(set(differ) | set(entry["places"] or []))
     try:
-        module = build(shared_source(texts, entry["base"], places), cdef + SET_CONSTANTS_CDEF)
+        module = build(shared_source(texts, entry["base"], places), cdef + SET_CONSTANTS_CDEF, quick=quick)
     except CompilerError:
-        module = build(source, cdef)  # raises if the compiler itself is the problem
+        module = build(source, cdef, quick=quick)  # raises if the compiler itself is the problem
         _store(key, entry["base"], "never")
         return Shaped(module, None)
     if places != entry["places"]:
@@ -127,11 +129,12 @@ def build_shaped(source: str, cdef: str) -> Shaped:
     return Shaped(module, [literals[p] for p in places])
 
 
-def is_built_shaped(source: str, cdef: str) -> bool:
-    """Whether running this program compiles nothing (its own module or its shape's is built)."""
-    if is_built(source, cdef):
+def is_built_shaped(source: str, cdef: str, quick: bool = False) -> bool:
+    """Whether running this program compiles nothing (its own module or its shape's is built);
+    `quick`: its quick builds."""
+    if is_built(source, cdef, quick=quick):
         return True
     texts, _, _, entry, differ = _plan(source, cdef)
     if entry is None or not differ or entry["places"] in (None, "never") or not set(differ) <= set(entry["places"]):
         return False
-    return is_built(shared_source(texts, entry["base"], entry["places"]), cdef + SET_CONSTANTS_CDEF)
+    return is_built(shared_source(texts, entry["base"], entry["places"]), cdef + SET_CONSTANTS_CDEF, quick=quick)
