@@ -292,9 +292,10 @@ class SearchBackend:
     def __init__(self, engine: str, time_limit: float | None = None):
         self.name, self.time_limit = engine, time_limit
 
-    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10):
+    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
         from .search import best
-        return best(plan, objective, maximize=maximize, top=top, engine=self.name, time_limit=self.time_limit)
+        return best(plan, objective, maximize=maximize, top=top, engine=self.name, time_limit=self.time_limit,
+                    progress=progress)
 
 
 # ------------------------------------------------------------------------------ factories

@@ -345,8 +345,12 @@ def cmd_best(args) -> int:
     if objective is None:
         from .objective import model_or_declared
         _, objective = model_or_declared(space.model, None, "--minimize/--maximize")
-    result = space.best(objective, maximize=maximize, top=args.top, backend=args.engine,
-                        **_options(args, args.engine))
+    progress = _Progress(not args.quiet, "searching")
+    try:
+        result = space.best(objective, maximize=maximize, top=args.top, backend=args.engine, progress=progress,
+                            **_options(args, args.engine))
+    finally:
+        progress.close()
     goal = "maximize" if maximize else "minimize"
     summary = (f"best {len(result.ranked)} configuration(s) by {goal} {objective} ({args.engine} engine, "
                f"{result.seconds:.2f} s)" + ("" if result.exact else "; stopped by the time limit: not proven best"))

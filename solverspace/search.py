@@ -43,9 +43,11 @@ class SearchStats:
 
 
 class _Walk:
-    def __init__(self, plan, expr, maximize: bool, top: int, prune: bool, deadline: float | None):
+    def __init__(self, plan, expr, maximize: bool, top: int, prune: bool, deadline: float | None,
+                 progress=None):
         self.plan, self.maximize, self.top, self.prune = plan, maximize, top, prune
         self.deadline = deadline
+        self.progress = progress      # progress(done, total) over the outermost loop's values
         self.enumerator = ReferenceEnumerator(plan)
         self.levels = self.enumerator.levels
         self.objective = compile_expr(expr)
@@ -111,6 +113,7 @@ class _Walk:
             self._offer(env)
             return
         level = self.levels[index]
+        report = self._reporter(index, level, env)
         if not self.prune or not self.bound.moves[index]:
             # no bound, or one this loop cannot change (the objective reads nothing bound here):
             # the children keep the prefix's bound, in domain order
@@ -118,8 +121,10 @@ class _Walk:
                 self.stats.visited[index] += 1
                 if self.prune and (self._cut(key) or self._behind_on_ties(key, env, index)):
                     self.stats.pruned[index] += 1
-                    continue
-                self._descend(index + 1, env, key)
+                else:
+                    self._descend(index + 1, env, key)
+                report(1)
+            report(None)
             return
         ranked = []
         for position, value in enumerate(admitted(self.enumerator, level, env)):
@@ -131,15 +136,34 @@ class _Walk:
                 ranked.append((key, position, value))
         ranked.sort(key=lambda item: (item[0], item[1]))
         for number, (key, _, value) in enumerate(ranked):
+            report(1)
             if self._cut(key):
                 self.stats.pruned[index] += len(ranked) - number   # the rest are no better
-                return
+                break
             env[level.name] = value
             self.enumerator.admit(level, env)   # recompute this level's derived values
             if self._behind_on_ties(key, env, index):
                 self.stats.pruned[index] += 1
                 continue
             self._descend(index + 1, env, key)
+        report(None)
+
+    def _reporter(self, index: int, level, env: dict):
+        """report(1): one more value of the outermost loop done; report(None): all done."""
+        if index != 0 or self.progress is None:
+            return lambda step: None
+        try:
+            total = len(level.domain(env))
+        except Undefined:
+            total = 0
+        done = 0
+
+        def report(step):
+            nonlocal done
+            done = total if step is None else min(done + step, total)
+            self.progress(done, total)
+
+        return report
 
     def _offer(self, env: dict) -> None:
         self.stats.evaluated += 1
@@ -179,7 +203,7 @@ def _short(env, names) -> str:
 
 
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, engine: str = "bnb",
-         time_limit: float | None = None, expr=None) -> BestResult:
+         time_limit: float | None = None, expr=None, progress=None) -> BestResult:
     """The `top` best configurations of `plan` by `objective`, by `engine` (`bnb` or `exhaustive`)."""
     start = time.perf_counter()
     if engine not in ENGINES:
@@ -192,7 +216,7 @@ def best(plan, objective: str, *, maximize: bool = True, top: int = 10, engine: 
         raise SpaceDefinitionError(f"objective {objective!r} is a categorical value or an order, not a number",
                                    hint="objectives are numbers: e.g. --minimize 'position(loops, \"k\") + tile'")
     deadline = None if time_limit is None else start + time_limit
-    walk = _Walk(plan, expr, maximize, top, engine == "bnb", deadline)
+    walk = _Walk(plan, expr, maximize, top, engine == "bnb", deadline, progress)
     found = walk.run()
     result = BestResult(objective, maximize, engine=engine, search=walk.stats)
     result.exact = not walk.stopped

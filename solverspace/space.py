@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .backends import get_backend
+from .backends import SearchBackend, get_backend
 from .check import CheckResult
 from .dag import DAG
 from .errors import SpaceDefinitionError, did_you_mean
@@ -195,9 +195,14 @@ class Space:
         together rule it out."""
         return get_backend(backend, "check", **options).complete(self.plan, assignment)
 
-    def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="cpsat", **options):
-        """The `top` best distinct configurations by `objective` (an expression of the space's names)."""
-        return get_backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top)
+    def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="cpsat", progress=None,
+             **options):
+        """The `top` best distinct configurations by `objective` (an expression of the space's names).
+        `progress(done, total)`: told as the walking engines (bnb, exhaustive) go (CP-SAT: not)."""
+        engine = get_backend(backend, "best", **options)
+        if progress is not None and isinstance(engine, SearchBackend):
+            return engine.best(self.plan, objective, maximize=maximize, top=top, progress=progress)
+        return engine.best(self.plan, objective, maximize=maximize, top=top)
 
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
              time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,

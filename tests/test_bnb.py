@@ -243,3 +243,13 @@ def test_cpsat_refuses_an_objective_it_cannot_represent_instead_of_a_time_limit_
     found = space.best(objective, maximize=False, top=3, backend="bnb").ranked
     assert [(r.configuration["a"], r.configuration["b"]) for r in found] == first
     assert {r.objective for r in found} == {Fraction(137438953472, 1660)}
+
+
+@pytest.mark.parametrize("engine", ["bnb", "exhaustive"])
+def test_the_walking_engines_report_progress_over_the_outermost_loop(tmp_path, engine):
+    space = Space.load(_write(tmp_path, ROOFLINE))
+    seen = []
+    space.best(to_source(space.model.cost), maximize=False, top=2, backend=engine,
+               progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (16, 16) and all(d <= t == 16 for d, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
