@@ -2,10 +2,10 @@
 
 Every engine of `best` (CP-SAT, branch and bound, exhaustive evaluation) parses an objective
 here, returns a `BestResult`, and ranks configurations with equal objective values by
-`tie_key`: the parameters in definition order, smaller values first, categorical strings by
-their code (`model.analysis.codes`: first appearance in the space file), orders by the codes of
-their items. Configurations where the objective is undefined (a division by zero) are not
-candidates.
+`tie_key`: the parameters in definition order, smaller values first, categorical strings in
+order of first appearance in the space file (`string_order`: a closure's strings where the
+closure is defined), orders by their items in that order.
+Configurations where the objective is undefined (a division by zero) are not candidates.
 """
 from __future__ import annotations
 
@@ -55,10 +55,35 @@ def parse_objective(model, text: str) -> ir.Expr:
     return lowered
 
 
+def string_order(model) -> dict[str, int]:
+    """Every categorical string of the space, numbered in order of first appearance in the file:
+    the parameters, derived values and constraints by their line (then definition order), each
+    tree in reading order, a closure's strings where it is defined. The one order of ties, for
+    every engine (backends' own codes are an implementation detail)."""
+    from .errors import ClosureTableError
+    items = [(p.line or 0, 0, i, p.domain) for i, p in enumerate(model.parameters)]
+    items += [(d.line or 0, 1, i, d.expr) for i, d in enumerate(model.derived)]
+    items += [(c.line or 0, 2, i, c.expr) for i, c in enumerate(model.constraints)]
+    order: dict[str, int] = {}
+    for *_, tree in sorted(items, key=lambda item: item[:3]):
+        for node in ir.walk(tree):
+            if isinstance(node, ir.Const) and type(node.value) is str:
+                order.setdefault(node.value, len(order))
+            elif isinstance(node, ir.Closure):
+                try:
+                    values = model.closures.table(node).values
+                except ClosureTableError:
+                    continue
+                for value in values:
+                    if type(value) is str:
+                        order.setdefault(value, len(order))
+    return order
+
+
 def tie_key(model, names: tuple[str, ...] | None = None):
     """A function: configuration (dict or env) -> the tuple that orders equal objectives
     (`names`: only a leading part of the parameters in definition order)."""
-    codes = model.analysis.codes
+    codes = string_order(model)
     names = model.parameter_names if names is None else names
 
     def coded(value):

@@ -253,3 +253,49 @@ def test_the_walking_engines_report_progress_over_the_outermost_loop(tmp_path, e
                progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (16, 16) and all(d <= t == 16 for d, t in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+TIES = """
+@iterator
+def kind():
+    yield "z"
+    yield "m"
+other = iterator(["m", "z"])
+x = range({n})
+y = range({n})
+"""
+
+
+@pytest.mark.parametrize("n", [3, 60])   # 36 ties: CP-SAT sorts them; 14,400: it walks them one by one
+def test_every_engine_breaks_ties_in_the_one_order(tmp_path, n):
+    """Strings in order of first appearance in the file (`objective.string_order`): "z" first,
+    as the closure yields it before the list names "m". CP-SAT's own codes are in order of first
+    use in its lowering; its ties used to follow them and disagree with bnb."""
+    pytest.importorskip("ortools")
+    space = Space.load(_write(tmp_path, TIES.format(n=n)))
+    expected = [{"kind": "z", "other": "z", "x": 0, "y": y} for y in range(3)]
+    for engine in ("bnb", "exhaustive", "cpsat"):
+        assert [r.configuration for r in space.best("x // 100", maximize=False, top=3, backend=engine).ranked] \
+            == expected, engine
+
+
+BEFORE_USE = """
+@reject_if
+def never(k):
+    return k == "q" and k == "p"
+x = range({n})
+k = iterator(["p", "q"])
+y = range({n})
+"""
+
+
+@pytest.mark.parametrize("n", [3, 60])
+def test_cpsat_ties_follow_the_file_not_its_lowering(tmp_path, n):
+    """"q" appears first in the file (a function-form constraint may come before its inputs);
+    CP-SAT meets "p" first (it lowers parameters before constraints) and used to put k=p first."""
+    pytest.importorskip("ortools")
+    space = Space.load(_write(tmp_path, BEFORE_USE.format(n=n)))
+    expected = [{"x": 0, "k": "q", "y": y} for y in range(2)]
+    for engine in ("bnb", "exhaustive", "cpsat"):
+        assert [r.configuration for r in space.best("x // 100", maximize=False, top=2, backend=engine).ranked] \
+            == expected, engine

@@ -26,7 +26,7 @@ from ortools.sat.python import cp_model
 from solverspace import ir
 from solverspace.errors import SpaceDefinitionError
 from solverspace.evaluate import Undefined, compile_expr
-from solverspace.objective import BestResult, Ranked, parse_objective
+from solverspace.objective import BestResult, Ranked, parse_objective, string_order, tie_key
 from solverspace.printing import to_source
 
 from .cpsat_count import Counter, Factor
@@ -84,6 +84,8 @@ class _Search:
                         + [Factor("accept", c.name, counter.scope(c.name)) for c in self.model.constraints])
         self.counter = counter
         self.names = self.model.parameter_names
+        self.tie = tie_key(self.model)                # the one tie order of every engine
+        self.string_rank = string_order(self.model)
 
     # a fresh model per question: CP-SAT models cannot drop constraints
     def _build(self):
@@ -220,7 +222,7 @@ class _Search:
         solver.parameters.linearization_level = 0
         status = solver.status_name(solver.solve(lowering.cp, collector))
         if status in ("OPTIMAL", "INFEASIBLE") and not collector.overflow:
-            ordered = sorted(collector.found, key=lambda c: tuple(self._coded(lowering, c).values()))
+            ordered = sorted(collector.found, key=self.tie)
             return ordered[:wanted]
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             self.exact = False
@@ -237,7 +239,7 @@ class _Search:
                 self._exclude(lowering, list(excluded) + found)
                 for p, v in fixed.items():
                     lowering.cp.add(lowering.param_vars[p] == v)
-                lowering.cp.minimize(lowering.param_vars[name])
+                lowering.cp.minimize(self._rank(lowering, name))
                 solver = self._solver()
                 status = solver.status_name(solver.solve(lowering.cp))
                 if status != "OPTIMAL":
@@ -247,6 +249,19 @@ class _Search:
                 fixed[name] = solver.value(lowering.param_vars[name])
             found.append({p: lowering.decode(p, v) for p, v in fixed.items()})
         return found
+
+    def _rank(self, lowering, name):
+        """What to minimise to take `name`'s smallest value in the tie order: the variable itself,
+        or for a categorical parameter its string's place in `string_order` (its CP-SAT code is
+        in order of first use in the lowering, another order)."""
+        var = lowering.param_vars[name]
+        if lowering.params[name].kind != "str":
+            return var
+        texts = lowering.codes.text
+        table = [self.string_rank.get(text, len(self.string_rank) + i) for i, text in enumerate(texts)]
+        rank = lowering.cp.new_int_var(0, max(table, default=0), f"{name}_tie_rank")
+        lowering.cp.add_element(var, table, rank)
+        return rank
 
     def run(self, top: int) -> list[dict]:
         results: list[dict] = []
