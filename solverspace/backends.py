@@ -16,7 +16,7 @@ Capabilities and the methods a backend object has for them:
 | sample      | `sampler(plan, method, *, seed, progress)`: size, draw(n, seed, replace) |
 | funnel      | `funnel(plan, *, progress) -> Funnel`                       |
 | check       | `check(plan, assignment)` (full), `complete(plan, assignment)` (partial) |
-| best        | `best(plan, objective, *, maximize, top)`                   |
+| best        | `best(plan, objective, *, maximize, top, progress)`         |
 | approximate | `approximate_count(plan, epsilon, delta, *, seed)`          |
 | emit        | `emit(plan, with_derived) -> str` (the generated program)   |
 """

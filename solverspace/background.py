@@ -67,16 +67,14 @@ def schedule(plan, c_options: dict, with_derived=()) -> bool:
     """Leave a job to build `plan`'s C module, and start a builder when none runs. True when a
     job was left; never raises (the current command must not notice)."""
     try:
-        from solverspace.translators.c_build import cache_dir, write_atomically  # noqa: F401  (imported by auto already)
+        from solverspace.translators.c_build import cache_dir, write_atomically   # imported by auto already
         options = {k: v for k, v in c_options.items() if k != "threads"}   # threads do not change the module
         data = pickle.dumps({"plan": plan, "options": options, "with_derived": tuple(with_derived)},
                             protocol=pickle.HIGHEST_PROTOCOL)
         folder = cache_dir()
         job = folder / f"pending_{hashlib.sha256(data).hexdigest()[:32]}.job"
         if not job.exists():
-            tmp = folder / f".{job.name}.{os.getpid()}.partial"
-            tmp.write_bytes(data)
-            os.replace(tmp, job)
+            write_atomically(job, data)
         fd = _try_lock(folder)
         if fd is None:        # a builder is running: it takes this job before it exits (see `main`)
             return True

@@ -34,8 +34,10 @@ class BestResult:
     search: object = None      # engine statistics (nodes visited and pruned per loop level), where it keeps them
 
 
-def parse_objective(model, text: str) -> ir.Expr:
-    """The IR of an objective expression over the model's names (never `eval`)."""
+def parse_objective(model, text: str, what: str = "objective",
+                    example: str = "--maximize 'fmas_per_block - loads_per_block'") -> ir.Expr:
+    """The IR of an objective expression over the model's names (never `eval`); `what` and
+    `example` word the messages (`tune`'s bound is not an objective to the user)."""
     settings = {s.name: s.value for s in model.settings}
     known = [*model.parameter, *model.derived_value, *settings]
 
@@ -44,14 +46,13 @@ def parse_objective(model, text: str) -> ir.Expr:
             return ir.Ref(name)
         if name in settings:
             return ir.Const(settings[name])
-        raise SpaceDefinitionError(f"objective {text!r}: unknown name {name!r}",
-                                   hint=did_you_mean(name, known) or "objectives use parameters, derived values "
+        raise SpaceDefinitionError(f"{what} {text!r}: unknown name {name!r}",
+                                   hint=did_you_mean(name, known) or f"{what}s use parameters, derived values "
                                                                       "and settings of the space")
 
-    lowered = lower_expression(text, resolve, filename="<objective>", what="objective",
-                               hint="e.g. --maximize 'fmas_per_block - loads_per_block'")
+    lowered = lower_expression(text, resolve, filename=f"<{what}>", what=what, hint=f"e.g. {example}")
     if not isinstance(lowered, ir.Expr):
-        raise SpaceDefinitionError(f"objective {text!r} is an iterator, not a value")
+        raise SpaceDefinitionError(f"{what} {text!r} is an iterator, not a value")
     return lowered
 
 
@@ -80,10 +81,11 @@ def string_order(model) -> dict[str, int]:
     return order
 
 
-def tie_key(model, names: tuple[str, ...] | None = None):
+def tie_key(model, names: tuple[str, ...] | None = None, order: dict[str, int] | None = None):
     """A function: configuration (dict or env) -> the tuple that orders equal objectives
-    (`names`: only a leading part of the parameters in definition order)."""
-    codes = string_order(model)
+    (`names`: only a leading part of the parameters in definition order; `order`: the model's
+    `string_order`, when the caller has it already)."""
+    codes = string_order(model) if order is None else order
     names = model.parameter_names if names is None else names
 
     def coded(value):
@@ -100,7 +102,7 @@ def model_or_declared(model, text: str | None, what: str = "--bound") -> tuple[i
     """The expression of a performance model: `text` when given, else the space's declared
     `cost(...)` (an `ir.Expr` on `model.cost`); (IR, its text for messages)."""
     if text is not None:
-        return parse_objective(model, text), text
+        return parse_objective(model, text, "bound", f"{what} 'max(flops / peak, bytes / bandwidth)'"), text
     declared = getattr(model, "cost", None)
     if declared is None:
         raise SpaceDefinitionError(f"no performance model: the space declares no cost(...) and {what} is not given",

@@ -24,7 +24,7 @@ from .bounds import INF
 from .errors import SpaceDefinitionError
 from .evaluate import Undefined, compile_expr
 from .lower_bound import PrefixBound
-from .objective import BestResult, Ranked, parse_objective, tie_key
+from .objective import BestResult, Ranked, parse_objective, string_order, tie_key
 from .reference import ReferenceEnumerator
 
 ENGINES = ("bnb", "exhaustive")
@@ -52,7 +52,8 @@ class _Walk:
         self.levels = self.enumerator.levels
         self.objective = compile_expr(expr)
         self.bound = PrefixBound(plan, expr)
-        self.tie = tie_key(plan.model)
+        order = string_order(plan.model)
+        self.tie = tie_key(plan.model, order=order)
         self.names = plan.model.parameter_names
         self.tie_prefix = []   # per loop: the tie key of the parameters bound there that lead definition order
         for depth in range(len(self.levels)):
@@ -62,7 +63,7 @@ class _Walk:
                 if name not in bound:
                     break
                 leading.append(name)
-            self.tie_prefix.append((len(leading), tie_key(plan.model, tuple(leading))) if leading else None)
+            self.tie_prefix.append((len(leading), tie_key(plan.model, tuple(leading), order)) if leading else None)
         depth = len(self.levels)
         self.stats = SearchStats(plan.order, [0] * depth, [0] * depth)
         self.best: list[tuple] = []     # sorted (rank key, tie key, objective, configuration)
@@ -151,7 +152,7 @@ class _Walk:
     def _reporter(self, index: int, level, env: dict):
         """report(1): one more value of the outermost loop done; report(None): all done."""
         if index != 0 or self.progress is None:
-            return lambda step: None
+            return _silent
         try:
             total = len(level.domain(env))
         except Undefined:
@@ -196,6 +197,10 @@ def admitted(enumerator, level, env: dict):
         env[level.name] = value
         if enumerator.admit(level, env):
             yield value
+
+
+def _silent(step) -> None:
+    """The reporter of every loop but the outermost (no function made per visited prefix)."""
 
 
 def _short(env, names) -> str:

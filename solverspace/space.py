@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .backends import SearchBackend, get_backend
+from .backends import get_backend
 from .check import CheckResult
 from .dag import DAG
 from .errors import SpaceDefinitionError, did_you_mean
@@ -198,11 +198,10 @@ class Space:
     def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="cpsat", progress=None,
              **options):
         """The `top` best distinct configurations by `objective` (an expression of the space's names).
-        `progress(done, total)`: told as the walking engines (bnb, exhaustive) go (CP-SAT: not)."""
-        engine = get_backend(backend, "best", **options)
-        if progress is not None and isinstance(engine, SearchBackend):
-            return engine.best(self.plan, objective, maximize=maximize, top=top, progress=progress)
-        return engine.best(self.plan, objective, maximize=maximize, top=top)
+        `progress(done, total)`: told as the search goes (bnb, exhaustive: over the outermost
+        loop's values; cpsat: configurations ranked out of `top`)."""
+        return get_backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top,
+                                                             progress=progress)
 
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
              time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,

@@ -299,3 +299,24 @@ def test_cpsat_ties_follow_the_file_not_its_lowering(tmp_path, n):
     for engine in ("bnb", "exhaustive", "cpsat"):
         assert [r.configuration for r in space.best("x // 100", maximize=False, top=2, backend=engine).ranked] \
             == expected, engine
+
+
+def test_ties_between_orders_are_broken_alike_in_every_engine(tmp_path):
+    """Orders by their items in the one string order; CP-SAT ranks them through the slot model."""
+    pytest.importorskip("ortools")
+    space = Space.load(_write(tmp_path, 's = sequence(["c", "a", "b"], 0, 2)\nt = permutation(["y", "x"])\n'
+                                        'z = range(2)\n'))
+    answers = {engine: [r.configuration for r in space.best("z // 5", maximize=False, top=8, backend=engine).ranked]
+               for engine in ("bnb", "exhaustive", "cpsat")}
+    assert answers["bnb"] == answers["exhaustive"] == answers["cpsat"]
+    assert [(c["s"], c["t"]) for c in answers["bnb"][:6:2]] == [((), ("y", "x")), ((), ("x", "y")), (("c",), ("y", "x"))]
+
+
+def test_cpsat_reports_progress_and_points_best_to_the_exact_engines(tmp_path):
+    pytest.importorskip("ortools")
+    space = Space.load(_write(tmp_path, ROOFLINE))
+    seen = []
+    space.best("tile", top=3, backend="cpsat", progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (3, 3)
+    with pytest.raises(SolverspaceError, match="engine bnb"):
+        space.best("tile ** 100000", top=1, backend="cpsat")

@@ -127,11 +127,11 @@ def _verified(path: Path) -> bool:
         return False
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A small text file (a sidecar, a cache entry) in place whole or not at all."""
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """A small file (a sidecar, a cache entry, a build job) in place whole or not at all."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:

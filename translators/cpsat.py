@@ -82,11 +82,12 @@ class CpSatBackend:
             return cpsat_orders.complete(plan, assignment, complete_plan, **self.options())
         return complete_plan(plan, assignment, **self.options())
 
-    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10) -> BestResult:
+    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None) -> BestResult:
         """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`)."""
         if has_orders(plan.model):
-            return cpsat_orders.best(plan, objective, best_of_plan, maximize=maximize, top=top, **self.options())
-        return best_of_plan(plan, objective, maximize=maximize, top=top, **self.options())
+            return cpsat_orders.best(plan, objective, best_of_plan, maximize=maximize, top=top, progress=progress,
+                                     **self.options())
+        return best_of_plan(plan, objective, maximize=maximize, top=top, progress=progress, **self.options())
 
     def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0) -> ApproximateCount:
         """ApproxMC2: a count within a factor (1 + epsilon) with probability >= 1 - delta (see

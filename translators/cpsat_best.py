@@ -19,6 +19,7 @@ cpsat (the facade's `best`). The objective is parsed by `solverspace.objective.p
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from fractions import Fraction
 
 from ortools.sat.python import cp_model
@@ -30,7 +31,7 @@ from solverspace.objective import BestResult, Ranked, parse_objective, string_or
 from solverspace.printing import to_source
 
 from .cpsat_count import Counter, Factor
-from .cpsat_lower import LIMIT, Val
+from .cpsat_lower import LIMIT, CpSatRefusal, Val
 from .cpsat_solver import Options, new_solver
 
 #: Tie classes up to this size are enumerated and sorted instead of walked one by one.
@@ -38,9 +39,10 @@ TIE_ENUMERATION = 2000
 
 
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,
-         workers: int | None = None, seed: int = 0, expr: ir.Expr | None = None) -> BestResult:
+         workers: int | None = None, seed: int = 0, expr: ir.Expr | None = None, progress=None) -> BestResult:
     """The `top` best distinct configurations of `plan` by `objective` (see the module docstring);
-    `expr`: the objective already lowered (orders: translated to the slot model's names)."""
+    `expr`: the objective already lowered (orders: translated to the slot model's names);
+    `progress(done, top)`: told as configurations are ranked."""
     start = time.perf_counter()
     if top < 1:
         raise SpaceDefinitionError(f"top={top!r}: expected a positive number of configurations")
@@ -49,7 +51,7 @@ def best(plan, objective: str, *, maximize: bool = True, top: int = 10, time_lim
     expr = parse_objective(model, objective) if expr is None else expr
     search = _Search(plan, expr, maximize, options, options.deadline(start))
     result = BestResult(objective, maximize)
-    values = search.run(top)
+    values = search.run(top, progress)
     result.exact = search.exact
     evaluate = compile_expr(expr)
     for rank, config in enumerate(values, 1):
@@ -84,13 +86,13 @@ class _Search:
                         + [Factor("accept", c.name, counter.scope(c.name)) for c in self.model.constraints])
         self.counter = counter
         self.names = self.model.parameter_names
-        self.tie = tie_key(self.model)                # the one tie order of every engine
         self.string_rank = string_order(self.model)
+        self.tie = tie_key(self.model, order=self.string_rank)   # the one tie order of every engine
 
     # a fresh model per question: CP-SAT models cannot drop constraints
     def _build(self):
         lowering = self.counter.build(self.plan.order, self.factors)
-        with lowering.item("objective", to_source(self.expr), None):
+        with lowering.item("objective", to_source(self.expr), None), _best_hint():
             value, ok = lowering.lower(self.expr)
             lowering.assert_lit(ok)
             if value.kind == "str":
@@ -263,7 +265,7 @@ class _Search:
         lowering.cp.add_element(var, table, rank)
         return rank
 
-    def run(self, top: int) -> list[dict]:
+    def run(self, top: int, progress=None) -> list[dict]:
         results: list[dict] = []
         worse_than = None
         while len(results) < top:
@@ -279,7 +281,21 @@ class _Search:
                 break
             results.extend(ties)
             worse_than = target
+            if progress is not None:
+                progress(len(results), top)
         return results
+
+
+@contextmanager
+def _best_hint():
+    """A refusal while lowering an objective points to the engines of `best` that compute it
+    exactly in Python (the lowering's own hint names the reference backend, which has no `best`)."""
+    try:
+        yield
+    except CpSatRefusal as exc:
+        exc.hint = "--engine bnb or --engine exhaustive evaluate objectives exactly, with Python integers"
+        exc.args = (exc.render(),)
+        raise
 
 
 class _Collector(cp_model.CpSolverSolutionCallback):
