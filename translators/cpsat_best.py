@@ -293,7 +293,8 @@ def _best_hint():
     try:
         yield
     except CpSatRefusal as exc:
-        exc.hint = "--engine bnb or --engine exhaustive evaluate objectives exactly, with Python integers"
+        exc.hint = ("--engine bnb or --engine exhaustive walk the space with the reference backend, "
+                    "whose Python integers compute the objective exactly")
         exc.args = (exc.render(),)
         raise
 
