@@ -286,25 +286,40 @@ def _auto(*, threads: int | None = None, optimizations=None, literal: bool = Fal
 
 # ------------------------------------------------------------------------------ search engines
 class SearchBackend:
-    """`best` by walking the plan's loop nest (`solverspace.search`): `bnb` cuts subtrees by
-    sound bounds of the objective, `exhaustive` evaluates every valid configuration."""
+    """`best` by walking the plan's loop nest: `bnb` cuts subtrees by sound bounds of the
+    objective, `exhaustive` evaluates every valid configuration. Compiled in C
+    (`translators.c_best`), or in Python over the reference's walk (`solverspace.search`) for
+    the `-reference` engines. Where the C translation refuses the space or the objective (orders,
+    values past its integers), `bnb` and `exhaustive` run their Python walk and say so in the
+    result (`engine`, `note`): the same exact answer, slower."""
 
-    def __init__(self, engine: str, time_limit: float | None = None):
-        self.name, self.time_limit = engine, time_limit
+    def __init__(self, engine: str, time_limit: float | None = None, threads: int | None = None):
+        self.name, self.time_limit, self.threads = engine, time_limit, threads
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
         from .search import best
-        return best(plan, objective, maximize=maximize, top=top, engine=self.name, time_limit=self.time_limit,
+        walk = self.name.removesuffix("-reference")
+        if walk == self.name:
+            from solverspace.translators.errors import UnsupportedConstruct
+            from solverspace.translators.c_best import best_compiled
+            try:
+                return best_compiled(plan, objective, maximize=maximize, top=top, prune=walk == "bnb",
+                                     time_limit=self.time_limit, threads=self.threads, progress=progress)
+            except UnsupportedConstruct as exc:
+                result = best(plan, objective, maximize=maximize, top=top, engine=walk, time_limit=self.time_limit,
+                              progress=progress)
+                result.engine = f"{walk}-reference"
+                result.note = f"the C search refused this space or objective ({str(exc).splitlines()[0]}): searched in Python"
+                return result
+        return best(plan, objective, maximize=maximize, top=top, engine=walk, time_limit=self.time_limit,
                     progress=progress)
 
 
 # ------------------------------------------------------------------------------ factories
-def _bnb(*, time_limit: float | None = None) -> SearchBackend:
-    return SearchBackend("bnb", time_limit)
-
-
-def _exhaustive(*, time_limit: float | None = None) -> SearchBackend:
-    return SearchBackend("exhaustive", time_limit)
+def _search(engine: str):
+    def factory(*, time_limit: float | None = None, threads: int | None = None) -> SearchBackend:
+        return SearchBackend(engine, time_limit, check_threads(threads))
+    return factory
 
 
 def _reference() -> ReferenceBackend:
@@ -338,10 +353,14 @@ REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("reference", "pure Python over the literal plan (the ground truth, small spaces)",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "check"}),
                  (), _reference, ("reference",)),
-    BackendEntry("bnb", "branch and bound over the loop nest, cut by sound bounds of the objective (Python)",
-                 frozenset({"best"}), ("time_limit",), _bnb),
-    BackendEntry("exhaustive", "every valid configuration evaluated (Python; the ground truth of best)",
-                 frozenset({"best"}), ("time_limit",), _exhaustive),
+    BackendEntry("bnb", "branch and bound over the loop nest, cut by sound bounds of the objective (compiled C)",
+                 frozenset({"best"}), ("time_limit", "threads"), _search("bnb"), (), "threads"),
+    BackendEntry("exhaustive", "every valid configuration evaluated (compiled C)",
+                 frozenset({"best"}), ("time_limit", "threads"), _search("exhaustive"), (), "threads"),
+    BackendEntry("bnb-reference", "branch and bound over the reference's walk (Python: any space, slower)",
+                 frozenset({"best"}), ("time_limit",), _search("bnb-reference")),
+    BackendEntry("exhaustive-reference", "every valid configuration evaluated in Python (the ground truth of best)",
+                 frozenset({"best"}), ("time_limit",), _search("exhaustive-reference")),
     BackendEntry("cpsat", "OR-Tools CP-SAT (counting, checking, optimising)",
                  frozenset({"count", "sample", "check", "best", "approximate"}),
                  ("time_limit", "workers", "seed"), _cpsat, ("cpsat", "cpsat-xor"), "workers"),

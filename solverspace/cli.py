@@ -339,6 +339,7 @@ def cmd_check(args) -> int:
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective (branch and bound, exhaustive, or CP-SAT)."""
     from .orders import format_value
+    sys.set_int_max_str_digits(0)   # an exact objective is printed whole, however many digits
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
@@ -352,8 +353,10 @@ def cmd_best(args) -> int:
     finally:
         progress.close()
     goal = "maximize" if maximize else "minimize"
-    summary = (f"best {len(result.ranked)} configuration(s) by {goal} {objective} ({args.engine} engine, "
+    summary = (f"best {len(result.ranked)} configuration(s) by {goal} {objective} ({result.engine} engine, "
                f"{result.seconds:.2f} s)" + ("" if result.exact else "; stopped by the time limit: not proven best"))
+    if result.note:
+        print(f"note: {result.note}", file=sys.stderr)
     search = result.search
     if args.json:
         print(summary, file=sys.stderr)
@@ -617,13 +620,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings "
                                                           "(default: the space's declared cost(...))")
     p.add_argument("--top", type=int, default=10, metavar="K", help="how many configurations (default 10)")
-    p.add_argument("--engine", choices=backends_with("best"), default="cpsat",
-                   help="bnb: branch and bound with sound bounds of the objective on partial configurations; "
-                        "exhaustive: evaluate every valid configuration; cpsat: OR-Tools (default)")
+    p.add_argument("--engine", choices=backends_with("best"), default="bnb",
+                   help="bnb (default): branch and bound with sound bounds of the objective on partial "
+                        "configurations, compiled in C; exhaustive: evaluate every valid configuration in C; "
+                        "bnb-reference, exhaustive-reference: the same in Python (any space); cpsat: OR-Tools")
     p.add_argument("--json", action="store_true", help="one JSON object per configuration: parameters and objective")
     p.add_argument("--quiet", "-q", action="store_true", help="no search statistics on stderr")
     p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="stop after SECONDS")
     p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT threads (default: all cores)")
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N",
+                   help="bnb, exhaustive: OpenMP threads (default: all cores)")
     p.set_defaults(func=cmd_best)
 
     p = sub.add_parser("tune", help="the fastest configuration by measurement, measuring only what a lower-bound "

@@ -32,6 +32,7 @@ class BestResult:
     seconds: float = 0.0
     engine: str = "cpsat"
     search: object = None      # engine statistics (nodes visited and pruned per loop level), where it keeps them
+    note: str = ""             # what the engine wants said (e.g. that it searched in Python where C refused)
 
 
 def parse_objective(model, text: str, what: str = "objective",

@@ -207,19 +207,25 @@ def _short(env, names) -> str:
     return " ".join(f"{n}={env[n]!r}" for n in names)
 
 
+def objective_expr(model, objective: str, top: int, expr=None):
+    """The IR of a `best` objective (parsed from `objective` unless `expr` is given), checked:
+    a number, and a positive `top` (every engine's first step)."""
+    if top < 1:
+        raise SpaceDefinitionError(f"top={top!r}: expected a positive number of configurations")
+    expr = parse_objective(model, objective) if expr is None else expr
+    if model.kinds.is_string(expr):
+        raise SpaceDefinitionError(f"objective {objective!r} is a categorical value or an order, not a number",
+                                   hint="objectives are numbers: e.g. --minimize 'position(loops, \"k\") + tile'")
+    return expr
+
+
 def best(plan, objective: str, *, maximize: bool = True, top: int = 10, engine: str = "bnb",
          time_limit: float | None = None, expr=None, progress=None) -> BestResult:
     """The `top` best configurations of `plan` by `objective`, by `engine` (`bnb` or `exhaustive`)."""
     start = time.perf_counter()
     if engine not in ENGINES:
         raise SpaceDefinitionError(f"unknown search engine {engine!r}", hint=f"engines: {', '.join(ENGINES)}")
-    if top < 1:
-        raise SpaceDefinitionError(f"top={top!r}: expected a positive number of configurations")
-    model = plan.model
-    expr = parse_objective(model, objective) if expr is None else expr
-    if model.kinds.is_string(expr):
-        raise SpaceDefinitionError(f"objective {objective!r} is a categorical value or an order, not a number",
-                                   hint="objectives are numbers: e.g. --minimize 'position(loops, \"k\") + tile'")
+    expr = objective_expr(plan.model, objective, top, expr)
     deadline = None if time_limit is None else start + time_limit
     walk = _Walk(plan, expr, maximize, top, engine == "bnb", deadline, progress)
     found = walk.run()
@@ -231,4 +237,4 @@ def best(plan, objective: str, *, maximize: bool = True, top: int = 10, engine: 
     return result
 
 
-__all__ = ["ENGINES", "SearchStats", "admitted", "best"]
+__all__ = ["ENGINES", "SearchStats", "admitted", "best", "objective_expr"]

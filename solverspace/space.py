@@ -195,11 +195,13 @@ class Space:
         together rule it out."""
         return get_backend(backend, "check", **options).complete(self.plan, assignment)
 
-    def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="cpsat", progress=None,
+    def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="bnb", progress=None,
              **options):
         """The `top` best distinct configurations by `objective` (an expression of the space's names).
-        `progress(done, total)`: told as the search goes (bnb, exhaustive: over the outermost
-        loop's values; cpsat: configurations ranked out of `top`)."""
+        `backend`: a search engine (`bnb`, `exhaustive`: compiled C; `bnb-reference`,
+        `exhaustive-reference`: Python; `cpsat`). `progress(done, total)`: told as the search goes
+        (C engines: work units; the Python walks: the outermost loop's values; cpsat:
+        configurations ranked out of `top`)."""
         return get_backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top,
                                                              progress=progress)
 

@@ -64,9 +64,15 @@ def test_best_with_a_huge_power_objective(capsys, tmp_path):
     assert main(["best", str(path), "--maximize", "x ** 10000", "--top", "3"]) == 0
     out = capsys.readouterr().out
     assert [line.split()[1] for line in out.splitlines()[1:]] == ["1", "1", "1"]
-    assert main(["best", str(path), "--maximize", "(x - 2) ** 10000"]) == 2
+    assert main(["best", str(path), "--maximize", "(x - 2) ** 10000", "--engine", "cpsat"]) == 2
     err = capsys.readouterr().err
     assert "`(x - 2) ** 10000`" in err and "objective" in err and "reference backend" in err
+    # the compiled search refuses it too, says so, and searches in Python (exact, every digit printed)
+    assert main(["best", str(path), "--maximize", "(x - 2) ** 10000", "--top", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "C search refused" in captured.err and "63 bits" in captured.err
+    best_line = captured.out.splitlines()[1].split()
+    assert best_line[1].startswith("1") and len(best_line[1]) == 4772 and best_line[2] == "x=-1"   # 3 ** 10000
 
 
 def test_partial_check_with_a_huge_power_falls_back_to_the_reference(capsys, tmp_path):

@@ -135,6 +135,35 @@ def _with_constants(shaped, fn, *args):
     return fn(*args)
 
 
+def call_c(shaped, fn, *args, progress=None, total=0, done=None, cancel=None):
+    """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
+    progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
+    sets `cancel`, which every work unit and every long loop inside one checks, and waits for
+    the C threads to stop before raising."""
+    job = None
+    if shaped.constants is not None:  # a module shared by its shape: make it this program first
+        fn = functools.partial(_with_constants, shaped, fn)
+    try:
+        job = _C_THREAD.submit(fn, args)
+        pause = 0.0005
+        while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
+            time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
+            pause = min(2 * pause, 0.01)  # a wake-up costs microseconds; a late one adds latency
+            if progress and done is not None:
+                progress(int(done[0]), total)
+    except KeyboardInterrupt:
+        if cancel is not None:
+            cancel[0] = 1
+        while job is not None and not job.done.is_set():
+            time.sleep(0.01)
+        raise
+    if progress and done is not None:
+        progress(int(done[0]), total)
+    if job.error is not None:
+        raise job.error
+    return job.value
+
+
 class CEnumerator:
     """One compiled enumerator for a plan, optimization options and output columns."""
 
@@ -182,32 +211,8 @@ class CEnumerator:
 
     # ------------------------------------------------------------------------------ running C
     def call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
-        """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
-        progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
-        sets `cancel`, which every work unit and every long loop inside one checks, and waits for
-        the C threads to stop before raising."""
-        job = None
-        if self.shaped.constants is not None:  # a module shared by its shape: make it this program first
-            fn = functools.partial(_with_constants, self.shaped, fn)
-        try:
-            job = _C_THREAD.submit(fn, args)
-            pause = 0.0005
-            while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
-                time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
-                pause = min(2 * pause, 0.01)  # a wake-up costs microseconds; a late one adds latency
-                if progress and done is not None:
-                    progress(int(done[0]), total)
-        except KeyboardInterrupt:
-            if cancel is not None:
-                cancel[0] = 1
-            while job is not None and not job.done.is_set():
-                time.sleep(0.01)
-            raise
-        if progress and done is not None:
-            progress(int(done[0]), total)
-        if job.error is not None:
-            raise job.error
-        return job.value
+        """`call_c` with this enumerator's module."""
+        return call_c(self.shaped, fn, *args, progress=progress, total=total, done=done, cancel=cancel)
 
     def check_status(self, stats, strict: bool, where: str = ""):
         if stats.error == ERROR_STEP_ZERO:

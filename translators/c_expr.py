@@ -52,6 +52,8 @@ class CExpressionPrinter(ir.Visitor):
     refusals together with its line in the space file."""
 
     backend_name = "C"
+    bits = 63          # every intermediate lies in [-2**bits, 2**bits - 1]
+    suffix = ""        # of the helpers (`ss_fdiv`...): the wide printer's take `__int128`
 
     def __init__(self, model, bounds: Bounds, codes: dict[str, int], rational: frozenset[str]):
         self.model = model
@@ -76,8 +78,8 @@ class CExpressionPrinter(ir.Visitor):
 
     def fits(self, node, *extra: Interval):
         for interval in (self.interval(node), *extra):
-            if not interval.fits_int64():
-                self.refuse(node, f"its values {interval} may not fit in 64-bit integers",
+            if not (interval.empty or (-(2 ** self.bits) <= interval.lo and interval.hi < 2 ** self.bits)):
+                self.refuse(node, f"its values {interval} may not fit in {self.bits + 1}-bit integers",
                             hint="tighten the parameters' ranges, or use the reference backend")
 
     def nonnegative(self, node) -> bool:
@@ -91,9 +93,14 @@ class CExpressionPrinter(ir.Visitor):
     # ---------------------------------------------------------------------------- nodes
     def _visit_Const(self, n):
         if type(n.value) is str:
-            return f"INT64_C({self.codes[n.value]})"
+            return self.literal(self.codes[n.value])
         self.fits(n)  # a constant beyond 64 bits would be truncated by the C compiler
-        return f"INT64_C({int(n.value)})"
+        if not -(2 ** 63) <= n.value < 2 ** 63:
+            self.refuse(n, "a constant beyond 64 bits", hint="scale the expression's constants down")
+        return self.literal(int(n.value))
+
+    def literal(self, value: int) -> str:
+        return f"INT64_C({value})"
 
     def _visit_Ref(self, n):
         if n.name in self.rational:
@@ -132,10 +139,10 @@ class CExpressionPrinter(ir.Visitor):
         if self.fraction(n.left) or self.fraction(n.right):
             (a, b), (c, d) = self.pair(n.left), self.pair(n.right)
             return self.visit(ir.BinOp("//", mul(a, d), mul(b, c)))  # floor((a/b) / (c/d))
-        return self.division(n, "/", "ss_fdiv")
+        return self.division(n, "/", "ss_fdiv" + self.suffix)
 
     def _visit_Mod(self, n):
-        return self.division(n, "%", "ss_fmod")
+        return self.division(n, "%", "ss_fmod" + self.suffix)
 
     def division(self, n, c_operator: str, helper: str) -> str:
         """Floor division or modulo: C's operator where both operands are proven non-negative
@@ -151,14 +158,14 @@ class CExpressionPrinter(ir.Visitor):
         k = n.right.value
         b = self.interval(n.left)
         top = max(abs(b.lo), abs(b.hi)) if not b.empty else 0
-        if top > 1 and (top == float("inf") or k * math.log2(top) >= 63):
+        if top > 1 and (top == float("inf") or k * math.log2(top) >= self.bits):
             bits = "unbounded" if top == float("inf") else f"about 2**{int(k * math.log2(top))}"
             self.refuse(n, f"its intermediate powers may reach {bits}, beyond 64-bit integers",
                         hint="tighten the ranges of the base, or use the reference backend, which computes "
                              "with Python integers")
         if k == 0:
-            return "INT64_C(1)"
-        return f"({' * '.join([base] * k)})" if k <= 4 else f"ss_pow({base}, {k})"
+            return self.literal(1)
+        return f"({' * '.join([base] * k)})" if k <= 4 else f"ss_pow{self.suffix}({base}, {k})"
 
     def _visit_Neg(self, n):
         self.fits(n)
@@ -166,7 +173,7 @@ class CExpressionPrinter(ir.Visitor):
 
     def _visit_Abs(self, n):
         self.fits(n)
-        return f"ss_abs({self.visit(n.operand)})"
+        return f"ss_abs{self.suffix}({self.visit(n.operand)})"
 
     def _minmax(self, n, helper):
         parts = [self.visit(o) for o in n.operands]
@@ -176,10 +183,10 @@ class CExpressionPrinter(ir.Visitor):
         return text
 
     def _visit_Min(self, n):
-        return self._minmax(n, "ss_min")
+        return self._minmax(n, "ss_min" + self.suffix)
 
     def _visit_Max(self, n):
-        return self._minmax(n, "ss_max")
+        return self._minmax(n, "ss_max" + self.suffix)
 
     def _visit_Not(self, n):
         return f"(!{self.visit(n.operand)})"
@@ -196,7 +203,7 @@ class CExpressionPrinter(ir.Visitor):
     def _visit_Compare(self, n):
         decided = self.model.kinds.decided(n)
         if decided is not None:  # a string never equals an integer (solverspace.kinds)
-            value = f"INT64_C({int(decided)})"
+            value = self.literal(int(decided))
             if any(isinstance(x, ir.BinOp) and x.op in ("//", "%", "/") for x in ir.walk(n)):
                 return f"((void)({self.visit(n.left)}), (void)({self.visit(n.right)}), {value})"  # keeps *u
             return value
@@ -212,6 +219,27 @@ class CExpressionPrinter(ir.Visitor):
 
     def pair(self, node):
         return rational_pair(node, self.model, self.rational)
+
+
+WIDE_HELPERS = C_HELPERS.replace("int64_t", "__int128").replace("ss_fdiv(", "ss_fdiv_w(").replace(
+    "ss_fmod(", "ss_fmod_w(").replace("ss_min(", "ss_min_w(").replace("ss_max(", "ss_max_w(").replace(
+    "ss_abs(", "ss_abs_w(").replace("ss_pow(", "ss_pow_w(")
+
+
+class CWidePrinter(CExpressionPrinter):
+    """The printer for objectives and their bounds (`translators.c_best`): every value and
+    intermediate a `__int128` (names and literals cast), proven to fit 127 bits, so that a
+    roofline model's products of FLOP counts and rates, cross-multiplied to compare fractions,
+    do not overflow where 64 bits would."""
+
+    bits = 126
+    suffix = "_w"
+
+    def literal(self, value: int) -> str:
+        return f"((__int128)INT64_C({value}))"
+
+    def _visit_Ref(self, n):
+        return f"((__int128){super()._visit_Ref(n)})"
 
 
 def _is_string(node) -> bool:

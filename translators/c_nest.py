@@ -48,18 +48,9 @@ class LoopNest:
     def walk(self, fname: str, order: list[str], listing: bool, funnel: FunnelCounters | None = None) -> str:
         """The C function `fname`: loops over `order`, writing rows (`listing`), counting, or
         counting into a funnel's counters (`funnel`)."""
-        model = self.model
         self.funnel = funnel
-        position = {p: i for i, p in enumerate(order)}
-        # derived values and constraints go after the loop of their last input *in this order*
-        slots: dict[int, tuple[list, list]] = {i: ([], []) for i in range(-1, len(order))}
-        dag_inputs = self.inputs
-        for d in [*self.plan.prelude_derived, *(d for lv in self.plan.levels for d in lv.derived)]:
-            slots[max((position[q] for q in dag_inputs[d.name]), default=-1)][0].append(d)
-        for c in [*self.plan.prelude_constraints, *(c for lv in self.plan.levels for c in lv.constraints)]:
-            slots[max((position[q] for q in dag_inputs[c.name]), default=-1)][1].append(c)
-        decls = [f"int64_t {c_name(n)} = 0;" for n in (*model.parameter_names, *(d.name for d in model.derived))
-                 if n not in self.rational]
+        slots = self.slots(order)
+        decls = [self.declarations()]
         extra = ", int64_t *fc" if funnel is not None else ""
         self.wide_walk = self.count_words > 1 and not listing and funnel is None
         if self.wide_walk:  # counts that may pass 63 bits: summed in total_, stored into *acc
@@ -106,8 +97,29 @@ class LoopNest:
         text = "\n".join(lines)
         return text.replace("return; /*abort*/", "goto done;")
 
-    def nest(self, indices: list[int], order, slots, buffers, leaf: list[str]) -> list[str]:
-        """Nested loops over `order[i]` for i in `indices`, `leaf` innermost."""
+    def slots(self, order: list[str]) -> dict[int, tuple[list, list]]:
+        """Per loop position (-1: before the loops), the derived values and constraints placed
+        there: after the loop of their last input *in this order*."""
+        position = {p: i for i, p in enumerate(order)}
+        slots: dict[int, tuple[list, list]] = {i: ([], []) for i in range(-1, len(order))}
+        dag_inputs = self.inputs
+        for d in [*self.plan.prelude_derived, *(d for lv in self.plan.levels for d in lv.derived)]:
+            slots[max((position[q] for q in dag_inputs[d.name]), default=-1)][0].append(d)
+        for c in [*self.plan.prelude_constraints, *(c for lv in self.plan.levels for c in lv.constraints)]:
+            slots[max((position[q] for q in dag_inputs[c.name]), default=-1)][1].append(c)
+        return slots
+
+    def declarations(self) -> str:
+        """The C variables of every parameter and derived value (fractions have none)."""
+        model = self.model
+        return " ".join(f"int64_t {c_name(n)} = 0;" for n in (*model.parameter_names, *(d.name for d in model.derived))
+                        if n not in self.rational)
+
+    def nest(self, indices: list[int], order, slots, buffers, leaf: list[str],
+             after: dict[int, list[str]] | None = None) -> list[str]:
+        """Nested loops over `order[i]` for i in `indices`, `leaf` innermost; `after[i]`: lines
+        placed in loop i after its derived values and constraints (the branch and bound's
+        tests, `translators.c_best`)."""
         by_name = {level.parameter.name: (i, level) for i, level in enumerate(self.plan.levels)}
         lines, closes = [], []
         for depth, i in enumerate(indices):
@@ -135,6 +147,7 @@ class LoopNest:
                 lines.append(f"{ind}        if (plen <= {i}) {self.funnel.candidate(i)}")
             lines += self.derived_and_constraints(slots[i], {c.name for c in lp.breaks}, ind + "        ",
                                                   guard_prefix=i, level=i)
+            lines += [f"{ind}        {x}" for x in (after or {}).get(i, ())]
             if i < self.max_prefix_depth:
                 lines.append(f"{ind}        if (stop == {i + 1}) {{")
                 lines.append(f"{ind}            if (st->count < cap) {{ " +

@@ -1,0 +1,174 @@
+"""Issue 14: the compiled search (`translators.c_best`). Its bounds, as expressions over the names
+known at each loop (`solverspace.bound_expr`), are never above the objective on any valid
+completion; its branch and bound and its exhaustive evaluation return exactly what Python's
+exhaustive evaluation returns (ties included), for any number of threads."""
+from __future__ import annotations
+
+import shutil
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from solverspace import Space
+from solverspace.bound_expr import lower_bound_expr
+from solverspace.evaluate import Undefined, compile_expr
+from solverspace.loader import load_source
+from solverspace.plan import make_plan
+from solverspace.printing import to_source
+from solverspace.reference import ReferenceEnumerator
+from solverspace.search import best
+from solverspace.translators.c_best import best_compiled
+from solverspace.translators.errors import UnsupportedConstruct
+from solverspace.validation.generate import spaces
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+COMPILING = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _model(source: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_source(source, "generated.py")
+
+
+def assert_bound_expressions_are_below_every_completion(plan, expr) -> int:
+    """At every admitted prefix, the bound expression of its depth, evaluated there, is at most
+    the objective on each valid completion (where both are defined). Returns prefixes checked."""
+    model = plan.model
+    enumerator = ReferenceEnumerator(plan)
+    levels = enumerator.levels
+    known = {d.name for d in plan.prelude_derived}
+    bounds = []
+    for level in plan.levels:
+        known |= {level.parameter.name} | {d.name for d in level.derived}
+        lower = lower_bound_expr(model, expr, frozenset(known))
+        bounds.append(None if lower is None else compile_expr(lower))
+    objective = compile_expr(expr)
+    checked = 0
+
+    def walk(index: int, env: dict) -> list:
+        nonlocal checked
+        if index == len(levels):
+            try:
+                return [objective(env)]
+            except Undefined:
+                return []
+        level = levels[index]
+        try:
+            values = level.domain(env)
+        except Undefined:
+            return []
+        found = []
+        for value in values:
+            env[level.name] = value
+            if enumerator.admit(level, env):
+                try:
+                    lower = None if bounds[index] is None else bounds[index](env)
+                except Undefined:
+                    lower = None
+                below = walk(index + 1, env)
+                if below and lower is not None:
+                    checked += 1
+                    assert lower <= min(below), (to_source(expr), {k: env[k] for k in plan.order[:index + 1]},
+                                                 lower, min(below))
+                found += below
+        return found
+
+    env: dict = {}
+    if enumerator.admit(enumerator.prelude, env):
+        walk(0, env)
+    return checked
+
+
+@FAST
+@given(spaces(cost=1.0, max_candidates=1500), st.booleans())
+def test_the_bound_expression_of_every_prefix_is_below_every_completion(source, maximize):
+    model = _model(source)
+    if model.cost is None:
+        return
+    from solverspace import ir
+    expr = ir.Neg(model.cost) if maximize else model.cost
+    assert_bound_expressions_are_below_every_completion(make_plan(model), expr)
+
+
+def _ranked(result):
+    return [(r.objective, r.configuration) for r in result.ranked]
+
+
+@COMPILING
+@given(spaces(cost=1.0, max_candidates=1500, c_compatible=True), st.integers(1, 7), st.booleans())
+def test_compiled_search_equals_python_exhaustive_evaluation(source, top, maximize):
+    model = _model(source)
+    if model.cost is None:
+        return
+    plan = make_plan(model)
+    text = to_source(model.cost)
+    truth = _ranked(best(plan, text, maximize=maximize, top=top, engine="exhaustive"))
+    try:
+        bnb = best_compiled(plan, text, maximize=maximize, top=top, prune=True, threads=2)
+    except UnsupportedConstruct:
+        return      # refused with a message (Space.best then searches in Python, and says so)
+    assert _ranked(bnb) == truth
+    assert _ranked(best_compiled(plan, text, maximize=maximize, top=top, prune=False, threads=1)) == truth
+    assert bnb.exact
+
+
+ROOFLINE = """
+N = 64
+tile = range(1, 17)
+unroll = iterator([1, 2, 4, 8])
+kind = iterator(["tex", "ldg"])
+loads = N * N // tile + if_then_else(kind == "tex", 0, N)
+require(tile % unroll == 0)
+cost(max(N * N * N / (tile * unroll * 8), loads / 3) + if_then_else(kind == "tex", 2, 1))
+"""
+
+
+@pytest.mark.parametrize("top", [1, 3, 40])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_fractions_categories_and_threads(tmp_path, top, threads):
+    path = tmp_path / "roofline.py"
+    path.write_text(ROOFLINE)
+    space = Space.load(str(path))
+    text = to_source(space.model.cost)
+    truth = _ranked(space.best(text, maximize=False, top=top, backend="exhaustive-reference"))
+    for engine in ("bnb", "exhaustive"):
+        result = space.best(text, maximize=False, top=top, backend=engine, threads=threads)
+        assert result.engine == engine and not result.note
+        assert _ranked(result) == truth, engine
+
+
+def test_gemm_k40c_cuts_and_agrees():
+    space = Space.load("gemm", {"device": "k40c"})
+    objective = "max(137438953472 / 1430, 549755813888 * (blk_m + blk_n) / (blk_m * blk_n * 288))"
+    bnb = space.best(objective, maximize=False, top=10, backend="bnb")
+    exhaustive = space.best(objective, maximize=False, top=10, backend="exhaustive")
+    assert _ranked(bnb) == _ranked(exhaustive)
+    assert sum(bnb.search.pruned) > 0 and bnb.search.evaluated < exhaustive.search.evaluated / 100
+    assert exhaustive.search.evaluated == space.count("c")
+
+
+@pytest.mark.parametrize("top", [1, 12, 200])
+def test_maximising_with_ties_and_the_python_walk_agree(top):
+    space = Space.load("gemm", {"device": "tiny"})
+    bnb = space.best("fmas_per_block - loads_per_block", top=top, backend="bnb")
+    python = space.best("fmas_per_block - loads_per_block", top=top, backend="exhaustive-reference")
+    assert _ranked(bnb) == _ranked(python)
+
+
+def test_a_time_limit_stops_the_search_and_says_so():
+    space = Space.load("gemm", {"device": "k40c"})
+    result = space.best("blk_k * dim_m", top=3, backend="exhaustive", time_limit=0.001)
+    assert not result.exact
+
+
+def test_a_space_c_refuses_is_searched_in_python_and_said(tmp_path):
+    path = tmp_path / "orders.py"
+    path.write_text('loops = permutation(["i", "j", "k"])\ntile = range(1, 5)\n')
+    space = Space.load(str(path))
+    result = space.best('position(loops, "k") + tile', maximize=False, top=2, backend="bnb")
+    assert result.engine == "bnb-reference" and "C search refused" in result.note
+    assert [r.configuration for r in result.ranked] == [{"loops": ("k", "i", "j"), "tile": 1},
+                                                        {"loops": ("k", "j", "i"), "tile": 1}]
