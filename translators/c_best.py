@@ -70,7 +70,8 @@ class BestGenerator:
 
     def __init__(self, plan, expr: ir.Expr):
         refuse_orders(plan, "C", "search (best)")
-        self.plan, self.model, self.expr = plan, plan.model, expr
+        self.plan, self.model = plan, plan.model
+        self.expr = absent_strings(expr, plan.analysis.codes)
         base = CGenerator(plan, Options())        # the listing nest's printer, domains and levels
         self.base = base
         analysis = plan.analysis
@@ -244,6 +245,25 @@ class BestGenerator:
     def ranked(self, j: int, value: str) -> str:
         """A parameter's value in the tie order: categorical codes through their rank table."""
         return f"ss_rank{j}[{value}]" if self.model.kinds.of(self.names[j]) == STR else value
+
+
+def absent_strings(node, codes: dict[str, int]):
+    """`node` with every string no value of the space takes (one only an objective names) as
+    the integer -1: a string never equals an integer, and a value never equals an absent
+    string, so every comparison keeps its answer, and C needs no code for it."""
+    if isinstance(node, ir.Const):
+        return ir.Const(-1) if type(node.value) is str and node.value not in codes else node
+    if isinstance(node, ir.Closure) or not hasattr(node, "__dataclass_fields__"):
+        return node
+    fields = []
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, ir.Node):
+            value = absent_strings(value, codes)
+        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
+            value = tuple(absent_strings(v, codes) for v in value)
+        fields.append(value)
+    return type(node)(*fields)
 
 
 STATE_C = r"""
