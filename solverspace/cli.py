@@ -148,17 +148,21 @@ def cmd_sweep(args) -> int:
     total = time.perf_counter()
     points = Space.sweep(args.space, grid, args.backend, max_closure_values=args.max_closure_values,
                          strict=args.strict, **_options(args, args.backend))
+    methods: dict[str, int] = {}
     for number, point in enumerate(points):
         if number == 0 and not args.json:  # after the first point: a bad setting value is an error first
             print("  ".join(f"{n:>{width}}" for n in grid) + "  count  (seconds)")
+        methods[point.method] = methods.get(point.method, 0) + 1
         if args.json:
             print(json.dumps({"settings": point.settings, "count": point.count, "undefined": point.undefined,
-                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": point.backend}))
+                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": point.backend,
+                              "method": point.method, **({"note": point.note} if point.note else {})}))
         else:
             print("  ".join(f"{str(v):>{width}}" for v in point.settings.values())
                   + f"  {point.count}{'' if point.exact else ' (lower bound)'}  ({point.seconds:.2f} s)")
     if not args.json:
-        print(f"({args.backend} backend, {time.perf_counter() - total:.2f} s in all)")
+        how = ", ".join(f"{n} {method}" for method, n in methods.items())
+        print(f"({args.backend} backend; {how}; {time.perf_counter() - total:.2f} s in all)")
     return 0
 
 
