@@ -80,13 +80,17 @@ def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = 
         loaded.append((load({**(base or {}), **point}), time.perf_counter() - start))
     answers: dict[int, SweepPoint] = {}
     notes: dict[int, str] = {}
-    for group in _groups([space for space, _ in loaded]):
+    groups = _groups([space for space, _ in loaded])
+    while groups:
+        group, by_shape = groups.pop(0)
         if len(group) < 2:
             continue
         start = time.perf_counter()
         result, reason = _count_lanes([loaded[i][0] for i in group], compiled)
         if result is None:
             notes.update({i: reason for i in group})
+            if not by_shape:   # the points whose generated programs have one shape may still share a walk
+                groups[:0] = [(g, True) for g in _shape_groups(group, [loaded[i][0] for i in group], compiled)]
             continue
         share = (time.perf_counter() - start) / len(group)
         for lane, i in enumerate(group):
@@ -123,15 +127,34 @@ def _compiled(chosen):
 _CONSTANT = re.compile(r"Const\(value=-?\d+\)")
 
 
-def _groups(spaces) -> list[list[int]]:
+def _groups(spaces) -> list[tuple[list[int], bool]]:
     """The points whose models are written alike up to integer constants (candidates for one
-    walk, in sweep order, at most `MAX_LANES` a group)."""
-    from .translators.c_lanes import MAX_LANES
-    by_shape: dict[str, list[int]] = {}
+    walk, in sweep order, at most `MAX_LANES` a group), each with False (not yet split by shape)."""
+    by_model: dict[str, list[int]] = {}
     for i, space in enumerate(spaces):
         m = space.model
-        by_shape.setdefault(_CONSTANT.sub("#", repr((m.parameters, m.derived, m.constraints))), []).append(i)
-    return [members[k:k + MAX_LANES] for members in by_shape.values() for k in range(0, len(members), MAX_LANES)]
+        by_model.setdefault(_CONSTANT.sub("#", repr((m.parameters, m.derived, m.constraints))), []).append(i)
+    return [(chunk, False) for members in by_model.values() for chunk in _chunks(members)]
+
+
+def _chunks(members: list[int]) -> list[list[int]]:
+    from .translators.c_lanes import MAX_LANES
+    return [members[k:k + MAX_LANES] for k in range(0, len(members), MAX_LANES)]
+
+
+def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
+    """`group` split by the shape of each point's generated program (`translators.c_shapes`:
+    the text between its integer literals); only when that splits it. A point the C backend
+    refuses is left out (its per-point count says why)."""
+    from .translators.c_lanes import program_shape
+    shapes: dict[str, list[int]] = {}
+    for i, space in zip(group, spaces):
+        shape = program_shape(space.plan, compiled.options)
+        if shape is not None:
+            shapes.setdefault(shape, []).append(i)
+    if len(shapes) == 1 and len(next(iter(shapes.values()))) == len(group):
+        return []
+    return [chunk for members in shapes.values() if len(members) > 1 for chunk in _chunks(members)]
 
 
 def _count_lanes(spaces, compiled):

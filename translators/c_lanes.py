@@ -465,6 +465,25 @@ int ss_lane_count(int s, const int64_t *prefixes, const uint64_t *masks, int64_t
 
 
 # ---------------------------------------------------------------------------------- remembered
+def program_shape(plan, options) -> str | None:
+    """The shape key of the plan's generated program (its text between `INT64_C` literals), from
+    the plan cache or generated now (and remembered); None when the C backend refuses the plan."""
+    from .c_codegen import CDEF
+    from .c_plan_cache import generation_key, load_generated, store_generated
+    from .c_shapes import shape_key
+    from .errors import UnsupportedConstruct
+    key = generation_key(plan, options, (), False, False)
+    generated = load_generated(key) if key else None
+    if generated is None:
+        try:
+            generated = CGenerator(plan, options).generate()
+        except UnsupportedConstruct:
+            return None
+        if key:
+            store_generated(key, generated)
+    return shape_key(split_literals(generated.source)[0], CDEF)
+
+
 def lanes_key(generation_keys: list[str]) -> str | None:
     """The key of a pass over exactly these points' programs (their plan-cache keys), or None."""
     if any(k is None for k in generation_keys):
