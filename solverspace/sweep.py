@@ -159,7 +159,9 @@ def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
 
 def _count_lanes(spaces, compiled):
     """(LaneResult, None) for points counted in one walk, or (None, why not)."""
+    from .errors import SolverspaceError
     from .translators import c_lanes
+    from .translators.c_build import CompilerError
     from .translators.c_plan_cache import generation_key
     from .translators.errors import UnsupportedConstruct
     plans = [space.plan for space in spaces]
@@ -172,6 +174,8 @@ def _count_lanes(spaces, compiled):
             program, reason = None, str(exc)
         except UnsupportedConstruct as exc:   # the per-point counts say it, with the construct
             return None, f"the C backend refuses the space ({exc})"
+        except SolverspaceError as exc:       # e.g. a closure's error: the per-point count raises it
+            return None, str(exc)
         if key:
             c_lanes.store_program(key, program, reason)
     else:
@@ -180,5 +184,5 @@ def _count_lanes(spaces, compiled):
         return None, reason
     try:
         return c_lanes.run_program(program, compiled.threads), None
-    except c_lanes.LaneError as exc:
+    except (c_lanes.LaneError, CompilerError) as exc:   # no compiler: `auto` counts each with the reference
         return None, str(exc)

@@ -156,6 +156,7 @@ class _Gen:
         self.c_compatible = c_compatible
         self.defining_helper = False
         self.setting_leaves = 0.15   # how often a leaf is the setting (spaces(swept=True): more often)
+        self.closures = True         # closure parameters drawn (spaces(swept=True): none, see there)
 
     # ---------------------------------------------------------------- small helpers
     def boolean(self, p_true: float = 0.5) -> bool:
@@ -452,6 +453,8 @@ class _Gen:
         if index > 0 or self.boolean(0.5):
             kinds.append("categorical")
         kinds += self.kind_mixing_params()
+        if not self.closures:
+            kinds = [k for k in kinds if "closure" not in k]
         kind = self.pick(kinds)
         movable = False
         if kind in ("string_closure", "categorical_closure", "sparse_closure"):
@@ -892,11 +895,12 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     so the spaces drawn for other tests stay as they were).
     `cost`: the probability that the space declares a performance model, `cost(...)` (last line).
     `swept`: the space always has the setting `S`, and leaves read it more often (in ranges,
-    derived values and constraints), for sweeps over its values (`tests/test_sweep_one_pass.py`)."""
+    derived values and constraints), for sweeps over its values (`tests/test_sweep_one_pass.py`);
+    it has no closure parameters (Python functions, which a sweep counts point by point)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     if swept:
-        gen.setting_leaves = 0.4
+        gen.setting_leaves, gen.closures = 0.4, False
     header = []
     if swept or draw(st.booleans()):
         value = draw(st.integers(-2, 4))
