@@ -217,13 +217,8 @@ class LaneWalk:
             tests.append(f"{ind}    else if (r) {{ {mask} &= ~lbit__;{leave} }} }}")
             after = f"{{ if (!{loop_mask}) break; continue; }}" if is_break else on_reject
             tests.append(f"{ind}if (!{mask}) {after}")
-        if tests and guard:
-            lines.append(f"{ind}if ({guard}) {{")
-            lines += ["    " + t for t in tests]
-            lines.append(f"{ind}}}")
-        else:
-            lines += tests
-        return lines
+        guarded = [f"{ind}if ({guard}) {{", *("    " + t for t in tests), f"{ind}}}"] if tests and guard else tests
+        return lines + guarded
 
     # ------------------------------------------------------------------------------ loops
     def level(self, i, slots, buffers, ind, entry, shared_only) -> tuple[list[str], str]:
@@ -422,19 +417,20 @@ int64_t ss_lane_prefixes(int s, int64_t *out, uint64_t *masks, int64_t cap, ss_l
 static const int memo_widths[] = {MEMO_WIDTHS};
 #define MEMO_COUNT MEMO_N
 #define MEMO_SIZE (1u << MEMO_BITS_)
+static void lane_memo(ss_memo *m, int width) {
+    m->width = width;
+    m->keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * width);
+    m->vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
+    m->used = (unsigned char *)calloc(MEMO_SIZE, 1);
+}
 int ss_lane_count(int s, const int64_t *prefixes, const uint64_t *masks, int64_t nunits, ss_lstats *total,
                   int nthreads, volatile int *cancel, uint64_t all) {
     ss_cancel_flag = cancel;
     memset(total, 0, sizeof *total); total->all = all;
     #pragma omp parallel num_threads(nthreads)
     {
-        ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
-        for (int c = 0; c < MEMO_COUNT; c++) {
-            memo[c].width = memo_widths[c];
-            memo[c].keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * memo_widths[c]);
-            memo[c].vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
-            memo[c].used = (unsigned char *)calloc(MEMO_SIZE, 1);
-        }
+        ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];   /* one per independent group, per thread */
+        for (int c = 0; c < MEMO_COUNT; c++) lane_memo(&memo[c], memo_widths[c]);
         ss_lstats acc; memset(&acc, 0, sizeof acc); acc.all = all;
         #pragma omp for schedule(dynamic, 1)
         for (int64_t unit = 0; unit < nunits; unit++) {
