@@ -48,6 +48,12 @@ def test_gemm_two_settings_in_one_pass():
     assert agree("gemm", grid) == {"one-pass"}
 
 
+def test_gemm_devices_and_loop_lengths_in_one_pass():
+    # every device's limits at once (many constants differ); a loop stop that differs by lane
+    assert agree("gemm", {"device": ["k40c", "p100", "v100"]}) == {"one-pass"}
+    assert agree("gemm", {"max_threads_dim_x": ["512", "1024"]}) == {"one-pass"}
+
+
 def test_gemm_sweep_prints_the_method(capsys):
     assert main(["sweep", "gemm", "--set", "device=tiny", "--set", "max_threads_per_block=32,64", "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -107,7 +107,8 @@ class LaneWalk:
         self.gens = [CGenerator(p, options) for p in plans]
         g0 = self.gens[0]
         for g in self.gens[1:]:
-            if (g.count_order != g0.count_order or list(g.hoisted) != list(g0.hoisted)
+            if (list(g.plan.order) != list(g0.plan.order) or g.count_order != g0.count_order
+                    or list(g.hoisted) != list(g0.hoisted)
                     or g.max_prefix_depth != g0.max_prefix_depth or g.codes != g0.codes
                     or g.rational != g0.rational or g.checked != g0.checked):
                 raise NotLaneable("the points' plans differ (loop order, hoisted parameters or codes)")
