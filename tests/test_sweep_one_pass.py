@@ -62,6 +62,8 @@ def test_gemm_sweep_prints_the_method(capsys):
         for v in ("32", "64")]
     assert main(["sweep", "gemm", "--set", "device=tiny", "--set", "max_threads_per_block=32,64"]) == 0
     assert "2 one-pass" in capsys.readouterr().out.splitlines()[-1]
+    assert main(["sweep", "gemm", "--set", "device=tiny", "--set", "max_threads_per_block=32,64", "--per-point"]) == 0
+    assert "2 per-point" in capsys.readouterr().out.splitlines()[-1]
 
 
 UNDEFINED = """

@@ -468,13 +468,15 @@ def program_shape(plan, options) -> str | None:
     from .c_codegen import CDEF
     from .c_plan_cache import generation_key, load_generated, store_generated
     from .c_shapes import shape_key
-    from .errors import UnsupportedConstruct
+    from solverspace.orders import has_orders
+    if has_orders(plan.model):
+        return None
     key = generation_key(plan, options, (), False, False)
     generated = load_generated(key) if key else None
     if generated is None:
         try:
             generated = CGenerator(plan, options).generate()
-        except UnsupportedConstruct:
+        except SolverspaceError:   # a refusal: the per-point count reports it
             return None
         if key:
             store_generated(key, generated)
