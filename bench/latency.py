@@ -21,9 +21,12 @@ interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + syste
   Kernel Tuner about 1,300 CPU-s when issue 13 was filed: its Kernel Tuner column stays empty.
 
 Then a sweep of the GEMM space over 20 values of `max_threads_per_block`: `solverspace sweep` cold
-(a new module per value) and warm (second run), against one warm count.
+(an empty cache: the points' programs generated, the one-pass module compiled) and warm (the
+minimum of `--repeat` later runs), against one warm count; `methods` says how the points were
+counted (`one-pass`: all in one walk, `translators/c_lanes.py`; `per-point`: one count each).
+`--only-sweep` measures only that line (and the warm GEMM count it is compared with).
 
-    python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt] [--no-cpsat]
+    python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt] [--no-cpsat] [--only-sweep]
 
 Counts are checked: ours against each other, and against Kernel Tuner's size (a difference is
 printed, not hidden).
@@ -134,13 +137,18 @@ def main() -> None:
     parser.add_argument("--kt-venv", type=Path, default=Path(tempfile.gettempdir()) / "ktvenv")
     parser.add_argument("--no-kt", action="store_true")
     parser.add_argument("--no-cpsat", action="store_true", help="no CP-SAT column")
+    parser.add_argument("--only-sweep", action="store_true",
+                        help="only the sweep line and the warm GEMM count it is compared with")
     args = parser.parse_args()
+    if args.only_sweep:
+        args.no_kt = args.no_cpsat = True
     kt_python, kt_missing = (None, "--no-kt") if args.no_kt else kernel_tuner_python(args.kt_venv, True)
     print(f"machine: {os.cpu_count()} cores; CPU seconds (user + system) of whole processes, minimum of "
           f"{args.repeat} interleaved rounds" + (f"; Kernel Tuner: {kt_missing}" if kt_missing else ""))
     work = Path(tempfile.mkdtemp(prefix="latency-"))
     warm_cache = str(work / "warm")
-    targets = [(str(p.relative_to(PEER)), str(p)) for p in sorted(PEER.glob("*/*.json"))] + [("gemm (BEAST, K40c)", "gemm")]
+    targets = [] if args.only_sweep else [(str(p.relative_to(PEER)), str(p)) for p in sorted(PEER.glob("*/*.json"))]
+    targets.append(("gemm (BEAST, K40c)", "gemm"))
     plans = []
     for name, target in targets:
         backend = "auto"
@@ -158,13 +166,14 @@ def main() -> None:
             cpu, count, plan["warm_by"] = ours(plan["target"], plan["backend"], warm_cache)
             plan["warm"].append(cpu)
             assert count == plan["count"], (plan["name"], count, plan["count"])
-            with tempfile.TemporaryDirectory() as cold:
-                cpu, count, plan["cold_by"] = ours(plan["target"], plan["backend"], cold)
-                bg = settle(cold)                          # waited for: it must not run beside the next measurement
-                if bg is not None:
-                    plan["bg"].append(bg)
-            plan["cold"].append(cpu)
-            assert count == plan["count"], (plan["name"], count, plan["count"])
+            if not args.only_sweep:
+                with tempfile.TemporaryDirectory() as cold:
+                    cpu, count, plan["cold_by"] = ours(plan["target"], plan["backend"], cold)
+                    bg = settle(cold)                      # waited for: it must not run beside the next measurement
+                    if bg is not None:
+                        plan["bg"].append(bg)
+                plan["cold"].append(cpu)
+                assert count == plan["count"], (plan["name"], count, plan["count"])
             if not args.no_cpsat and plan["target"] != "gemm":
                 cpu, count, _ = ours(plan["target"], "cpsat", warm_cache)
                 plan["cpsat"].append(cpu)
@@ -177,24 +186,31 @@ def main() -> None:
     print(f"{'space':40} {'count':>9} {'warm':>6} {'warm by':>9} {'cold':>6} {'cold by':>9} {'bg':>5} {'KT':>6} "
           f"{'KT/warm':>8} {'KT/cold':>8} {'cpsat':>6}")
     for plan in plans:
-        warm, cold = min(plan["warm"]), min(plan["cold"])
+        warm, cold = min(plan["warm"]), (min(plan["cold"]) if plan["cold"] else None)
         kt = min(plan["kt"]) if plan["kt"] else None
-        ratios = (f"{kt / warm:8.2f} {kt / cold:8.2f}" if kt else f"{'-':>8} {'-':>8}")
+        ratios = (f"{kt / warm:8.2f} {kt / cold:8.2f}" if kt and cold else f"{'-':>8} {'-':>8}")
         bg = f"{min(plan['bg']):5.2f}" if plan["bg"] else f"{'-':>5}"
         cpsat = f"{min(plan['cpsat']):6.2f}" if plan["cpsat"] else f"{'-':>6}"
         note = "" if plan["kt_size"] in (None, plan["count"]) else f"  (Kernel Tuner's size: {plan['kt_size']})"
-        print(f"{plan['name']:40} {plan['count']:>9} {warm:6.2f} {plan['warm_by']:>9} {cold:6.2f} {plan['cold_by']:>9} "
+        print(f"{plan['name']:40} {plan['count']:>9} {warm:6.2f} {plan['warm_by']:>9} "
+              f"{(f'{cold:6.2f}' if cold is not None else '     -')} {plan['cold_by']:>9} "
               f"{bg} {(f'{kt:6.2f}' if kt else '     -')} {ratios} {cpsat}{note}")
     # a sweep over 20 values of one setting, against one warm count of the GEMM space
     env = _env(SOLVERSPACE_CACHE=str(work / "sweep"))
     command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set",
                "max_threads_per_block=" + ",".join(SWEEP_VALUES), "--json"]
-    cold_cpu, _, code = cpu_run(command, env)
+    cold_cpu, out, code = cpu_run(command, env)
+    settle(str(work / "sweep"))
     warm_cpu = min(cpu_run(command, env)[0] for _ in range(args.repeat))
     one = min(plans[-1]["warm"])
+    methods: dict[str, int] = {}
+    for line in out.splitlines() if code == 0 else []:
+        method = json.loads(line).get("method", "per-point")
+        methods[method] = methods.get(method, 0) + 1
     print(f"sweep of gemm over 20 values of max_threads_per_block: cold {cold_cpu:.2f} CPU-s "
           f"({cold_cpu / one:.1f}x one warm count), warm {warm_cpu:.2f} CPU-s ({warm_cpu / one:.1f}x); "
-          f"one warm count {one:.2f} CPU-s" + ("" if code == 0 else f"; the sweep exited {code}"))
+          f"one warm count {one:.2f} CPU-s; methods: " + ", ".join(f"{n} {m}" for m, n in methods.items())
+          + ("" if code == 0 else f"; the sweep exited {code}"))
 
 
 if __name__ == "__main__":

@@ -147,18 +147,22 @@ def cmd_sweep(args) -> int:
     width = max(len(n) for n in grid)
     total = time.perf_counter()
     points = Space.sweep(args.space, grid, args.backend, max_closure_values=args.max_closure_values,
-                         strict=args.strict, **_options(args, args.backend))
+                         strict=args.strict, one_pass=not args.per_point, **_options(args, args.backend))
+    methods: dict[str, int] = {}
     for number, point in enumerate(points):
         if number == 0 and not args.json:  # after the first point: a bad setting value is an error first
             print("  ".join(f"{n:>{width}}" for n in grid) + "  count  (seconds)")
+        methods[point.method] = methods.get(point.method, 0) + 1
         if args.json:
             print(json.dumps({"settings": point.settings, "count": point.count, "undefined": point.undefined,
-                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": point.backend}))
+                              "exact": point.exact, "seconds": round(point.seconds, 6), "backend": point.backend,
+                              "method": point.method, **({"note": point.note} if point.note else {})}))
         else:
             print("  ".join(f"{str(v):>{width}}" for v in point.settings.values())
                   + f"  {point.count}{'' if point.exact else ' (lower bound)'}  ({point.seconds:.2f} s)")
     if not args.json:
-        print(f"({args.backend} backend, {time.perf_counter() - total:.2f} s in all)")
+        how = ", ".join(f"{n} {method}" for method, n in methods.items())
+        print(f"({args.backend} backend; {how}; {time.perf_counter() - total:.2f} s in all)")
     return 0
 
 
@@ -541,6 +545,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="stop a closure (generator) iterator that yields more than N values (default 100000)")
     running(p, backends_with("count"))
     p.add_argument("--json", action="store_true", help="one JSON object per combination")
+    p.add_argument("--per-point", action="store_true",
+                   help="count every combination on its own (by default the C backend counts combinations that "
+                        "differ only in constants in one walk)")
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("enumerate", help="write every valid configuration to a file")

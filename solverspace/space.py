@@ -41,7 +41,8 @@ class Space:
               max_closure_values: int = 100_000, strict: bool = False, **options):
         """Count a space file for every combination of setting values (`solverspace.sweep`):
         `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`
-        yields a `SweepPoint` (settings, count, undefined, exact, seconds) per combination."""
+        yields a `SweepPoint` (settings, count, undefined, exact, seconds, backend, method) per
+        combination; `one_pass=False` counts every combination on its own."""
         from .sweep import sweep
         return sweep(lambda settings: cls.load(space, settings, max_closure_values=max_closure_values), grid,
                      backend, base=base, strict=strict, **options)

@@ -1,14 +1,22 @@
 """Counting a space for every combination of some settings, in one process (`solverspace sweep`,
-`Space.sweep`): load, plan and count each combination in turn, in the order given.
+`Space.sweep`), in the order given.
 
-Each combination is its own space: a setting may change ranges, constraints or the structure. The
-C backend remembers each generated program (`translators.c_plan_cache`), and programs that differ
-only in integer constants share one compiled module (`translators.c_shapes`), so a first sweep
-over n values of a setting that changes constants compiles twice, and a repeated sweep runs warm.
+Each combination is its own space: a setting may change ranges, constraints or the structure.
+With the C backend (`c`, or `auto`), combinations whose models differ only in integer constants
+are counted together in ONE walk (`method` "one-pass", `translators.c_lanes`): every point is a
+lane of the walk, statements that do not depend on the point run once, the others once per lane
+still alive, and each lane gets exactly the count and undefined tally of its own program (up to 64
+lanes a pass). The lane program is remembered by the points' programs (`lanes_*.json` beside the
+compiled modules) and its module is shared by any values of the same shape (the differing
+constants are a runtime table), so a repeated sweep loads the spaces and runs one compiled walk.
+Points that cannot share a walk (another structure, a construct the lanes refuse; the reason is
+in `SweepPoint.note`), `--strict`, and the other backends are counted one by one ("per-point"),
+which is always exact too.
 """
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -27,6 +35,8 @@ class SweepPoint:
     exact: bool
     seconds: float
     backend: str = ""   # the backend that answered (for `auto`, the one it chose)
+    method: str = "per-point"   # "one-pass": counted with the other points of its group in one walk
+    note: str = ""      # for a per-point count of a group that could not share a walk: why
 
 
 def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
@@ -50,16 +60,129 @@ def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
 
 
 def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = "auto", *, base: dict | None = None,
-          strict: bool = False, **options) -> Iterator[SweepPoint]:
+          strict: bool = False, one_pass: bool = True, **options) -> Iterator[SweepPoint]:
     """Count, for every combination of the values in `grid` (the last setting varies fastest),
     the space `load(settings)` gives (a `Space`), with the settings of `base` too; yields one
-    `SweepPoint` per combination. (`Space.sweep` passes its loader: this module sits below it.)"""
+    `SweepPoint` per combination. (`Space.sweep` passes its loader: this module sits below it.)
+    `one_pass`: share walks between points where the C backend can (see the module); False
+    counts every point on its own."""
     names = list(grid)
     chosen = get_backend(backend, "count", **options)
-    for values in itertools.product(*(grid[n] for n in names)):
-        settings = {**(base or {}), **dict(zip(names, values))}
+    combos = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
+    compiled = _compiled(chosen) if one_pass and not strict and len(combos) > 1 else None
+    if compiled is None:
+        for point in combos:
+            yield _per_point(load, point, base, chosen, strict)
+        return
+    loaded = []
+    for point in combos:   # every point loaded first: a bad setting value is an error before any count
         start = time.perf_counter()
-        stats = load(settings).stats(chosen, strict=strict)
-        yield SweepPoint(dict(zip(names, values)), int(stats.count), int(stats.undefined),
-                         bool(getattr(stats, "exact", True)), time.perf_counter() - start,
-                         getattr(chosen, "answered_by", None) or chosen.name)
+        loaded.append((load({**(base or {}), **point}), time.perf_counter() - start))
+    answers: dict[int, SweepPoint] = {}
+    notes: dict[int, str] = {}
+    groups = _groups([space for space, _ in loaded])
+    while groups:
+        group, by_shape = groups.pop(0)
+        if len(group) < 2:
+            continue
+        start = time.perf_counter()
+        result, reason = _count_lanes([loaded[i][0] for i in group], compiled)
+        if result is None:
+            notes.update({i: reason for i in group})
+            if not by_shape:   # the points whose generated programs have one shape may still share a walk
+                groups[:0] = [(g, True) for g in _shape_groups(group, [loaded[i][0] for i in group], compiled)]
+            continue
+        share = (time.perf_counter() - start) / len(group)
+        for lane, i in enumerate(group):
+            answers[i] = SweepPoint(combos[i], result.counts[lane], result.undefined[lane], True,
+                                    loaded[i][1] + share, compiled.name, "one-pass")
+    for i, point in enumerate(combos):
+        if i in answers:
+            yield answers[i]
+        else:
+            start = time.perf_counter()
+            stats = loaded[i][0].stats(chosen, strict=strict)
+            yield SweepPoint(point, int(stats.count), int(stats.undefined), bool(getattr(stats, "exact", True)),
+                             loaded[i][1] + time.perf_counter() - start,
+                             getattr(chosen, "answered_by", None) or chosen.name, note=notes.get(i, ""))
+
+
+def _per_point(load, point, base, chosen, strict) -> SweepPoint:
+    start = time.perf_counter()
+    stats = load({**(base or {}), **point}).stats(chosen, strict=strict)
+    return SweepPoint(point, int(stats.count), int(stats.undefined), bool(getattr(stats, "exact", True)),
+                      time.perf_counter() - start, getattr(chosen, "answered_by", None) or chosen.name)
+
+
+def _compiled(chosen):
+    """The C backend behind `chosen` (`c` itself, or the one `auto` would run), or None."""
+    if getattr(chosen, "name", None) == "c":
+        return chosen
+    if getattr(chosen, "name", None) == "auto":
+        from .backends import _c
+        return _c(**chosen.c_options)
+    return None
+
+
+_CONSTANT = re.compile(r"Const\(value=-?\d+\)")
+
+
+def _groups(spaces) -> list[tuple[list[int], bool]]:
+    """The points whose models are written alike up to integer constants (candidates for one
+    walk, in sweep order, at most `MAX_LANES` a group), each with False (not yet split by shape)."""
+    by_model: dict[str, list[int]] = {}
+    for i, space in enumerate(spaces):
+        m = space.model
+        by_model.setdefault(_CONSTANT.sub("#", repr((m.parameters, m.derived, m.constraints))), []).append(i)
+    return [(chunk, False) for members in by_model.values() for chunk in _chunks(members)]
+
+
+def _chunks(members: list[int]) -> list[list[int]]:
+    from .translators.c_lanes import MAX_LANES
+    return [members[k:k + MAX_LANES] for k in range(0, len(members), MAX_LANES)]
+
+
+def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
+    """`group` split by the shape of each point's generated program (`translators.c_shapes`:
+    the text between its integer literals); only when that splits it. A point the C backend
+    refuses is left out (its per-point count says why)."""
+    from .translators.c_lanes import program_shape
+    shapes: dict[str, list[int]] = {}
+    for i, space in zip(group, spaces):
+        shape = program_shape(space.plan, compiled.options)
+        if shape is not None:
+            shapes.setdefault(shape, []).append(i)
+    if len(shapes) == 1 and len(next(iter(shapes.values()))) == len(group):
+        return []
+    return [chunk for members in shapes.values() if len(members) > 1 for chunk in _chunks(members)]
+
+
+def _count_lanes(spaces, compiled):
+    """(LaneResult, None) for points counted in one walk, or (None, why not)."""
+    from .errors import SolverspaceError
+    from .translators import c_lanes
+    from .translators.c_build import CompilerError
+    from .translators.c_plan_cache import generation_key
+    from .translators.errors import UnsupportedConstruct
+    plans = [space.plan for space in spaces]
+    key = c_lanes.lanes_key([generation_key(plan, compiled.options, (), False, False) for plan in plans])
+    remembered = c_lanes.load_program(key) if key else None
+    if remembered is None:
+        try:
+            program, reason = c_lanes.LaneWalk(plans, compiled.options).generate(), None
+        except c_lanes.NotLaneable as exc:
+            program, reason = None, str(exc)
+        except UnsupportedConstruct as exc:   # the per-point counts say it, with the construct
+            return None, f"the C backend refuses the space ({exc})"
+        except SolverspaceError as exc:       # e.g. a closure's error: the per-point count raises it
+            return None, str(exc)
+        if key:
+            c_lanes.store_program(key, program, reason)
+    else:
+        program, reason = remembered
+    if program is None:
+        return None, reason
+    try:
+        return c_lanes.run_program(program, compiled.threads), None
+    except (c_lanes.LaneError, CompilerError) as exc:   # no compiler: `auto` counts each with the reference
+        return None, str(exc)

@@ -155,6 +155,8 @@ class _Gen:
         self.max_candidates = max_candidates
         self.c_compatible = c_compatible
         self.defining_helper = False
+        self.setting_leaves = 0.15   # how often a leaf is the setting (spaces(swept=True): more often)
+        self.closures = True         # closure parameters drawn (spaces(swept=True): none, see there)
 
     # ---------------------------------------------------------------- small helpers
     def boolean(self, p_true: float = 0.5) -> bool:
@@ -175,7 +177,7 @@ class _Gen:
             name = self.pick(self.s.ints)
             lo, hi = self.s.ints[name]
             return E(name, lo, hi, atom=True, static=name in self.s.static)
-        if self.s.settings and self.boolean(0.15):
+        if self.s.settings and self.boolean(self.setting_leaves):
             name = self.pick(self.s.settings)
             v = self.s.settings[name]
             return E(name, v, v, atom=True, static=True)
@@ -451,6 +453,8 @@ class _Gen:
         if index > 0 or self.boolean(0.5):
             kinds.append("categorical")
         kinds += self.kind_mixing_params()
+        if not self.closures:
+            kinds = [k for k in kinds if "closure" not in k]
         kind = self.pick(kinds)
         movable = False
         if kind in ("string_closure", "categorical_closure", "sparse_closure"):
@@ -883,17 +887,22 @@ class _Gen:
 @st.composite
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
            max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
-           orders: float = 0.0, cost: float = 0.0) -> str:
+           orders: float = 0.0, cost: float = 0.0, swept: bool = False) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
     with the reference cannot take one: `validate` can, and the generated-space test asks for it).
     `orders`: the probability that a parameter is an order (`_Gen.order_param`; 0 by default,
     so the spaces drawn for other tests stay as they were).
-    `cost`: the probability that the space declares a performance model, `cost(...)` (last line)."""
+    `cost`: the probability that the space declares a performance model, `cost(...)` (last line).
+    `swept`: the space always has the setting `S`, and leaves read it more often (in ranges,
+    derived values and constraints), for sweeps over its values (`tests/test_sweep_one_pass.py`);
+    it has no closure parameters (Python functions, which a sweep counts point by point)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
+    if swept:
+        gen.setting_leaves, gen.closures = 0.4, False
     header = []
-    if draw(st.booleans()):
+    if swept or draw(st.booleans()):
         value = draw(st.integers(-2, 4))
         state.settings["S"] = value
         header.append(f"S = {value}")
