@@ -34,7 +34,7 @@ from solverspace import ir
 from solverspace.bound_expr import lower_bound_expr
 from solverspace.errors import SolverspaceError
 from solverspace.evaluate import Undefined, compile_expr
-from solverspace.kinds import INT, STR
+from solverspace.kinds import STR
 from solverspace.lower_bound import PrefixBound
 from solverspace.objective import string_order, tie_key
 
@@ -77,10 +77,6 @@ class BestGenerator:
         analysis = plan.analysis
         self.wide = CWidePrinter(self.model, analysis.bounds, analysis.codes, analysis.rational)
         self.names = self.model.parameter_names
-        for name in self.names:
-            if self.model.kinds.of(name) not in (INT, STR):
-                raise UnsupportedConstruct("C", ir.Ref(name), "the compiled search ranks integer and categorical "
-                                           "parameters only", owner=self.model.definition(name), model=self.model)
 
     # ------------------------------------------------------------------------------ pieces
     def pair(self, expr: ir.Expr, owner=None) -> tuple[str, str] | None:
@@ -103,13 +99,14 @@ class BestGenerator:
                                             "--engine bnb-reference (exact Python arithmetic)")
         return pair
 
-    def level_bounds(self) -> dict[int, tuple[str, str]]:
-        """Per loop position whose binding can move the bound: the bound's wide C pair."""
+    def level_bounds(self, slots: dict[int, tuple[list, list]]) -> dict[int, tuple[str, str]]:
+        """Per loop position whose binding can move the bound: the bound's wide C pair, over the
+        names the nest has computed there (`slots`: where it places each derived value)."""
         moves = PrefixBound(self.plan, self.expr).moves
-        known = {d.name for d in self.plan.prelude_derived}
+        known = {d.name for d in slots[-1][0]}
         result = {}
-        for i, level in enumerate(self.plan.levels):
-            known |= {level.parameter.name} | {d.name for d in level.derived}
+        for i, name in enumerate(self.plan.order):
+            known |= {name} | {d.name for d in slots[i][0]}
             if not moves[i]:
                 continue
             lower = lower_bound_expr(self.model, self.expr, frozenset(known))
@@ -154,8 +151,8 @@ class BestGenerator:
                 "  else if (!bs->has_thr || on_ * bs->thr.den <= bs->thr.num * od_) {",
                 f"    ss_entry c_; c_.num = on_; c_.den = od_; {values}",
                 "    if (!bs->has_thr || !ss_before(&bs->thr, &c_)) ss_offer(bs, &c_); } }"]
-        after, bound_vars = self.level_tests(order)
         slots = nest.slots(order)
+        after, bound_vars = self.level_tests(order, slots)
         slots = nest.slots(order)
         buffers: list[tuple[int, int]] = []
         body = nest.nest(list(range(len(order))), order, slots, buffers, leaf, after)
@@ -200,13 +197,13 @@ class BestGenerator:
         ]) + "\n"
         return source, len(order)
 
-    def level_tests(self, order: list[str]) -> tuple[dict[int, list[str]], str]:
+    def level_tests(self, order: list[str], slots) -> tuple[dict[int, list[str]], str]:
         """Per loop position, the lines after its constraints: the visit count; where the
         bound moves, the bound (kept per level in `bn_i / bd_i`, `bv_i` 0 where undefined); and
         where the bound moves or the tie prefix grows, the cut. A subtree is cut when its bound
         is above the threshold's objective, or equal to it while the parameters leading the tie
         order, all bound, already compare after the threshold's (`ss_tie_after`)."""
-        bounds = self.level_bounds()
+        bounds = self.level_bounds(slots)
         leading = []        # per loop: how many parameters of the tie order are bound
         bound = set()
         for name in order:
