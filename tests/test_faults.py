@@ -289,8 +289,12 @@ FULL_DISK = [
 @pytest.mark.parametrize("argv", FULL_DISK, ids=lambda a: " ".join(a))
 def test_file_size_limit_gives_a_message_and_no_file(tmp_path, argv):
     """`ulimit -f 2` (2 KiB): the kernel refuses the write (EFBIG; Python ignores SIGXFSZ)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    command = "ulimit -f 2; exec " + " ".join([sys.executable, "-m", "solverspace", *(f"'{a}'" for a in argv)])
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SOLVERSPACE_CACHE=str(tmp_path.parent / f"{tmp_path.name}-cache"))
+    line = " ".join([sys.executable, "-m", "solverspace", *(f"'{a}'" for a in argv)])
+    warm = tmp_path.parent / f"{tmp_path.name}-warm"   # the same command once without the limit: any
+    warm.mkdir()                                        # module it compiles is in the cache before it
+    subprocess.run(["bash", "-c", "exec " + line], cwd=warm, env=env, capture_output=True, timeout=300)
+    command = "ulimit -f 2; exec " + line
     done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr
     assert "failed: " in done.stderr and "; nothing was written under that name" in done.stderr
@@ -426,3 +430,14 @@ def test_quick_start_outputs_are_git_ignored():
     for name in ("gemm.csv", "gemm.npy", "problem.json", ".gemm.csv.1.2.partial"):
         done = subprocess.run(["git", "check-ignore", "-q", name], cwd=ROOT)
         assert done.returncode == 0, name
+
+
+def test_a_file_size_limit_while_compiling_is_a_message(tmp_path):
+    """An empty cache under `ulimit -f 2`: writing the generated source fails (EFBIG); the
+    command says where and what to do, with no traceback."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SOLVERSPACE_CACHE=str(tmp_path / "cache"))
+    command = "ulimit -f 2; exec " + " ".join([sys.executable, "-m", "solverspace", "count", "gemm", *TINY,
+                                               "--backend", "c"])
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "cannot write the generated enumerator's source" in done.stderr and "Traceback" not in done.stderr

@@ -46,7 +46,7 @@ from .c_expr import C_HELPERS, WIDE_HELPERS, CWidePrinter, c_name
 from .c_nest import LoopNest
 from .c_optimize import Options
 from .c_rational import rational_pair
-from .c_runtime import CANCEL_C, ERROR_STEP_ZERO
+from .c_runtime import CANCEL_C, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
 from .c_shapes import build_shaped
 from .errors import UnsupportedConstruct
 from .order_slots import refuse_orders
@@ -164,14 +164,7 @@ class BestGenerator:
         lines += nest.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
         lines += ["    " + x for x in body]
         lines.append("    done: ;")
-        for i, size in buffers:
-            lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
-            lines.append(f"    free(buf_{i});")
-        for i in nest.solved_levels(order):
-            if i not in dict(buffers):
-                lines.insert(4, f"    int64_t buf_{i}[1] = {{0}};")
-        lines.append("}")
-        walk = "\n".join(lines).replace("return; /*abort*/", "goto done;")
+        walk = nest.close_walk(lines, buffers, order)
         tables, ties = self.tie_compare()
         levels = max(len(order), 1)
         source = "\n".join([
@@ -301,16 +294,7 @@ static void ss_offer(ss_best *bs, const ss_entry *c) {
 }
 """
 
-DRIVERS_C = r"""
-static int ss_member(int64_t x, const int64_t *buf, int64_t n) {
-    for (int64_t j = 0; j < n; j++) if (buf[j] == x) return 1;
-    return 0;
-}
-static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; if (sorted[mid] < x) lo = mid + 1; else hi = mid; }
-    return lo < n && sorted[lo] == x ? lo : -1;
-}
+DRIVERS_C = DOMAIN_LOOKUPS_C + r"""
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
 

@@ -201,8 +201,15 @@ def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = F
     source_path = workdir / f"{name}.c"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     built = workdir / f"{name}{suffix}"
-    make_c_source(ffi, name, source, str(source_path), verbose=False)  # the C of ffi.emit_c_code, silently
     command = compile_command(source_path, built, quick)
+    try:
+        make_c_source(ffi, name, source, str(source_path), verbose=False)  # the C of ffi.emit_c_code, silently
+    except OSError as exc:   # a full disk, a file size limit: said, not a traceback
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise CompilerError(f"cannot write the generated enumerator's source under {directory}: "
+                            f"{exc.strerror or exc}",
+                            hint="free space there, raise the file size limit, or set SOLVERSPACE_CACHE to "
+                                 "another directory") from None
     hint = (f"generated source: {source_path}; command: {shlex.join(command)} "
             "(install gcc with OpenMP, set CC, or use --backend reference)")
     try:

@@ -87,6 +87,12 @@ class LoopNest:
         lines.append("    done: ;")
         if self.wide_walk:
             lines.append("    if (acc) *acc = total_;")
+        return self.close_walk(lines, buffers, order)
+
+    def close_walk(self, lines: list[str], buffers: list[tuple[int, int]], order) -> str:
+        """A walk's C text from its lines (header of 4 lines, body, `done:` label): the domain
+        buffers allocated after the header and freed at the end, one-value buffers of solved
+        levels, and aborts as jumps to `done`."""
         for i, size in buffers:
             lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
             lines.append(f"    free(buf_{i});")
@@ -94,8 +100,7 @@ class LoopNest:
             if i not in dict(buffers):
                 lines.insert(4, f"    int64_t buf_{i}[1] = {{0}};")
         lines.append("}")
-        text = "\n".join(lines)
-        return text.replace("return; /*abort*/", "goto done;")
+        return "\n".join(lines).replace("return; /*abort*/", "goto done;")
 
     def slots(self, order: list[str]) -> dict[int, tuple[list, list]]:
         """Per loop position (-1: before the loops), the derived values and constraints placed

@@ -109,11 +109,7 @@ def preamble(count_words: int, columns) -> list[str]:
     ]
 
 
-def drivers(max_prefix_depth: int, memo_widths: list[int], count_words: int) -> str:
-    """The exported functions that run the walks (`walk_list`, `walk_count`) over work units:
-    prefixes, per-unit counts (with one memo per independent group of `memo_widths` key values),
-    counts under any prefix, and rows of chosen units."""
-    return r"""
+DOMAIN_LOOKUPS_C = r"""
 static int ss_member(int64_t x, const int64_t *buf, int64_t n) {
     for (int64_t j = 0; j < n; j++) if (buf[j] == x) return 1;
     return 0;
@@ -124,6 +120,14 @@ static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n) {
     while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; if (sorted[mid] < x) lo = mid + 1; else hi = mid; }
     return lo < n && sorted[lo] == x ? lo : -1;
 }
+"""
+
+
+def drivers(max_prefix_depth: int, memo_widths: list[int], count_words: int) -> str:
+    """The exported functions that run the walks (`walk_list`, `walk_count`) over work units:
+    prefixes, per-unit counts (with one memo per independent group of `memo_widths` key values),
+    counts under any prefix, and rows of chosen units."""
+    return DOMAIN_LOOKUPS_C + r"""
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return (int)sizeof(ss_row); }
 
