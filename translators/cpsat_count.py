@@ -60,6 +60,7 @@ from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 
 from .cpsat_lower import CpSatRefusal, Lowering
+from .cpsat_sinks import SINK_VALUES, SinkCount
 from .cpsat_solver import Options, feasibility, invalid_model, new_solver
 from .cpsat_wide import residue_classes, size as domain_size, wide_parameter
 
@@ -93,6 +94,7 @@ class Weight:
     scope: tuple[str, ...]      # the parameters it depends on (fixed ones included), plan order
     children: list["Weight"]
     memo: dict = field(default_factory=dict)
+    sink: SinkCount | None = None   # a sink counted through its conditions (`Counter.sinks`)
 
 
 @dataclass
@@ -177,6 +179,8 @@ class Counter:
         self._domains: dict[str, Callable] = {}
         self._derived_fns: dict[str, Callable] = {}
         self.group_memo: dict = {}
+        self.sink_memo: dict = {}
+        self._scratch = threading.local()   # per thread: a CpModel reused for sub-problems
 
     # ------------------------------------------------------------------------------ facts
     def scope(self, name: str) -> frozenset:
@@ -307,6 +311,8 @@ class Counter:
             raise
 
     def weight(self, w: Weight, values: dict) -> int:
+        if w.sink is not None:
+            return w.sink.count(values)
         key = tuple(values[s] for s in w.scope)
         found = w.memo.get(key)
         if found is not None:
@@ -543,7 +549,87 @@ class Counter:
                 self.group_memo[key] = found
         return found
 
+    def sinks(self, component: Component, fixed: dict, deadline) -> Component:
+        """The component with its sinks (`translators.cpsat_sinks`) summed out in Python: a
+        parameter with a constant domain of at most `SINK_VALUES` values, whose conditions (other
+        than its domain) are constraints and derived values' definedness that no other sink's
+        conditions share and no weight reads, and *with a default*: a value that CP-SAT proves
+        accepted by those conditions for every assignment of the others that satisfies the rest
+        of the component (`_has_default`). The default makes the enumeration without the sink a
+        projection of the one with it: never more solutions, here as many fewer as the sink has
+        accepted values on average (Hotspot's `blocks_per_sm`, default 0: 4.25x). Sinks are
+        taken last parameter first, each proven with the previous ones already gone, so every
+        solution of the rest extends to all of them. The same component when it has none."""
+        key = (component.params, frozenset(component.factors), frozenset(fixed))
+        found = self.sink_memo.get(key)
+        if found is None:
+            found = self.sink_memo[key] = self._find_sinks(component, fixed, deadline)
+        if not found:
+            return component
+        gone = {w.param for w, _ in found}
+        absorbed = {f for _, touching in found for f in touching}
+        return Component(tuple(p for p in component.params if p not in gone),
+                         [f for f in component.factors if f not in absorbed],
+                         component.weights + [w for w, _ in found])
+
+    def _find_sinks(self, component: Component, fixed: dict, deadline) -> list:
+        params, factors, found = list(component.params), list(component.factors), []
+        for p in reversed(component.params):
+            touching = [f for f in factors if p in f.scope]
+            conditions = [f for f in touching if f.kind != "domain"]
+            if (any(p in w.scope for w in component.weights + [w for w, _ in found]) or self.scope(p) != {p}
+                    or not conditions or len(touching) != len(conditions) + 1
+                    or Factor("domain", p, self.scope(p)) not in touching
+                    or any(f.kind not in ("accept", "defined") for f in conditions)):
+                continue
+            values = self.domain_values(p, {})
+            if not 2 <= domain_size(values) <= SINK_VALUES:
+                continue
+            values = list(values)
+            rest = [q for q in params if q != p]
+            others = [f for f in factors if p not in f.scope]
+            if not self._has_default(p, values, conditions, rest, others, deadline):
+                continue
+            sink = SinkCount.build(self.model, p, values, conditions)
+            if sink is None:
+                continue
+            scope = set().union(*(f.scope for f in conditions)) - {p}
+            found.append((Weight(p, tuple(sorted(scope, key=self.order.__getitem__)), [], sink=sink), touching))
+            params, factors = rest, others
+        return found
+
+    def _has_default(self, p, values, conditions, params, factors, deadline) -> bool:
+        """Whether `p` held at its first or its last value satisfies `conditions` for every
+        assignment of `params` that satisfies `factors` (CP-SAT finds no assignment where one
+        of the conditions rejects or is undefined). Parameters held fixed in the problem are
+        left free here, so that the answer holds for every value they are held at."""
+        for default in dict.fromkeys((values[0], values[-1])):
+            lowering = Lowering(self.model, codes=self.facts.codes, bounds=self.facts.bounds)
+            try:
+                lowering.fix_param(p, default)
+                for q in params:
+                    lowering.param(q)
+                for f in factors:
+                    post(lowering, self.model, f)
+                failures = []
+                for f in conditions:
+                    for kind in ("rejected", "undefined") if f.kind == "accept" else ("undefined",):
+                        failure = lowering.cp.new_bool_var(f"{kind} {f.name}")
+                        post(lowering, self.model, Factor(kind, f.name, f.scope), (failure,))
+                        failures.append(failure)
+            except CpSatRefusal:
+                return False
+            lowering.cp.add_bool_or(failures)
+            if feasibility(lowering.cp, self.options, deadline) is False:
+                return True
+        return False
+
     def _count_joint(self, component: Component, fixed: dict, deadline, record: int = 0) -> CountResult:
+        summed = ()
+        if not record:  # the sampler (record > 0) needs every parameter in its table
+            reduced = self.sinks(component, fixed, deadline)
+            summed = [p for p in component.params if p not in reduced.params]
+            component = reduced
         params, factors, weights = component.params, component.factors, component.weights
         lowering = self.build(params, factors, fixed=fixed)
         error = lowering.cp.validate()
@@ -552,7 +638,6 @@ class Counter:
                                where=Location(self.model.source))
         variables = [lowering.param_vars[p] for p in params]
         lowering.cp.add_decision_strategy(variables, cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
-        weight_vars = [(w, [lowering.param_vars[s] for s in w.scope if s not in fixed]) for w in weights]
         splittable = [v for v in variables if _size(v) >= 2]
         lock = threading.Lock()
         state = {"done": 0, "total": 0, "solutions": 0, "exact": True, "chunks": 0,
@@ -562,12 +647,10 @@ class Counter:
             """Count one sub-problem; None when it has more than `cap` solutions."""
             if deadline is not None and time.perf_counter() >= deadline:
                 return 0, False, 0, None
-            model = lowering.cp.clone()
-            for var_index, domain in chunk:
-                model.add_linear_expression_in_domain(model.get_int_var_from_proto_index(var_index), domain)
+            model = self._chunk_model(lowering.cp, chunk)
             cap = cap if _refinable(chunk, splittable) else None
             rows = [] if state["rows"] is not None else None
-            counter = _Enumerator(self, lowering, weight_vars, fixed, cap, params, rows)
+            counter = _Enumerator(self, lowering, weights, fixed, cap, params, rows)
             solver = new_solver(self.options, deadline, enumerate_all=True)
             status = solver.solve(model, counter)
             if status == cp_model.MODEL_INVALID:
@@ -595,7 +678,7 @@ class Counter:
         probe = run((), PROBE_SOLUTIONS) if splittable else run(())
         if probe is not None:  # a small problem: one solve was enough
             finish(probe)
-            return self._joint_result(params, state)
+            return self._joint_result(params, state, summed)
         pending = _initial_chunks(splittable)
         state["chunks"] = len(pending)
         workers = self.options.worker_count if not fixed else 1
@@ -624,16 +707,30 @@ class Counter:
                             futures.update({pool.submit(run, c): c for c in refined})
                         else:
                             finish(result)
-        return self._joint_result(params, state)
+        return self._joint_result(params, state, summed)
+
+    def _chunk_model(self, cp: cp_model.CpModel, chunk: tuple) -> cp_model.CpModel:
+        """`cp` restricted to a sub-problem, in this thread's scratch model (a `CpModel` costs
+        about half a millisecond to make, where copying its proto costs microseconds)."""
+        if not chunk:
+            return cp
+        model = getattr(self._scratch, "model", None)
+        if model is None:
+            model = self._scratch.model = cp_model.CpModel()
+        model.proto.copy_from(cp.proto)
+        for var_index, domain in chunk:
+            model.add_linear_expression_in_domain(model.get_int_var_from_proto_index(var_index), domain)
+        return model
 
     @staticmethod
-    def _joint_result(params, state) -> CountResult:
+    def _joint_result(params, state, summed=()) -> CountResult:
         table = None
         if state["rows"] is not None and state["exact"]:
             # chunks finish in any order: sort for one order (strings after numbers in a column)
             state["rows"].sort(key=lambda item: tuple((isinstance(v, str), v) for v in item[0]))
             table = Table(params, [r for r, _ in state["rows"]], [w for _, w in state["rows"]])
-        return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint", tables=[table])
+        strategy = f"joint, {', '.join(summed)} counted in Python" if summed else "joint"
+        return CountResult(state["total"], state["exact"], state["solutions"], strategy=strategy, tables=[table])
 
 
 #: A sub-problem with more solutions than this is split and counted again in parts: CP-SAT's
@@ -701,17 +798,21 @@ def _refine(chunk: tuple, splittable) -> list[tuple]:
 
 
 class _Enumerator(cp_model.CpSolverSolutionCallback):
-    """Counts solutions, multiplying each by the weights of the peeled parameters."""
+    """Counts solutions, multiplying each by the weights of the peeled parameters (the values
+    their scopes read are decoded once per solution, into one environment)."""
 
-    def __init__(self, counter: Counter, lowering: Lowering, weight_vars, fixed: dict, cap: int | None = None,
+    def __init__(self, counter: Counter, lowering: Lowering, weights, fixed: dict, cap: int | None = None,
                  params=(), rows: list | None = None):
         super().__init__()
         self.listed = [(p, lowering.param_vars[p]) for p in params] if rows is not None else None
         self.rows = rows
         self.counter = counter
         self.lowering = lowering
-        self.weight_vars = weight_vars
-        self.fixed = fixed
+        self.weights = weights
+        read = {s for w in weights for s in w.scope if s not in fixed}
+        self.read = [(name, _index(lowering.param_vars[name]), lowering.param_vars[name],
+                      lowering.params[name].kind == "str") for name in lowering.params if name in read]
+        self.env = dict(fixed)
         self.cap = cap
         self.capped = False
         self.total = 0
@@ -723,18 +824,26 @@ class _Enumerator(cp_model.CpSolverSolutionCallback):
             self.capped = True
             self.stop_search()
             return
+        env, get, decode = self.env, self.SolutionIntegerValue, self.lowering.codes.decode
+        for name, index, var, coded in self.read:
+            value = get(index) if index is not None else self.value(var)
+            env[name] = decode(value) if coded else value
         product = 1
-        for w, variables in self.weight_vars:
-            values = dict(self.fixed)
-            for name, var in zip((s for s in w.scope if s not in self.fixed), variables):
-                values[name] = self.lowering.decode(name, self.value(var))
-            product *= self.counter.weight(w, values)
+        for w in self.weights:
+            product *= self.counter.weight(w, env)
             if not product:
                 break
         self.total += product
         if product and self.listed is not None:
             decode = self.lowering.decode
             self.rows.append((tuple(decode(p, self.value(var)) for p, var in self.listed), product))
+
+
+
+def _index(var) -> int | None:
+    """A variable's proto index, read in a callback by `SolutionIntegerValue` (several times
+    faster than `value`); None for anything but a plain variable."""
+    return var.index if type(var) is cp_model.IntVar else None
 
 
 class _OuterCollector(cp_model.CpSolverSolutionCallback):
