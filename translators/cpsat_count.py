@@ -95,6 +95,7 @@ class Weight:
     children: list["Weight"]
     memo: dict = field(default_factory=dict)
     sink: SinkCount | None = None   # a sink counted through its conditions (`Counter.sinks`)
+    factors: list = field(default_factory=list)  # a sink's factors: its domain and conditions
 
 
 @dataclass
@@ -162,6 +163,10 @@ JOINT_SECONDS_PER_SOLUTION = 60e-6
 #: values, and only for a component whose constant domains span at least this many candidates.
 CONDITION_MAX_VALUES = 64
 CONDITION_MIN_SPACE = 100_000
+
+#: Sinks (`Counter.sinks`): the search for them in a component ends after this many candidates
+#: without a default value.
+SINK_FAILURES = 3
 
 
 class Counter:
@@ -372,11 +377,16 @@ class Counter:
             result = self._count_residues(component, problem.fixed, deadline)
             if result is None and component.groups:
                 result = self._count_separated(component, problem.fixed, deadline)
+            summed = ()
             if result is None and not record:  # the sampler (record > 0) needs the joint table
+                reduced = self.sinks(component, problem.fixed, deadline)
+                summed = [p for p in component.params if p not in reduced.params]
+                component = reduced
                 result = self._count_conditioned(component, problem.fixed, deadline)
             if result is None:
                 result = self._count_joint(component, problem.fixed, deadline, record)
-            strategies.append(result.strategy)
+            strategies.append(f"{result.strategy}, {', '.join(summed)} counted in Python" if summed
+                              else result.strategy)
             tables.append(result.tables[0] if result.tables else None)
             total *= result.count
             exact = exact and result.exact
@@ -390,13 +400,12 @@ class Counter:
         (see `translators.cpsat_wide`), else None. The sub-problem, with the parameter held at a
         representative, counts each configuration of its class once; the class's values are
         `representative + stride * j`, j below its size."""
-        peeled = [q for w in component.weights for q in peeled_params(w)]
-        factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
+        params, factors = self.restored(component)
         found = wide_parameter(self.model, self.dag, component.params, factors)
         if found is None:
             return None
         x, values, modulus = found
-        rest = (set(component.params) | set(peeled)) - {x}
+        rest = params - {x}
         params = tuple(q for q in self.plan.order if q in rest)
         factors = [f for f in factors if not (f.kind == "domain" and f.name == x)]
         stride = values.step * (modulus // math.gcd(values.step, modulus))
@@ -419,15 +428,33 @@ class Counter:
         return CountResult(total, exact, solutions, strategy=f"residues of {x} mod {len(classes)}",
                            tables=[None])
 
+    def restored(self, component: Component) -> tuple[set, list[Factor]]:
+        """The parameters and factors of a component with its peeled parameters and its sinks
+        put back: the component as a problem of its own."""
+        params, factors = set(component.params), list(component.factors)
+        for w in component.weights:
+            if w.sink is not None:
+                params.add(w.param)
+                factors.extend(w.factors)
+            else:
+                peeled = peeled_params(w)
+                params.update(peeled)
+                factors.extend(Factor("domain", q, self.scope(q)) for q in peeled)
+        return params, factors
+
     def articulation(self, component: Component, fixed: dict):
         """(parameter, its values, the component as a problem) for a parameter whose values do not
         depend on others (a constant domain) and whose removal disconnects the component: held at
         each of its values, the rest splits into parts counted separately. Of those, the one
         leaving the smallest largest part; None when none qualifies or the component is small
-        (its domains' product below `CONDITION_MIN_SPACE`: a joint enumeration is cheap)."""
-        peeled = [q for w in component.weights for q in peeled_params(w)]
-        params = set(component.params) | set(peeled)
-        factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
+        (its domains' product below `CONDITION_MIN_SPACE`: a joint enumeration is cheap). A sink
+        counted in Python (`sinks`) links the parameters its weight reads, as one condition: the
+        sub-problems put it back (with its conditions) and find it again."""
+        params, factors = self.restored(component)
+        sinks = [w for w in component.weights if w.sink is not None]
+        absorbed = {f for w in sinks for f in w.factors}
+        nodes = params - {w.param for w in sinks}
+        scopes = [f.scope for f in factors if f not in absorbed] + [frozenset(w.scope) for w in sinks]
         order = sorted(self.order, key=self.order.__getitem__)
         domains = {q: self.domain_values(q, {}) for q in component.params if self.scope(q) == {q}}
         if math.prod(domain_size(v) for v in domains.values()) < CONDITION_MIN_SPACE:
@@ -436,7 +463,7 @@ class Counter:
         for q, values in domains.items():
             if not 2 <= domain_size(values) <= CONDITION_MAX_VALUES:
                 continue
-            parts = connected_groups(params - {q}, [f.scope - {q} for f in factors], order)
+            parts = connected_groups(nodes - {q}, [scope - {q} for scope in scopes], order)
             if len(parts) > 1:
                 largest = max(len(part) for part in parts)
                 if best is None or largest < best[0]:
@@ -559,8 +586,12 @@ class Counter:
         projection of the one with it: never more solutions, here as many fewer as the sink has
         accepted values on average (Hotspot's `blocks_per_sm`, default 0: 4.25x). Sinks are
         taken last parameter first, each proven with the previous ones already gone, so every
-        solution of the rest extends to all of them. The same component when it has none."""
-        key = (component.params, frozenset(component.factors), frozenset(fixed))
+        solution of the rest extends to all of them; after `SINK_FAILURES` candidates without a
+        default the search ends (a proof costs milliseconds, and every parameter of GEMM's T1
+        files looks like a sink). The same component when it has none; memoised on the
+        component's shape (parameters, factors, weights, names of the fixed parameters)."""
+        key = (component.params, frozenset(component.factors), tuple((w.param, w.scope) for w in component.weights),
+               frozenset(fixed))
         found = self.sink_memo.get(key)
         if found is None:
             found = self.sink_memo[key] = self._find_sinks(component, fixed, deadline)
@@ -573,7 +604,7 @@ class Counter:
                          component.weights + [w for w, _ in found])
 
     def _find_sinks(self, component: Component, fixed: dict, deadline) -> list:
-        params, factors, found = list(component.params), list(component.factors), []
+        params, factors, found, failed = list(component.params), list(component.factors), [], 0
         for p in reversed(component.params):
             touching = [f for f in factors if p in f.scope]
             conditions = [f for f in touching if f.kind != "domain"]
@@ -585,28 +616,34 @@ class Counter:
             values = self.domain_values(p, {})
             if not 2 <= domain_size(values) <= SINK_VALUES:
                 continue
-            values = list(values)
-            rest = [q for q in params if q != p]
-            others = [f for f in factors if p not in f.scope]
-            if not self._has_default(p, values, conditions, rest, others, deadline):
-                continue
-            sink = SinkCount.build(self.model, p, values, conditions)
+            sink = SinkCount.build(self.model, p, list(values), conditions)
             if sink is None:
                 continue
+            rest = [q for q in params if q != p]
+            others = [f for f in factors if p not in f.scope]
+            if not self._has_default(sink, conditions, rest, others, deadline):
+                failed += 1
+                if failed == SINK_FAILURES:
+                    break
+                continue
             scope = set().union(*(f.scope for f in conditions)) - {p}
-            found.append((Weight(p, tuple(sorted(scope, key=self.order.__getitem__)), [], sink=sink), touching))
+            found.append((Weight(p, tuple(sorted(scope, key=self.order.__getitem__)), [], sink=sink,
+                                 factors=touching), touching))
             params, factors = rest, others
         return found
 
-    def _has_default(self, p, values, conditions, params, factors, deadline) -> bool:
-        """Whether `p` held at its first or its last value satisfies `conditions` for every
+    def _has_default(self, sink: SinkCount, conditions, params, factors, deadline) -> bool:
+        """Whether the sink held at its first or its last value satisfies `conditions` for every
         assignment of `params` that satisfies `factors` (CP-SAT finds no assignment where one
-        of the conditions rejects or is undefined). Parameters held fixed in the problem are
-        left free here, so that the answer holds for every value they are held at."""
-        for default in dict.fromkeys((values[0], values[-1])):
+        of the conditions rejects or is undefined; an assignment it finds for the first value is
+        tried on the last in Python). Parameters held fixed in the problem are left free here,
+        so that the answer holds for every value they are held at."""
+        candidates = list(dict.fromkeys((sink.values[0], sink.values[-1])))
+        while candidates:
+            default = candidates.pop(0)
             lowering = Lowering(self.model, codes=self.facts.codes, bounds=self.facts.bounds)
             try:
-                lowering.fix_param(p, default)
+                lowering.fix_param(sink.param, default)
                 for q in params:
                     lowering.param(q)
                 for f in factors:
@@ -620,16 +657,19 @@ class Counter:
             except CpSatRefusal:
                 return False
             lowering.cp.add_bool_or(failures)
-            if feasibility(lowering.cp, self.options, deadline) is False:
+            solver = new_solver(self.options, deadline)
+            status = solver.solve(lowering.cp)
+            if status == cp_model.INFEASIBLE:
                 return True
+            if status == cp_model.MODEL_INVALID:
+                raise invalid_model(lowering.cp, Location(self.model.source))
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                return False  # the time limit: no proof
+            found = lowering.assignment(solver, [q for q in lowering.param_vars if q != sink.param])
+            candidates = [v for v in candidates if sink.accepts(found, v)]
         return False
 
     def _count_joint(self, component: Component, fixed: dict, deadline, record: int = 0) -> CountResult:
-        summed = ()
-        if not record:  # the sampler (record > 0) needs every parameter in its table
-            reduced = self.sinks(component, fixed, deadline)
-            summed = [p for p in component.params if p not in reduced.params]
-            component = reduced
         params, factors, weights = component.params, component.factors, component.weights
         lowering = self.build(params, factors, fixed=fixed)
         error = lowering.cp.validate()
@@ -678,7 +718,7 @@ class Counter:
         probe = run((), PROBE_SOLUTIONS) if splittable else run(())
         if probe is not None:  # a small problem: one solve was enough
             finish(probe)
-            return self._joint_result(params, state, summed)
+            return self._joint_result(params, state)
         pending = _initial_chunks(splittable)
         state["chunks"] = len(pending)
         workers = self.options.worker_count if not fixed else 1
@@ -707,7 +747,7 @@ class Counter:
                             futures.update({pool.submit(run, c): c for c in refined})
                         else:
                             finish(result)
-        return self._joint_result(params, state, summed)
+        return self._joint_result(params, state)
 
     def _chunk_model(self, cp: cp_model.CpModel, chunk: tuple) -> cp_model.CpModel:
         """`cp` restricted to a sub-problem, in this thread's scratch model (a `CpModel` costs
@@ -723,14 +763,13 @@ class Counter:
         return model
 
     @staticmethod
-    def _joint_result(params, state, summed=()) -> CountResult:
+    def _joint_result(params, state) -> CountResult:
         table = None
         if state["rows"] is not None and state["exact"]:
             # chunks finish in any order: sort for one order (strings after numbers in a column)
             state["rows"].sort(key=lambda item: tuple((isinstance(v, str), v) for v in item[0]))
             table = Table(params, [r for r, _ in state["rows"]], [w for _, w in state["rows"]])
-        strategy = f"joint, {', '.join(summed)} counted in Python" if summed else "joint"
-        return CountResult(state["total"], state["exact"], state["solutions"], strategy=strategy, tables=[table])
+        return CountResult(state["total"], state["exact"], state["solutions"], strategy="joint", tables=[table])
 
 
 #: A sub-problem with more solutions than this is split and counted again in parts: CP-SAT's

@@ -154,6 +154,15 @@ class SinkCount:
             found = self.memo[key] = self._count(self.residuals, _Env(zip(self.names, key)))
         return found
 
+    def accepts(self, env: dict, value) -> bool:
+        """Whether `value` is accepted given `env` (True where evaluating raises an error: then
+        only CP-SAT's proof can tell)."""
+        env = {**env, self.param: value}
+        try:
+            return all(_accepts(fn, truth, env) for fn, truth in self.originals)
+        except SpaceEvaluationError:
+            return True
+
     def _count(self, conditions, env: dict) -> int:
         total = 0
         for value in self.values:
