@@ -121,3 +121,35 @@ def test_generated_spaces_with_every_candidate_summed_agree_with_the_reference(s
         assert got == expected, source
     finally:
         cpsat_count.Counter._has_default = saved
+
+
+def test_native_keys_mean_what_the_evaluator_means():
+    """Key sub-expressions over integer parameters run as native Python; division or modulo by
+    zero raises ZeroDivisionError exactly where the evaluator raises Undefined, and values (and
+    their types) agree; anything else (`/`, strings, orders) keeps the evaluator."""
+    from solverspace import ir
+    from solverspace.evaluate import Undefined, compile_expr
+    from solverspace.translators.cpsat_sinks import _key_function, _native
+    a, b, c = ir.Ref("a"), ir.Ref("b"), ir.Ref("c")
+    nodes = [
+        ir.BinOp("*", ir.BinOp("+", a, ir.Const(2)), ir.BinOp("-", b, c)),
+        ir.BinOp("//", a, b), ir.BinOp("%", ir.Neg(a), b),
+        ir.IfExp(ir.Compare("==", b, ir.Const(0)), a, ir.BinOp("//", a, b)),
+        ir.Min((a, ir.Abs(b), ir.BinOp("%", c, ir.Const(3)))), ir.Max((a, b)),
+        ir.Compare("<=", ir.BinOp("*", a, b), c), ir.BinOp("+", ir.Compare("<", a, b), ir.Const(True)),
+    ]
+    ints = frozenset("abc")
+    for node in nodes:
+        assert _native(node, ints) is not None
+        native, reference = _key_function(node, ints), compile_expr(node)
+        for env in ({"a": x, "b": y, "c": z} for x in range(-3, 4) for y in range(-2, 3) for z in (-1, 0, 5)):
+            try:
+                expected = reference(env)
+            except Undefined:
+                with pytest.raises(ZeroDivisionError):
+                    native(env)
+                continue
+            got = native(env)
+            assert (got, type(got)) == (expected, type(expected)), (node, env)
+    assert _native(ir.BinOp("/", a, b), ints) is None
+    assert _native(ir.BinOp("+", a, b), frozenset("a")) is None   # b may be a string

@@ -97,6 +97,45 @@ def split(node: ir.Node, param: str, keys: dict) -> ir.Node:
     return type(node)(*fields)
 
 
+_NATIVE_OPS = ("+", "-", "*", "//", "%")
+
+
+def _native(node: ir.Node, ints: frozenset) -> str | None:
+    """Python source computing `node` with Python's own operators, or None. Only where that is
+    DESIGN.md's meaning: integer (and boolean) operands, `+ - * // %`, comparisons, `min`, `max`,
+    `abs`, `if_then_else`; `ints` are the parameters whose values are all integers. Division or
+    modulo by zero raises `ZeroDivisionError` exactly where `Undefined` would be raised."""
+    if isinstance(node, ir.Const):
+        return repr(node.value) if type(node.value) in (int, bool) else None
+    if isinstance(node, ir.Ref):
+        return f"env[{node.name!r}]" if node.name in ints else None
+    if isinstance(node, (ir.BinOp, ir.Compare)):
+        if isinstance(node, ir.BinOp) and node.op not in _NATIVE_OPS:
+            return None
+        left, right = _native(node.left, ints), _native(node.right, ints)
+        return None if left is None or right is None else f"({left} {node.op} {right})"
+    if isinstance(node, (ir.Neg, ir.Abs)):
+        operand = _native(node.operand, ints)
+        return None if operand is None else ("(-" if isinstance(node, ir.Neg) else "abs(") + operand + ")"
+    if isinstance(node, (ir.Min, ir.Max)) and len(node.operands) >= 2:
+        parts = [_native(o, ints) for o in node.operands]
+        fn = "min" if isinstance(node, ir.Min) else "max"
+        return None if None in parts else f"{fn}({', '.join(parts)})"
+    if isinstance(node, ir.IfExp):
+        parts = [_native(o, ints) for o in (node.then, node.cond, node.orelse)]
+        return None if None in parts else f"({parts[0]} if {parts[1]} else {parts[2]})"
+    return None
+
+
+def _key_function(node: ir.Expr, ints: frozenset):
+    """A function env -> value of a key sub-expression: native Python where `_native` allows
+    (five times faster on Hotspot's product), else `compile_expr`'s."""
+    source = _native(node, ints)
+    if source is None:
+        return compile_expr(node)
+    return eval(compile(f"lambda env: {source}", "<sink key>", "eval"), {"min": min, "max": max, "abs": abs})
+
+
 def _size(node: ir.Node) -> int:
     return sum(1 for _ in ir.walk(node))
 
@@ -109,14 +148,15 @@ class SinkCount:
     defined and, unless `truth` is None (a derived value's definedness), its truth value equal to
     `truth` (a `require` is True, a `reject_if` False)."""
 
-    def __init__(self, param: str, values: list, conditions: list[tuple[ir.Expr, bool | None]]):
+    def __init__(self, param: str, values: list, conditions: list[tuple[ir.Expr, bool | None]],
+                 ints: frozenset = frozenset()):
         self.param = param
         self.values = list(values)
         keys: dict = {}
         self.residuals = [(compile_expr(split(expr, param, keys)), truth) for expr, truth in conditions]
         self.originals = [(compile_expr(expr), truth) for expr, truth in conditions]
         ordered = sorted(keys, key=keys.get)
-        self.keys = [(compile_expr(node), _Failed(node)) for node in ordered]
+        self.keys = [(_key_function(node, ints), _Failed(node)) for node in ordered]
         self.names = [_placeholder(i) for i in range(len(ordered))]
         self.memo: dict = {}
 
@@ -135,7 +175,8 @@ class SinkCount:
             nodes += _size(conditions[-1][0])
             if nodes > SINK_NODES:
                 return None
-        return cls(param, values, conditions)
+        ints = frozenset(q for q in model.parameter if model.kinds.of(q) == "int")
+        return cls(param, values, conditions, ints)
 
     def count(self, env: dict) -> int:
         """The number of accepted values given `env` (the other parameters' values)."""
@@ -144,7 +185,7 @@ class SinkCount:
             for fn, failed in self.keys:
                 try:
                     key.append(fn(env))
-                except Undefined:
+                except (Undefined, ZeroDivisionError):  # the latter from a native key
                     key.append(failed)
         except SpaceEvaluationError:  # an error the condition might not reach: evaluate in full
             return self._count(self.originals, dict(env))
