@@ -63,12 +63,16 @@ def test_generated_spaces_conditioned_everywhere_agree_with_the_reference(source
     saved = cpsat_count.CONDITION_MIN_SPACE, cpsat_count.SINK_VALUES
     cpsat_count.CONDITION_MIN_SPACE, cpsat_count.SINK_VALUES = 0, 0
     try:
-        space = Space.from_source(source)
-        try:
-            expected = space.count("reference")
-            got = space.count("cpsat")
-        except SolverspaceError:    # a refusal or an evaluation error: test_validation_generated checks those
-            return
-        assert got == expected, source
+        assert_cpsat_matches_reference(source)
     finally:
         cpsat_count.CONDITION_MIN_SPACE, cpsat_count.SINK_VALUES = saved
+
+
+def assert_cpsat_matches_reference(source: str):
+    space = Space.from_source(source)
+    try:
+        expected = space.count("reference")
+        got = space.count("cpsat")
+    except SolverspaceError:    # a refusal or an evaluation error: test_validation_generated checks those
+        return
+    assert got == expected, source

@@ -86,15 +86,14 @@ def split(node: ir.Node, param: str, keys: dict) -> ir.Node:
         return ir.Ref(_placeholder(index))
     if isinstance(node, ir.Ref):
         return node
-    fields = []
-    for name in node.__dataclass_fields__:
-        value = getattr(node, name)
+
+    def part(value):
         if isinstance(value, ir.Node):
-            value = split(value, param, keys)
-        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
-            value = tuple(split(v, param, keys) for v in value)
-        fields.append(value)
-    return type(node)(*fields)
+            return split(value, param, keys)
+        if isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
+            return tuple(split(v, param, keys) for v in value)
+        return value
+    return type(node)(*(part(getattr(node, name)) for name in node.__dataclass_fields__))
 
 
 _NATIVE_OPS = ("+", "-", "*", "//", "%")
