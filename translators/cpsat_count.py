@@ -3,7 +3,8 @@
 A counting *problem* is a set of parameters and a list of *factors*, each a condition over the
 parameters in its scope: a parameter's domain (it lies in its domain, which is defined), a
 derived value being defined, a constraint accepting. The count is the number of assignments of
-the parameters that satisfy every factor. Four steps, all read from the model's DAG:
+the parameters that satisfy every factor. Five steps, read from the model's DAG (the fifth with
+proofs by CP-SAT):
 
 1. **Free parameters are summed out in Python, not enumerated.** A parameter whose only factor is
    its own domain (no constraint, no derived value, no other domain uses it) contributes the size
@@ -31,8 +32,16 @@ the parameters that satisfy every factor. Four steps, all read from the model's 
    would take is compared with the joint enumeration's, estimated from the mean group count. The
    component falls back to the joint enumeration when that is cheaper (GEMM on every device: the
    outer solutions barely share separator assignments and most have no reader pair at all).
+5. **Sinks with a default are counted in Python** (`Counter.sinks`, `translators.cpsat_sinks`):
+   a parameter with a small constant domain, read by constraints only (no other parameter or
+   weight), one of whose values CP-SAT proves accepted whatever the others are, leaves the
+   enumeration; each solution of the rest is weighed by the number of its accepted values,
+   memoised on the values of the sub-expressions of its conditions that do not read it. The
+   enumeration then lists the projection of the solutions onto the rest, never more: T1
+   Hotspot's `blocks_per_sm` (default 0) and `loop_unroll_factor_t` (default 1) take its
+   141,271 CP-SAT solutions to 33,216. Not while sampling (its tables list every parameter).
 
-Layering: cpsat_lower (`Lowering`) -> cpsat_solver (`Options`, `new_solver`) -> **cpsat_count** ->
+Layering: cpsat_lower (`Lowering`) -> cpsat_solver (`Options`, `new_solver`), cpsat_sinks -> **cpsat_count** ->
 cpsat_run / cpsat_best / cpsat_explain / cpsat_sample / cpsat_hash -> cpsat (the facade).
 
 CP-SAT's enumeration slows down as the solutions of one solve accumulate (quadratically: 40,000
@@ -60,6 +69,7 @@ from solverspace.errors import Location, SpaceEvaluationError
 from solverspace.evaluate import Undefined, compile_domain, compile_expr
 
 from .cpsat_lower import CpSatRefusal, Lowering
+from .cpsat_sinks import SINK_VALUES, SinkCount
 from .cpsat_solver import Options, feasibility, invalid_model, new_solver
 from .cpsat_wide import residue_classes, size as domain_size, wide_parameter
 
@@ -93,6 +103,8 @@ class Weight:
     scope: tuple[str, ...]      # the parameters it depends on (fixed ones included), plan order
     children: list["Weight"]
     memo: dict = field(default_factory=dict)
+    sink: SinkCount | None = None   # a sink counted through its conditions (`Counter.sinks`)
+    factors: list = field(default_factory=list)  # a sink's factors: its domain and conditions
 
 
 @dataclass
@@ -161,6 +173,10 @@ JOINT_SECONDS_PER_SOLUTION = 60e-6
 CONDITION_MAX_VALUES = 64
 CONDITION_MIN_SPACE = 100_000
 
+#: Sinks (`Counter.sinks`): the search for them in a component ends after this many candidates
+#: without a default value.
+SINK_FAILURES = 3
+
 
 class Counter:
     """Counts problems over one model (with a shared analysis lowering)."""
@@ -177,6 +193,8 @@ class Counter:
         self._domains: dict[str, Callable] = {}
         self._derived_fns: dict[str, Callable] = {}
         self.group_memo: dict = {}
+        self.sink_memo: dict = {}
+        self._scratch = threading.local()   # per thread: a CpModel reused for sub-problems
 
     # ------------------------------------------------------------------------------ facts
     def scope(self, name: str) -> frozenset:
@@ -307,6 +325,8 @@ class Counter:
             raise
 
     def weight(self, w: Weight, values: dict) -> int:
+        if w.sink is not None:
+            return w.sink.count(values)
         key = tuple(values[s] for s in w.scope)
         found = w.memo.get(key)
         if found is not None:
@@ -366,11 +386,16 @@ class Counter:
             result = self._count_residues(component, problem.fixed, deadline)
             if result is None and component.groups:
                 result = self._count_separated(component, problem.fixed, deadline)
+            summed = ()
             if result is None and not record:  # the sampler (record > 0) needs the joint table
+                reduced = self.sinks(component, problem.fixed, deadline)
+                summed = [p for p in component.params if p not in reduced.params]
+                component = reduced
                 result = self._count_conditioned(component, problem.fixed, deadline)
             if result is None:
                 result = self._count_joint(component, problem.fixed, deadline, record)
-            strategies.append(result.strategy)
+            strategies.append(f"{result.strategy}, {', '.join(summed)} counted in Python" if summed
+                              else result.strategy)
             tables.append(result.tables[0] if result.tables else None)
             total *= result.count
             exact = exact and result.exact
@@ -384,13 +409,12 @@ class Counter:
         (see `translators.cpsat_wide`), else None. The sub-problem, with the parameter held at a
         representative, counts each configuration of its class once; the class's values are
         `representative + stride * j`, j below its size."""
-        peeled = [q for w in component.weights for q in peeled_params(w)]
-        factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
+        params, factors = self.restored(component)
         found = wide_parameter(self.model, self.dag, component.params, factors)
         if found is None:
             return None
         x, values, modulus = found
-        rest = (set(component.params) | set(peeled)) - {x}
+        rest = params - {x}
         params = tuple(q for q in self.plan.order if q in rest)
         factors = [f for f in factors if not (f.kind == "domain" and f.name == x)]
         stride = values.step * (modulus // math.gcd(values.step, modulus))
@@ -413,15 +437,33 @@ class Counter:
         return CountResult(total, exact, solutions, strategy=f"residues of {x} mod {len(classes)}",
                            tables=[None])
 
+    def restored(self, component: Component) -> tuple[set, list[Factor]]:
+        """The parameters and factors of a component with its peeled parameters and its sinks
+        put back: the component as a problem of its own."""
+        params, factors = set(component.params), list(component.factors)
+        for w in component.weights:
+            if w.sink is not None:
+                params.add(w.param)
+                factors.extend(w.factors)
+            else:
+                peeled = peeled_params(w)
+                params.update(peeled)
+                factors.extend(Factor("domain", q, self.scope(q)) for q in peeled)
+        return params, factors
+
     def articulation(self, component: Component, fixed: dict):
         """(parameter, its values, the component as a problem) for a parameter whose values do not
         depend on others (a constant domain) and whose removal disconnects the component: held at
         each of its values, the rest splits into parts counted separately. Of those, the one
         leaving the smallest largest part; None when none qualifies or the component is small
-        (its domains' product below `CONDITION_MIN_SPACE`: a joint enumeration is cheap)."""
-        peeled = [q for w in component.weights for q in peeled_params(w)]
-        params = set(component.params) | set(peeled)
-        factors = list(component.factors) + [Factor("domain", q, self.scope(q)) for q in peeled]
+        (its domains' product below `CONDITION_MIN_SPACE`: a joint enumeration is cheap). A sink
+        counted in Python (`sinks`) links the parameters its weight reads, as one condition: the
+        sub-problems put it back (with its conditions) and find it again."""
+        params, factors = self.restored(component)
+        sinks = [w for w in component.weights if w.sink is not None]
+        absorbed = {f for w in sinks for f in w.factors}
+        nodes = params - {w.param for w in sinks}
+        scopes = [f.scope for f in factors if f not in absorbed] + [frozenset(w.scope) for w in sinks]
         order = sorted(self.order, key=self.order.__getitem__)
         domains = {q: self.domain_values(q, {}) for q in component.params if self.scope(q) == {q}}
         if math.prod(domain_size(v) for v in domains.values()) < CONDITION_MIN_SPACE:
@@ -430,7 +472,7 @@ class Counter:
         for q, values in domains.items():
             if not 2 <= domain_size(values) <= CONDITION_MAX_VALUES:
                 continue
-            parts = connected_groups(params - {q}, [f.scope - {q} for f in factors], order)
+            parts = connected_groups(nodes - {q}, [scope - {q} for scope in scopes], order)
             if len(parts) > 1:
                 largest = max(len(part) for part in parts)
                 if best is None or largest < best[0]:
@@ -543,6 +585,99 @@ class Counter:
                 self.group_memo[key] = found
         return found
 
+    def sinks(self, component: Component, fixed: dict, deadline) -> Component:
+        """The component with its sinks (`translators.cpsat_sinks`) summed out in Python: a
+        parameter with a constant domain of at most `SINK_VALUES` values, whose conditions (other
+        than its domain) are constraints and derived values' definedness that no other sink's
+        conditions share and no weight reads, and *with a default*: a value that CP-SAT proves
+        accepted by those conditions for every assignment of the others that satisfies the rest
+        of the component (`_has_default`). The default makes the enumeration without the sink a
+        projection of the one with it: never more solutions, here as many fewer as the sink has
+        accepted values on average (Hotspot's `blocks_per_sm`, default 0: 4.25x). Sinks are
+        taken last parameter first, each proven with the previous ones already gone, so every
+        solution of the rest extends to all of them; after `SINK_FAILURES` candidates without a
+        default the search ends (a proof costs milliseconds, and every parameter of GEMM's T1
+        files looks like a sink). The same component when it has none; memoised on the
+        component's shape (parameters, factors, weights, names of the fixed parameters)."""
+        key = (component.params, frozenset(component.factors), tuple((w.param, w.scope) for w in component.weights),
+               frozenset(fixed))
+        found = self.sink_memo.get(key)
+        if found is None:
+            found = self.sink_memo[key] = self._find_sinks(component, fixed, deadline)
+        if not found:
+            return component
+        gone = {w.param for w, _ in found}
+        absorbed = {f for _, touching in found for f in touching}
+        return Component(tuple(p for p in component.params if p not in gone),
+                         [f for f in component.factors if f not in absorbed],
+                         component.weights + [w for w, _ in found])
+
+    def _find_sinks(self, component: Component, fixed: dict, deadline) -> list:
+        params, factors, found, failed = list(component.params), list(component.factors), [], 0
+        for p in reversed(component.params):
+            touching = [f for f in factors if p in f.scope]
+            conditions = [f for f in touching if f.kind != "domain"]
+            if (any(p in w.scope for w in component.weights + [w for w, _ in found]) or self.scope(p) != {p}
+                    or not conditions or len(touching) != len(conditions) + 1
+                    or Factor("domain", p, self.scope(p)) not in touching
+                    or any(f.kind not in ("accept", "defined") for f in conditions)):
+                continue
+            values = self.domain_values(p, {})
+            if not 2 <= domain_size(values) <= SINK_VALUES:
+                continue
+            sink = SinkCount.build(self.model, p, list(values), conditions)
+            if sink is None:
+                continue
+            rest = [q for q in params if q != p]
+            others = [f for f in factors if p not in f.scope]
+            if not self._has_default(sink, conditions, rest, others, deadline):
+                failed += 1
+                if failed == SINK_FAILURES:
+                    break
+                continue
+            scope = set().union(*(f.scope for f in conditions)) - {p}
+            found.append((Weight(p, tuple(sorted(scope, key=self.order.__getitem__)), [], sink=sink,
+                                 factors=touching), touching))
+            params, factors = rest, others
+        return found
+
+    def _has_default(self, sink: SinkCount, conditions, params, factors, deadline) -> bool:
+        """Whether the sink held at its first or its last value satisfies `conditions` for every
+        assignment of `params` that satisfies `factors` (CP-SAT finds no assignment where one
+        of the conditions rejects or is undefined; an assignment it finds for the first value is
+        tried on the last in Python). Parameters held fixed in the problem are left free here,
+        so that the answer holds for every value they are held at."""
+        candidates = list(dict.fromkeys((sink.values[0], sink.values[-1])))
+        while candidates:
+            default = candidates.pop(0)
+            lowering = Lowering(self.model, codes=self.facts.codes, bounds=self.facts.bounds)
+            try:
+                lowering.fix_param(sink.param, default)
+                for q in params:
+                    lowering.param(q)
+                for f in factors:
+                    post(lowering, self.model, f)
+                failures = []
+                for f in conditions:
+                    for kind in ("rejected", "undefined") if f.kind == "accept" else ("undefined",):
+                        failure = lowering.cp.new_bool_var(f"{kind} {f.name}")
+                        post(lowering, self.model, Factor(kind, f.name, f.scope), (failure,))
+                        failures.append(failure)
+            except CpSatRefusal:
+                return False
+            lowering.cp.add_bool_or(failures)
+            solver = new_solver(self.options, deadline)
+            status = solver.solve(lowering.cp)
+            if status == cp_model.INFEASIBLE:
+                return True
+            if status == cp_model.MODEL_INVALID:
+                raise invalid_model(lowering.cp, Location(self.model.source))
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                return False  # the time limit: no proof
+            found = lowering.assignment(solver, [q for q in lowering.param_vars if q != sink.param])
+            candidates = [v for v in candidates if sink.accepts(found, v)]
+        return False
+
     def _count_joint(self, component: Component, fixed: dict, deadline, record: int = 0) -> CountResult:
         params, factors, weights = component.params, component.factors, component.weights
         lowering = self.build(params, factors, fixed=fixed)
@@ -552,7 +687,6 @@ class Counter:
                                where=Location(self.model.source))
         variables = [lowering.param_vars[p] for p in params]
         lowering.cp.add_decision_strategy(variables, cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
-        weight_vars = [(w, [lowering.param_vars[s] for s in w.scope if s not in fixed]) for w in weights]
         splittable = [v for v in variables if _size(v) >= 2]
         lock = threading.Lock()
         state = {"done": 0, "total": 0, "solutions": 0, "exact": True, "chunks": 0,
@@ -562,12 +696,10 @@ class Counter:
             """Count one sub-problem; None when it has more than `cap` solutions."""
             if deadline is not None and time.perf_counter() >= deadline:
                 return 0, False, 0, None
-            model = lowering.cp.clone()
-            for var_index, domain in chunk:
-                model.add_linear_expression_in_domain(model.get_int_var_from_proto_index(var_index), domain)
+            model = self._chunk_model(lowering.cp, chunk)
             cap = cap if _refinable(chunk, splittable) else None
             rows = [] if state["rows"] is not None else None
-            counter = _Enumerator(self, lowering, weight_vars, fixed, cap, params, rows)
+            counter = _Enumerator(self, lowering, weights, fixed, cap, params, rows)
             solver = new_solver(self.options, deadline, enumerate_all=True)
             status = solver.solve(model, counter)
             if status == cp_model.MODEL_INVALID:
@@ -625,6 +757,19 @@ class Counter:
                         else:
                             finish(result)
         return self._joint_result(params, state)
+
+    def _chunk_model(self, cp: cp_model.CpModel, chunk: tuple) -> cp_model.CpModel:
+        """`cp` restricted to a sub-problem, in this thread's scratch model (a `CpModel` costs
+        about half a millisecond to make, where copying its proto costs microseconds)."""
+        if not chunk:
+            return cp
+        model = getattr(self._scratch, "model", None)
+        if model is None:
+            model = self._scratch.model = cp_model.CpModel()
+        model.proto.copy_from(cp.proto)
+        for var_index, domain in chunk:
+            model.add_linear_expression_in_domain(model.get_int_var_from_proto_index(var_index), domain)
+        return model
 
     @staticmethod
     def _joint_result(params, state) -> CountResult:
@@ -701,17 +846,21 @@ def _refine(chunk: tuple, splittable) -> list[tuple]:
 
 
 class _Enumerator(cp_model.CpSolverSolutionCallback):
-    """Counts solutions, multiplying each by the weights of the peeled parameters."""
+    """Counts solutions, multiplying each by the weights of the peeled parameters (the values
+    their scopes read are decoded once per solution, into one environment)."""
 
-    def __init__(self, counter: Counter, lowering: Lowering, weight_vars, fixed: dict, cap: int | None = None,
+    def __init__(self, counter: Counter, lowering: Lowering, weights, fixed: dict, cap: int | None = None,
                  params=(), rows: list | None = None):
         super().__init__()
         self.listed = [(p, lowering.param_vars[p]) for p in params] if rows is not None else None
         self.rows = rows
         self.counter = counter
         self.lowering = lowering
-        self.weight_vars = weight_vars
-        self.fixed = fixed
+        self.weights = weights
+        read = {s for w in weights for s in w.scope if s not in fixed}
+        self.read = [(name, _index(lowering.param_vars[name]), lowering.param_vars[name],
+                      lowering.params[name].kind == "str") for name in lowering.params if name in read]
+        self.env = dict(fixed)
         self.cap = cap
         self.capped = False
         self.total = 0
@@ -723,18 +872,26 @@ class _Enumerator(cp_model.CpSolverSolutionCallback):
             self.capped = True
             self.stop_search()
             return
+        env, get, decode = self.env, self.SolutionIntegerValue, self.lowering.codes.decode
+        for name, index, var, coded in self.read:
+            value = get(index) if index is not None else self.value(var)
+            env[name] = decode(value) if coded else value
         product = 1
-        for w, variables in self.weight_vars:
-            values = dict(self.fixed)
-            for name, var in zip((s for s in w.scope if s not in self.fixed), variables):
-                values[name] = self.lowering.decode(name, self.value(var))
-            product *= self.counter.weight(w, values)
+        for w in self.weights:
+            product *= self.counter.weight(w, env)
             if not product:
                 break
         self.total += product
         if product and self.listed is not None:
             decode = self.lowering.decode
             self.rows.append((tuple(decode(p, self.value(var)) for p, var in self.listed), product))
+
+
+
+def _index(var) -> int | None:
+    """A variable's proto index, read in a callback by `SolutionIntegerValue` (several times
+    faster than `value`); None for anything but a plain variable."""
+    return var.index if type(var) is cp_model.IntVar else None
 
 
 class _OuterCollector(cp_model.CpSolverSolutionCallback):
