@@ -332,13 +332,17 @@ def _c(*, threads: int | None = None, optimizations=None, literal: bool = False,
     return CBackend.configured(threads=threads, optimizations=optimizations, literal=literal, disable=disable)
 
 
-def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed: int | None = None):
+def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed: int | None = None,
+           sinks: bool | None = None):
+    """`sinks=False`: every parameter through CP-SAT (validation: no constraint counted by the
+    reference's evaluator)."""
     try:
         from solverspace.translators.cpsat import CpSatBackend
     except ImportError as exc:
         raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
                                       hint="pip install 'ortools>=9.10'") from None
-    return CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"), seed=seed)
+    return CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"), seed=seed,
+                        sinks=True if sinks is None else sinks)
 
 
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
@@ -363,7 +367,7 @@ REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
                  frozenset({"best"}), ("time_limit",), _search("exhaustive-reference")),
     BackendEntry("cpsat", "OR-Tools CP-SAT (counting, checking, optimising)",
                  frozenset({"count", "sample", "check", "best", "approximate"}),
-                 ("time_limit", "workers", "seed"), _cpsat, ("cpsat", "cpsat-xor"), "workers"),
+                 ("time_limit", "workers", "seed", "sinks"), _cpsat, ("cpsat", "cpsat-xor"), "workers"),
 )}
 BACKENDS = REGISTRY   # the name the command line's choices read
 

@@ -51,10 +51,12 @@ class CpSatBackend:
 
     name = "cpsat"
 
-    def __init__(self, *, time_limit: float | None = None, workers: int | None = None, seed: int | None = None):
+    def __init__(self, *, time_limit: float | None = None, workers: int | None = None, seed: int | None = None,
+                 sinks: bool = True):
         self.time_limit = time_limit
         self.workers = workers
         self.seed = seed
+        self.sinks = sinks   # counts: sinks summed in Python (fast); `validate` turns it off (independent)
 
     def options(self) -> dict:
         """The options of this backend's calls: `time_limit`, `workers`, `seed`."""
@@ -64,7 +66,8 @@ class CpSatBackend:
         """Stats with the exact count (or a `LowerBound` with `exact=False` when the time limit
         stopped it) and the undefined-operation tally the reference enumerator reports for `plan`."""
         plan = slot_plan(plan, "CP-SAT")  # order parameters as one parameter per position
-        return count_plan(plan, strict=strict, progress=progress, undefined=undefined, **self.options())
+        return count_plan(plan, strict=strict, progress=progress, undefined=undefined, sinks=self.sinks,
+                          **self.options())
 
     def sampler(self, plan, method: str = "cpsat", *, seed: int = 0, progress=None):
         """`cpsat`: exact self-reducibility (no time limit: a stopped count cannot give uniform

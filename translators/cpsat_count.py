@@ -387,7 +387,7 @@ class Counter:
             if result is None and component.groups:
                 result = self._count_separated(component, problem.fixed, deadline)
             summed = ()
-            if result is None and not record:  # the sampler (record > 0) needs the joint table
+            if result is None and not record and self.options.sinks:  # the sampler (record > 0) needs the joint table
                 reduced = self.sinks(component, problem.fixed, deadline)
                 summed = [p for p in component.params if p not in reduced.params]
                 component = reduced

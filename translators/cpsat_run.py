@@ -53,11 +53,11 @@ class CpSatStats(Stats):
 
 
 def count_plan(plan, *, strict: bool = False, progress=None, time_limit: float | None = None,
-               workers: int | None = None, seed: int = 0, undefined: bool = True) -> CpSatStats:
+               workers: int | None = None, seed: int = 0, undefined: bool = True, sinks: bool = True) -> CpSatStats:
     """The valid count of `plan` and (unless `undefined` is False) the undefined tally; `strict`
     raises at the first reachable undefined operation instead."""
     start = time.perf_counter()
-    options = Options(time_limit=time_limit, workers=workers, seed=seed)
+    options = Options(time_limit=time_limit, workers=workers, seed=seed, sinks=sinks)
     deadline = options.deadline(start)
     counter = Counter(plan.model, plan, options, progress)
     _raise_reachable_errors(counter, deadline)

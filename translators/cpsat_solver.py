@@ -24,6 +24,7 @@ class Options:
     time_limit: float | None = None
     workers: int | None = None
     seed: int = 0
+    sinks: bool = True      # count sinks in Python (cpsat_count.Counter.sinks); validation turns it off
 
     @property
     def worker_count(self) -> int:
