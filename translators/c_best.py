@@ -294,8 +294,7 @@ static void ss_offer(ss_best *bs, const ss_entry *c) {
 }
 """
 
-DRIVERS_C = DOMAIN_LOOKUPS_C + r"""
-int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
+DRIVERS_C = DOMAIN_LOOKUPS_C + r"""int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
 
 /* the work units: prefixes of depth s (the walk stops there), with the prefixes visited above */

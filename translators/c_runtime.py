@@ -127,8 +127,7 @@ def drivers(max_prefix_depth: int, memo_widths: list[int], count_words: int) -> 
     """The exported functions that run the walks (`walk_list`, `walk_count`) over work units:
     prefixes, per-unit counts (with one memo per independent group of `memo_widths` key values),
     counts under any prefix, and rows of chosen units."""
-    return DOMAIN_LOOKUPS_C + r"""
-int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
+    return DOMAIN_LOOKUPS_C + r"""int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return (int)sizeof(ss_row); }
 
 int64_t ss_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st) {
