@@ -32,18 +32,15 @@ def _model(source: str):
         return load_source(source, "generated.py")
 
 
-def assert_bounds_contain_every_completion(plan, expr) -> int:
-    """Walk every prefix of the loop nest; the bound's interval at each admitted prefix must
-    contain the objective's value on each valid completion where it is defined. Returns the
-    number of prefixes checked."""
+def walk_prefixes(plan, expr, at_prefix) -> None:
+    """Walk every admitted prefix of the loop nest (the reference's levels): `at_prefix(index,
+    env)` is called there, before the deeper loops change `env`, and returns a function that is
+    given the objective's values on the prefix's valid completions (where it is defined)."""
     enumerator = ReferenceEnumerator(plan)
     levels = enumerator.levels
-    bound = PrefixBound(plan, expr)
     objective = compile_expr(expr)
-    checked = 0
 
     def walk(index: int, env: dict) -> list:
-        nonlocal checked
         if index == len(levels):
             try:
                 return [objective(env)]
@@ -58,21 +55,38 @@ def assert_bounds_contain_every_completion(plan, expr) -> int:
         for value in values:
             env[level.name] = value
             if enumerator.admit(level, env):
-                interval = bound.interval(env, index)      # before deeper loops change env
+                check = at_prefix(index, env)
                 below = walk(index + 1, env)
-                checked += 1
-                if below:
-                    assert not interval.empty and interval.lo <= min(below) and max(below) <= interval.hi, \
-                        (to_source(expr), {k: env[k] for k in plan.order[:index + 1]}, interval, min(below), max(below))
+                check(below)
                 found += below
         return found
 
     env: dict = {}
     if enumerator.admit(enumerator.prelude, env):
-        interval = bound.interval(env, -1)
-        every = walk(0, env)
-        if every:
-            assert interval.lo <= min(every) and max(every) <= interval.hi
+        check = at_prefix(-1, env)
+        check(walk(0, env))
+
+
+def assert_bounds_contain_every_completion(plan, expr) -> int:
+    """Walk every prefix of the loop nest; the bound's interval at each admitted prefix must
+    contain the objective's value on each valid completion where it is defined. Returns the
+    number of prefixes checked."""
+    bound = PrefixBound(plan, expr)
+    checked = 0
+
+    def at_prefix(index, env):
+        interval = bound.interval(env, index)      # before deeper loops change env
+        prefix = {k: env[k] for k in plan.order[:index + 1]}
+
+        def check(below):
+            nonlocal checked
+            checked += 1
+            if below:
+                assert not interval.empty and interval.lo <= min(below) and max(below) <= interval.hi, \
+                    (to_source(expr), prefix, interval, min(below), max(below))
+        return check
+
+    walk_prefixes(plan, expr, at_prefix)
     return checked
 
 

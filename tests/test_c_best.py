@@ -16,11 +16,11 @@ from solverspace.evaluate import Undefined, compile_expr
 from solverspace.loader import load_source
 from solverspace.plan import make_plan
 from solverspace.printing import to_source
-from solverspace.reference import ReferenceEnumerator
 from solverspace.search import best
 from solverspace.translators.c_best import best_compiled
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
+from tests.test_bnb import walk_prefixes
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -37,48 +37,29 @@ def assert_bound_expressions_are_below_every_completion(plan, expr) -> int:
     """At every admitted prefix, the bound expression of its depth, evaluated there, is at most
     the objective on each valid completion (where both are defined). Returns prefixes checked."""
     model = plan.model
-    enumerator = ReferenceEnumerator(plan)
-    levels = enumerator.levels
     known = {d.name for d in plan.prelude_derived}
     bounds = []
     for level in plan.levels:
         known |= {level.parameter.name} | {d.name for d in level.derived}
         lower = lower_bound_expr(model, expr, frozenset(known))
         bounds.append(None if lower is None else compile_expr(lower))
-    objective = compile_expr(expr)
     checked = 0
 
-    def walk(index: int, env: dict) -> list:
-        nonlocal checked
-        if index == len(levels):
-            try:
-                return [objective(env)]
-            except Undefined:
-                return []
-        level = levels[index]
+    def at_prefix(index, env):
         try:
-            values = level.domain(env)
+            lower = None if index < 0 or bounds[index] is None else bounds[index](env)
         except Undefined:
-            return []
-        found = []
-        for value in values:
-            env[level.name] = value
-            if enumerator.admit(level, env):
-                try:
-                    lower = None if bounds[index] is None else bounds[index](env)
-                except Undefined:
-                    lower = None
-                below = walk(index + 1, env)
-                if below and lower is not None:
-                    checked += 1
-                    assert lower <= min(below), (to_source(expr), {k: env[k] for k in plan.order[:index + 1]},
-                                                 lower, min(below))
-                found += below
-        return found
+            lower = None
+        prefix = {k: env[k] for k in plan.order[:index + 1]}
 
-    env: dict = {}
-    if enumerator.admit(enumerator.prelude, env):
-        walk(0, env)
+        def check(below):
+            nonlocal checked
+            if below and lower is not None:
+                checked += 1
+                assert lower <= min(below), (to_source(expr), prefix, lower, min(below))
+        return check
+
+    walk_prefixes(plan, expr, at_prefix)
     return checked
 
 
