@@ -1,4 +1,6 @@
-"""The K best configurations by an objective, by walking the plan's loop nest in Python.
+"""The K best configurations by an objective, by walking the plan's loop nest in Python (the
+`bnb-reference` and `exhaustive-reference` engines; `translators.c_best` compiles the same two
+walks in C as `bnb` and `exhaustive`).
 
 Two engines share one walk (the reference enumerator's domains and admission tests):
 

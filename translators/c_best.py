@@ -9,17 +9,19 @@ differs is at the leaf and after each loop:
   list of its K best (objective, then the tie order of `solverspace.objective.tie_key`);
 - after loop i binds its value and its constraints admit it: where binding loop i can move the
   bound, the lower bound of the objective over every valid completion
-  (`solverspace.bound_expr`, an expression over the names bound so far) is compared with the
-  threshold; a subtree whose bound is strictly above it is cut, and one that can only tie is
-  still visited, so ties come out exactly as in every other engine.
+  (`solverspace.bound_expr`, an expression over the names bound so far) is computed; a subtree
+  is cut when its bound is above the threshold's objective, or equal to it while the parameters
+  leading the tie order, all bound, already sort after the threshold's. Ties come out exactly
+  as in every other engine.
 
-The threshold is the smallest K-th best objective any thread has: each thread's own K-th best
-bounds the global K-th best from above, so cutting above it is sound. Threads publish theirs to
-a shared one (under an OpenMP critical section) and read it at the start of every work unit;
-nothing is read torn. Work units are prefixes of the outer loops, handed out dynamically, as
-in counting. With `prune` off the same walk evaluates every valid configuration (the
-`exhaustive` engine). At the end the threads' lists are merged in Python, which recomputes
-each candidate's objective exactly (`Fraction`) and sorts by (objective, tie order).
+The threshold is the earliest K-th best entry (objective, then tie order) any thread has: each
+thread's own K-th best is at or after the global K-th best, so cutting after it is sound.
+Threads publish theirs to a shared one (under an OpenMP critical section) and read it at the
+start of every work unit; nothing is read torn. Work units are prefixes of the outer loops,
+handed out dynamically (few: the prefix walk above them cuts nothing). With `prune` off the
+same walk evaluates every valid configuration (the `exhaustive` engine). At the end the
+threads' lists are merged in Python, which recomputes each candidate's objective exactly
+(`Fraction`) and sorts by (objective, tie order).
 
 The comparisons cross-multiply pairs, so every numerator and denominator of the objective and
 of the bounds must fit 63 bits (products then fit 127): the objective is refused otherwise,
