@@ -291,7 +291,8 @@ class SearchBackend:
     (`translators.c_best`), or in Python over the reference's walk (`solverspace.search`) for
     the `-reference` engines. Where the C translation refuses the space or the objective (orders,
     values past its integers), `bnb` and `exhaustive` run their Python walk and say so in the
-    result (`engine`, `note`): the same exact answer, slower."""
+    result (`engine`, `note`): the same exact answer, slower. So do they where the search
+    cannot be compiled (no C compiler)."""
 
     def __init__(self, engine: str, time_limit: float | None = None, threads: int | None = None):
         self.name, self.time_limit, self.threads = engine, time_limit, threads
@@ -300,19 +301,23 @@ class SearchBackend:
         from .search import best
         walk = self.name.removesuffix("-reference")
         if walk == self.name:
-            from solverspace.translators.errors import UnsupportedConstruct
             from solverspace.translators.c_best import best_compiled
+            from solverspace.translators.c_build import CompilerError
+            from solverspace.translators.errors import UnsupportedConstruct
             try:
                 return best_compiled(plan, objective, maximize=maximize, top=top, prune=walk == "bnb",
                                      time_limit=self.time_limit, threads=self.threads, progress=progress)
-            except UnsupportedConstruct as exc:
+            except (UnsupportedConstruct, CompilerError) as exc:
                 result = best(plan, objective, maximize=maximize, top=top, engine=walk, time_limit=self.time_limit,
                               progress=progress)
                 result.engine = f"{walk}-reference"
-                result.note = f"the C search refused this space or objective ({str(exc).splitlines()[0]}): searched in Python"
+                result.note = (f"the C search refused this space or objective, or could not be built "
+                               f"({str(exc).splitlines()[0]}): searched in Python")
                 return result
-        return best(plan, objective, maximize=maximize, top=top, engine=walk, time_limit=self.time_limit,
-                    progress=progress)
+        result = best(plan, objective, maximize=maximize, top=top, engine=walk, time_limit=self.time_limit,
+                      progress=progress)
+        result.engine = self.name
+        return result
 
 
 # ------------------------------------------------------------------------------ factories

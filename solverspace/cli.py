@@ -375,6 +375,9 @@ def cmd_best(args) -> int:
         print(f"search: {search.evaluated} configuration(s) evaluated; per loop "
               + ", ".join(f"{name}: {seen} visited, {cut} cut" for name, seen, cut in
                           zip(search.order, search.visited, search.pruned)), file=sys.stderr)
+    if not result.ranked and result.exact:
+        print("no configuration ranked: the space has no valid configuration, or the objective is undefined "
+              "(a division or modulo by zero) on every one", file=sys.stderr)
     return 0 if result.ranked else 1
 
 

@@ -99,6 +99,19 @@ def tie_key(model, names: tuple[str, ...] | None = None, order: dict[str, int] |
     return lambda config: tuple(coded(config[n]) for n in names)
 
 
+def tie_prefix_lengths(names, order) -> list[int]:
+    """Per loop of `order`: how many parameters lead the tie order (`names`, definition order)
+    with all of them bound by then (the part of the tie key a prefix already decides)."""
+    lengths, bound = [], set()
+    for name in order:
+        bound.add(name)
+        count = lengths[-1] if lengths else 0
+        while count < len(names) and names[count] in bound:
+            count += 1
+        lengths.append(count)
+    return lengths
+
+
 def model_or_declared(model, text: str | None, what: str = "--bound") -> tuple[ir.Expr, str]:
     """The expression of a performance model: `text` when given, else the space's declared
     `cost(...)` (an `ir.Expr` on `model.cost`); (IR, its text for messages)."""

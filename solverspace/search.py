@@ -26,7 +26,7 @@ from .bounds import INF
 from .errors import SpaceDefinitionError
 from .evaluate import Undefined, compile_expr
 from .lower_bound import PrefixBound
-from .objective import BestResult, Ranked, parse_objective, string_order, tie_key
+from .objective import BestResult, Ranked, parse_objective, string_order, tie_key, tie_prefix_lengths
 from .reference import ReferenceEnumerator
 
 ENGINES = ("bnb", "exhaustive")
@@ -57,15 +57,9 @@ class _Walk:
         order = string_order(plan.model)
         self.tie = tie_key(plan.model, order=order)
         self.names = plan.model.parameter_names
-        self.tie_prefix = []   # per loop: the tie key of the parameters bound there that lead definition order
-        for depth in range(len(self.levels)):
-            bound = set(plan.order[:depth + 1])
-            leading = []
-            for name in self.names:
-                if name not in bound:
-                    break
-                leading.append(name)
-            self.tie_prefix.append((len(leading), tie_key(plan.model, tuple(leading), order)) if leading else None)
+        # per loop: the tie key of the parameters bound there that lead definition order
+        self.tie_prefix = [(n, tie_key(plan.model, tuple(self.names[:n]), order)) if n else None
+                           for n in tie_prefix_lengths(self.names, plan.order)]
         depth = len(self.levels)
         self.stats = SearchStats(plan.order, [0] * depth, [0] * depth)
         self.best: list[tuple] = []     # sorted (rank key, tie key, objective, configuration)

@@ -20,7 +20,7 @@ from solverspace.search import best
 from solverspace.translators.c_best import best_compiled
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
-from tests.test_bnb import walk_prefixes
+from tests.test_bnb import ROOFLINE, walk_prefixes
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -96,15 +96,6 @@ def test_compiled_search_equals_python_exhaustive_evaluation(source, top, maximi
     assert bnb.exact
 
 
-ROOFLINE = """
-N = 64
-tile = range(1, 17)
-unroll = iterator([1, 2, 4, 8])
-kind = iterator(["tex", "ldg"])
-loads = N * N // tile + if_then_else(kind == "tex", 0, N)
-require(tile % unroll == 0)
-cost(max(N * N * N / (tile * unroll * 8), loads / 3) + if_then_else(kind == "tex", 2, 1))
-"""
 
 
 @pytest.mark.parametrize("top", [1, 3, 40])
@@ -153,3 +144,36 @@ def test_a_space_c_refuses_is_searched_in_python_and_said(tmp_path):
     assert result.engine == "bnb-reference" and "C search refused" in result.note
     assert [r.configuration for r in result.ranked] == [{"loops": ("k", "i", "j"), "tile": 1},
                                                         {"loops": ("k", "j", "i"), "tile": 1}]
+
+
+def test_a_string_only_the_objective_names_compares_as_in_python(tmp_path):
+    """"zz" is no value of the space: C has no code for it; `kind == "zz"` is False everywhere
+    and `kind != "zz"` True, as in Python."""
+    path = tmp_path / "roofline.py"
+    path.write_text(ROOFLINE)
+    space = Space.load(str(path))
+    for objective in ('tile + if_then_else(kind == "zz", 100, 0)', 'tile + if_then_else(kind != "zz", 100, 0)'):
+        truth = _ranked(space.best(objective, maximize=True, top=5, backend="exhaustive-reference"))
+        result = space.best(objective, maximize=True, top=5, backend="bnb")
+        assert result.engine == "bnb" and _ranked(result) == truth, objective
+
+
+def test_the_command_line_names_the_engine_that_ran_and_why_nothing_ranked(tmp_path, capsys):
+    from solverspace.cli import main
+    assert main(["best", "gemm", "--set", "device=tiny", "--minimize", "blk_m", "--engine", "exhaustive-reference",
+                 "-q", "--top", "1"]) == 0
+    assert "(exhaustive-reference engine" in capsys.readouterr().out
+    assert main(["best", "gemm", "--set", "device=tiny", "--minimize", "dim_m / (dim_m - dim_m)", "-q"]) == 1
+    assert "objective is undefined (a division or modulo by zero) on every one" in capsys.readouterr().err
+
+
+def test_without_a_compiler_the_search_runs_in_python_and_says_so(tmp_path, monkeypatch):
+    path = tmp_path / "roofline.py"
+    path.write_text(ROOFLINE)
+    space = Space.load(str(path))
+    truth = _ranked(space.best("tile", maximize=False, top=3, backend="bnb-reference"))
+    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    result = space.best("tile * 3", maximize=False, top=3, backend="bnb")
+    assert result.engine == "bnb-reference" and "could not be built" in result.note
+    assert [c for _, c in _ranked(result)] == [c for _, c in truth]

@@ -38,7 +38,7 @@ from solverspace.errors import SolverspaceError
 from solverspace.evaluate import Undefined, compile_expr
 from solverspace.kinds import STR
 from solverspace.lower_bound import PrefixBound
-from solverspace.objective import string_order, tie_key
+from solverspace.objective import string_order, tie_key, tie_prefix_lengths
 
 from .c_backend import call_c
 
@@ -81,7 +81,7 @@ class BestGenerator:
         self.names = self.model.parameter_names
 
     # ------------------------------------------------------------------------------ pieces
-    def pair(self, expr: ir.Expr, owner=None) -> tuple[str, str] | None:
+    def pair(self, expr: ir.Expr) -> tuple[str, str] | None:
         """(numerator, denominator) of `expr` as wide C, or None where a part may not fit 63
         bits (the comparisons multiply two of them)."""
         num, den = rational_pair(expr, self.model, self.plan.analysis.rational)
@@ -90,7 +90,7 @@ class BestGenerator:
             interval = bounds.expr(part)
             if not interval.empty and not (-FITS < interval.lo and interval.hi < FITS):
                 return None
-        return self.wide.print(num, owner), self.wide.print(den, owner)
+        return self.wide.print(num), self.wide.print(den)
 
     def objective_pair(self) -> tuple[str, str]:
         pair = self.pair(self.expr)
@@ -126,12 +126,11 @@ class BestGenerator:
         """Rank tables of the categorical parameters, and C comparing two entries' values in
         the tie order (definition order; strings by first appearance in the space file)."""
         order = string_order(self.model)
-        codes = self.plan.analysis.codes
+        by_code = sorted(self.plan.analysis.codes.items(), key=lambda item: item[1])
+        ranks = [order.get(s, len(order) + code) for s, code in by_code]
         tables, lines = [], []
         for j, name in enumerate(self.names):
             if self.model.kinds.of(name) == STR:
-                by_code = sorted(codes.items(), key=lambda item: item[1])
-                ranks = [order.get(s, len(order) + code) for s, code in by_code]
                 tables.append(f"static const int64_t ss_rank{j}[] = {{{', '.join(map(str, ranks)) or '0'}}};")
             x, y = self.ranked(j, f"a->v[{j}]"), self.ranked(j, f"b->v[{j}]")
             lines.append(f"    if ({x} != {y}) return {x} < {y};")
@@ -155,7 +154,6 @@ class BestGenerator:
                 "    if (!bs->has_thr || !ss_before(&bs->thr, &c_)) ss_offer(bs, &c_); } }"]
         slots = nest.slots(order)
         after, bound_vars = self.level_tests(order, slots)
-        slots = nest.slots(order)
         buffers: list[tuple[int, int]] = []
         body = nest.nest(list(range(len(order))), order, slots, buffers, leaf, after)
         lines = ["static void walk_best(const int64_t *prefix, int plen, int stop, int64_t *prefix_out, int64_t cap,",
@@ -197,16 +195,9 @@ class BestGenerator:
         bound moves, the bound (kept per level in `bn_i / bd_i`, `bv_i` 0 where undefined); and
         where the bound moves or the tie prefix grows, the cut. A subtree is cut when its bound
         is above the threshold's objective, or equal to it while the parameters leading the tie
-        order, all bound, already compare after the threshold's (`ss_tie_after`)."""
+        order, all bound, already compare after the threshold's (`tie_after`)."""
         bounds = self.level_bounds(slots)
-        leading = []        # per loop: how many parameters of the tie order are bound
-        bound = set()
-        for name in order:
-            bound.add(name)
-            count = 0
-            while count < len(self.names) and self.names[count] in bound:
-                count += 1
-            leading.append(count)
+        leading = tie_prefix_lengths(self.names, order)
         after, current, declared = {}, None, []
         for i in range(len(order)):
             lines = [f"if (plen <= {i}) bs->visited[{i}]++;"]
