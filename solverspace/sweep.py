@@ -72,7 +72,8 @@ def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = 
     compiled = _compiled(chosen) if one_pass and not strict and len(combos) > 1 else None
     if compiled is None:
         for point in combos:
-            yield _per_point(load, point, base, chosen, strict)
+            start = time.perf_counter()
+            yield _per_point(load({**(base or {}), **point}), point, chosen, strict, time.perf_counter() - start)
         return
     loaded = []
     for point in combos:   # every point loaded first: a bad setting value is an error before any count
@@ -97,21 +98,17 @@ def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = 
             answers[i] = SweepPoint(combos[i], result.counts[lane], result.undefined[lane], True,
                                     loaded[i][1] + share, compiled.name, "one-pass")
     for i, point in enumerate(combos):
-        if i in answers:
-            yield answers[i]
-        else:
-            start = time.perf_counter()
-            stats = loaded[i][0].stats(chosen, strict=strict)
-            yield SweepPoint(point, int(stats.count), int(stats.undefined), bool(getattr(stats, "exact", True)),
-                             loaded[i][1] + time.perf_counter() - start,
-                             getattr(chosen, "answered_by", None) or chosen.name, note=notes.get(i, ""))
+        yield answers[i] if i in answers else _per_point(loaded[i][0], point, chosen, strict, loaded[i][1],
+                                                            notes.get(i, ""))
 
 
-def _per_point(load, point, base, chosen, strict) -> SweepPoint:
+def _per_point(space, point, chosen, strict, loading: float, note: str = "") -> SweepPoint:
+    """One point counted on its own (`loading`: the seconds its space took to load)."""
     start = time.perf_counter()
-    stats = load({**(base or {}), **point}).stats(chosen, strict=strict)
+    stats = space.stats(chosen, strict=strict)
     return SweepPoint(point, int(stats.count), int(stats.undefined), bool(getattr(stats, "exact", True)),
-                      time.perf_counter() - start, getattr(chosen, "answered_by", None) or chosen.name)
+                      loading + time.perf_counter() - start, getattr(chosen, "answered_by", None) or chosen.name,
+                      note=note)
 
 
 def _compiled(chosen):
