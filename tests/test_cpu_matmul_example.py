@@ -1,6 +1,7 @@
 """examples/cpu_matmul: the space loads and counts the same in every backend, the kernel computes
-correct products, measure.py's command line works, and the roofline bound parses and evaluates
-to positive exact values. No test here looks at a wall-clock time."""
+correct products, measure.py's command line works, the micro-kernel ceilings are measured for
+every shape the space has, and the roofline bound parses and evaluates to positive exact values.
+No test here looks at a wall-clock time."""
 from __future__ import annotations
 
 import subprocess
@@ -21,6 +22,7 @@ sys.path.insert(0, str(EXAMPLE))
 import bound  # noqa: E402
 import kernel  # noqa: E402
 import measure  # noqa: E402
+import peak  # noqa: E402
 
 SMALL = {"N": 48}      # 48 = 2**4 * 3: every unroll factor still has tiles
 
@@ -129,3 +131,47 @@ def test_the_declared_cost_is_the_bound_of_bound_py():
     from solverspace.objective import parse_objective
     space = Space.load(str(SPACE))
     assert space.model.cost == parse_objective(space.model, bound.BOUND)
+
+
+def test_the_reference_machine_has_a_ceiling_for_every_shape_and_k_tile():
+    import json
+    record = json.loads((EXAMPLE / "reference_machine.json").read_text())
+    table = {(mr, nr, tk): rate for mr, nr, tk, rate in record["kernel_rates"]}
+    raw = {(mr, nr, tk): rate for mr, nr, tk, rate in record["kernel_ceilings"]}
+    assert set(table) == {(mr, nr, tk) for mr, nr in kernel.UNROLLS for tk in (48, 96, 192, 384)}
+    assert set(raw) == set(table)
+    for key, rate in table.items():      # raised by the headroom and rounded up: never below
+        assert isinstance(rate, int) and rate >= raw[key] * (1 + record["headroom_percent"] / 100)
+        assert 0 < raw[key] <= record["figures"]["peak_flops_per_us"] * 1.05, key
+
+
+def test_the_kernel_term_reads_the_ceiling_of_its_shape_and_k_tile():
+    # a (unroll_i, unroll_j, tile_k) the table has: its rate; a k tile it has not (N = 48 has k
+    # tiles of 6-48): the FMA peak, which bounds every shape
+    space, terms = bound.evaluator(SMALL)
+    settings = {s.name: s.value for s in space.model.settings}
+    ceilings = {}
+    seen = set()
+    for row in space.rows("reference"):
+        config = dict(zip(space.parameters, row))
+        key = (config["unroll_i"], config["unroll_j"], config["tile_k"])
+        if key in seen:
+            continue
+        seen.add(key)
+        rate = space.check(config).derived["kernel_rate"]
+        ceilings[key] = rate
+        assert terms(config)["kernel"] == Fraction(2 * 48 ** 3, rate * 10 ** 6)
+    import json
+    path = EXAMPLE / "machine.json"
+    record = json.loads((path if path.exists() else EXAMPLE / "reference_machine.json").read_text())
+    table = {(mr, nr, tk): rate for mr, nr, tk, rate in record["kernel_rates"]}
+    for (mr, nr, tk), rate in ceilings.items():
+        assert rate == table.get((mr, nr, tk), settings["PEAK_FLOPS"]), (mr, nr, tk)
+    assert any(key in table for key in ceilings) and any(key not in table for key in ceilings)
+
+
+@pytest.mark.needs_cc
+def test_peak_measures_a_ceiling_for_every_shape():
+    ceilings = peak.kernel_ceilings([16], repeat=1, min_seconds=0)
+    assert set(ceilings) == {(mr, nr, 16) for mr, nr in kernel.UNROLLS}
+    assert all(rate > 0 for rate in ceilings.values())

@@ -1,12 +1,13 @@
 """The roofline bound of space.py, and a check of it against measurements.
 
     python examples/cpu_matmul/bound.py --print                  # the --bound expression
-    python examples/cpu_matmul/bound.py --settings               # --set arguments from machine.json
-    python examples/cpu_matmul/bound.py SAMPLE.csv [--machine]   # bound vs measured time per row
+    python examples/cpu_matmul/bound.py --settings               # --set arguments of machine.json
+    python examples/cpu_matmul/bound.py SAMPLE.csv [--set NAME=VALUE ...]   # bound vs measured, per row
 
-SAMPLE.csv is what `solverspace sample examples/cpu_matmul/space.py -n 20 -o SAMPLE.csv` writes.
-With --machine the settings come from machine.json (peak.py) instead of space.py's defaults.
-Each row is measured with measure.py's `run` (same repeats and check) in this process.
+SAMPLE.csv is what `solverspace sample examples/cpu_matmul/space.py -n 20 -o SAMPLE.csv` (or
+`solverspace list ... -o`) writes. The machine's figures are space.py's: machine.json when
+peak.py has written one here, else reference_machine.json. Each row is measured with
+measure.py's `run` (same repeats and check) in this process.
 """
 from __future__ import annotations
 
@@ -24,14 +25,16 @@ SPACE = HERE / "space.py"
 # largest: the time of the resource that limits the configuration (the roofline).
 TERMS = {
     "flops": "2 * N**3 / (PEAK_FLOPS * 10**6)",
+    "kernel": "2 * N**3 / (kernel_rate * 10**6)",
     "loads": "vector_loads / (LOAD_RATE * 10**6)",
-    "latency": "fma_chain / (CHAIN_RATE * 10**6)",
     "l2": "l2_bytes / (L2_BANDWIDTH * 10**6)",
 }
 BOUND = "max(" + ", ".join(TERMS.values()) + ")"
 
 
 def machine_settings(path: Path = HERE / "machine.json") -> dict:
+    """The scalar settings peak.py wrote (space.py reads the file itself; these are for --set
+    elsewhere, e.g. with a copy of the space)."""
     if not path.exists():
         raise SystemExit(f"{path} does not exist: run python examples/cpu_matmul/peak.py first")
     return json.loads(path.read_text())["settings"]
@@ -58,14 +61,28 @@ def evaluator(settings: dict | None = None):
     return space, terms
 
 
+def read_settings(items, parser) -> dict:
+    settings = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            settings[name] = int(value)
+        except ValueError:
+            parser.error(f"--set {item}: give NAME=INTEGER")
+    return settings
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sample", nargs="?", help="CSV of configurations (solverspace sample -o)")
+    parser.add_argument("sample", nargs="?", help="CSV of configurations (solverspace sample/enumerate -o)")
     parser.add_argument("--print", action="store_true", help="print the bound expression and exit")
     parser.add_argument("--settings", action="store_true",
                         help="print the --set arguments of machine.json (peak.py) and exit")
-    parser.add_argument("--machine", action="store_true", help="settings from machine.json (peak.py)")
-    parser.add_argument("--n", type=int, help="N (default: the space's)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of space.py (integer), as solverspace's --set")
+    parser.add_argument("--write", metavar="CSV",
+                        help="also write the rows with their measured `seconds` (read back instead of measuring)")
+    parser.add_argument("--summary", action="store_true", help="print the summary only, not a line per row")
     args = parser.parse_args(argv)
     if args.print:
         print(BOUND)
@@ -75,33 +92,49 @@ def main(argv=None) -> int:
         return 0
     if not args.sample:
         parser.error("give a CSV of configurations, or --print")
-    settings = machine_settings() if args.machine else {}
-    if args.n:
-        settings["N"] = args.n
-    space, terms = evaluator(settings)
+    space, terms = evaluator(read_settings(args.set, parser))
     n = {s.name: s.value for s in space.model.settings}["N"]
     sys.path.insert(0, str(HERE))
     import measure
 
     with open(args.sample, newline="") as f:
         rows = list(csv.DictReader(f))
+    if rows and "seconds" in rows[0]:
+        print(f"measured times: the `seconds` column of {args.sample} (not measured again)")
+    out = None
+    if args.write:
+        out = csv.writer(open(args.write, "w", newline=""))
+        out.writerow(["tile_i", "tile_j", "tile_k", "unroll_i", "unroll_j", "order", "seconds"])
     ints = ("tile_i", "tile_j", "tile_k", "unroll_i", "unroll_j")
-    print(f"{'tile_i':>6} {'tile_j':>6} {'tile_k':>6} {'ui':>3} {'uj':>3} {'order':>5} "
-          f"{'bound ms':>9} {'term':>7} {'measured ms':>11} {'ratio':>6} {'GFLOP/s':>8}")
-    worst = 0.0
+    if not args.summary:
+        print(f"{'tile_i':>6} {'tile_j':>6} {'tile_k':>6} {'ui':>3} {'uj':>3} {'order':>5} "
+              f"{'bound ms':>9} {'term':>7} {'measured ms':>11} {'ratio':>6} {'GFLOP/s':>8}")
+    results = []                     # (bound, seconds, binding term)
     for row in rows:
         config = {k: int(row[k]) for k in ints}
         config["order"] = row["order"]
         t = terms(config)
-        seconds, _ = measure.run(n, **config)
+        seconds = float(row["seconds"]) if row.get("seconds") else measure.run(n, **config)[0]
+        if out:
+            out.writerow([*config.values(), repr(seconds)])
         top = max(TERMS, key=lambda k: t[k])
-        ratio = seconds / float(t["bound"])
-        worst = max(worst, float(t["bound"]) / seconds)
-        print(f"{config['tile_i']:>6} {config['tile_j']:>6} {config['tile_k']:>6} {config['unroll_i']:>3} "
-              f"{config['unroll_j']:>3} {config['order']:>5} {float(t['bound']) * 1e3:>9.3f} {top:>7} "
-              f"{seconds * 1e3:>11.3f} {ratio:>6.2f} {2 * n ** 3 / seconds / 1e9:>8.1f}", flush=True)
+        results.append((t["bound"], seconds, top))
+        if not args.summary:
+            print(f"{config['tile_i']:>6} {config['tile_j']:>6} {config['tile_k']:>6} {config['unroll_i']:>3} "
+                  f"{config['unroll_j']:>3} {config['order']:>5} {float(t['bound']) * 1e3:>9.3f} {top:>7} "
+                  f"{seconds * 1e3:>11.3f} {seconds / float(t['bound']):>6.2f} "
+                  f"{2 * n ** 3 / seconds / 1e9:>8.1f}", flush=True)
+    if not results:
+        print("no rows")
+        return 1
+    worst = max(float(b) / s for b, s, _ in results)
     verdict = "a lower bound on every row" if worst <= 1 else "NOT a lower bound"
-    print(f"largest bound / measured: {worst:.3f} ({verdict})")
+    print(f"rows: {len(results)}; largest bound / measured: {worst:.3f} ({verdict})")
+    print("binding term: " + ", ".join(f"{k} {sum(1 for *_, t in results if t == k)}" for k in TERMS))
+    fastest = min(s for _, s, _ in results)
+    below = sum(1 for b, _, _ in results if b < fastest)
+    print(f"fastest measured: {fastest * 1e3:.4f} ms; rows whose bound is below it: {below} "
+          f"({100 * below / len(results):.1f}%): over these rows, a proof measures at least that many")
     return 0 if worst <= 1 else 1
 
 

@@ -32,6 +32,8 @@ ORDERS = ("ijk", "ikj", "jik", "jki", "kij", "kji")
 CDEF = """
 int matmul(int n, const float *A, const float *B, float *C, int tile_i, int tile_j, int tile_k,
            int mr, int nr, int o0, int o1, int o2);
+int block_repeat(int mr, int nr, int n, const float *A, const float *B, float *C, int ti, int tj, int tk,
+                 long reps);
 float peak_fma(long iters);
 float peak_fma_chain(long iters);
 float peak_vector_loads(const float *x, long len, long reps);

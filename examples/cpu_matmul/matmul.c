@@ -85,6 +85,26 @@ int matmul(int n, const float *A, const float *B, float *C, int tile_i, int tile
     return -1;
 }
 
+/* The micro-kernel ceilings of peak.py: one tile of the (mr, nr) micro-kernel, repeated reps
+ * times, with operands the caller lays out (compact, cache-hot panels: the best case of the
+ * exact code `matmul` runs). n is the row stride of A, B and C. Returns 0, or -1 for a pair that
+ * is not compiled. flops = reps * 2 * ti * tj * tk. */
+int block_repeat(int mr, int nr, int n, const float *A, const float *B, float *C, int ti, int tj, int tk,
+                 long reps)
+{
+#define CASE(MR, NR)                                                                           \
+    if (mr == MR && nr == NR) {                                                                \
+        for (long r = 0; r < reps; r++) {                                                      \
+            block_##MR##_##NR(n, A, B, C, 0, 0, 0, ti, tj, tk);                                \
+            __asm__ volatile("" : : "r"(C) : "memory");                                        \
+        }                                                                                      \
+        return 0;                                                                              \
+    }
+    PAIRS(CASE)
+#undef CASE
+    return -1;
+}
+
 /* ---- machine peaks (peak.py) ---- */
 
 /* Vector FMAs on ACC independent accumulators (enough to cover the FMA latency times the
