@@ -24,7 +24,9 @@ ever lowers a measured rate, and a bound built from a too low rate would be too 
   memory once warm.
 
 The settings of space.py are these rates raised by --headroom percent (default 2: over repeated
-runs here the best-of-9 FMA and L1 figures varied under 1%, the L2 bandwidth about 4%) and
+runs here the best-of-9 FMA figure varied under 1%, the ceilings 1-4%, the L1 load rate 5% and
+the L2 bandwidth 4%; over all 9,384 configurations measured, the closest came to 1.8% under its
+bound, see README.md) and
 rounded UP to integers, so time = work / rate is not overestimated, and `registers`: 32 vector
 registers where the CPU has AVX-512VL (ymm0-31 under -march=native), else 16. The last line
 printed is the `--set` arguments of the scalar settings (for using these figures elsewhere).
