@@ -91,8 +91,20 @@ class _Locals(MutableMapping):
         self.loader.bind(name, value)
 
     def __delitem__(self, name):
-        raise SpaceDefinitionError(f"`del {name}` is not supported in a space file",
-                                   where=Location(self.loader.filename, self.loader.current_line()))
+        """`del` of a plain value (as `except ... as err` does at the end of its handler) forgets
+        it; a parameter, derived value, constraint or setting cannot be deleted. CPython turns
+        any error here into a NameError, so the refusal is kept for `run` to raise."""
+        loader = self.loader
+        if loader.kind_of(name) or name in loader.settings:
+            loader.refused_delete = SpaceDefinitionError(
+                f"`del {name}`: {name!r} is {loader.kind_of(name) or 'a setting'}, which cannot be deleted",
+                where=Location(loader.filename, loader.current_line()), hint="leave it, or choose another name")
+        elif name in self.store:
+            del self.store[name]
+            loader.globals.pop(name, None)
+            loader.constants.pop(name, None)
+            return
+        raise KeyError(name)
 
     def __iter__(self):
         return iter(self.store)
@@ -171,6 +183,7 @@ class _Loader:
         self.costs: list = []                   # CostDecl or Deferred (@cost): at most one
         self.settings: dict[str, Setting] = {}
         self.constants: dict[str, object] = {}  # plain module values
+        self.refused_delete: SpaceDefinitionError | None = None  # see _Locals.__delitem__
         self.hidden_count = 0
         self.locals = _Locals(self)
         self.globals: dict = {"__builtins__": builtins, "__name__": "__space__", "__file__": filename}
@@ -340,6 +353,8 @@ class _Loader:
                 exc.args = (exc.render(),)
             raise
         except NameError as exc:
+            if self.refused_delete is not None:
+                raise self.refused_delete from None
             known = [*self.locals.store, *LANGUAGE_NAMES]
             hint = did_you_mean(exc.name, known) if getattr(exc, "name", None) else None
             raise SpaceDefinitionError(

@@ -395,3 +395,25 @@ def test_cli_prints_the_warning_once(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("'texture'") == 1, err
     assert "solverspace: warning:" in err and "did you mean 'tex'" in err
+
+
+def test_module_level_try_except_as_works():
+    # `except ... as err` deletes `err` at the end of its handler: a plain value may be deleted
+    source = src("""
+        try:
+            TABLE = {}["missing"]
+        except KeyError as err:
+            TABLE = {1: 2, 3: 4}
+        a = iterator(sorted(TABLE))
+    """)
+    assert Space.from_source(source).count() == 2
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ("a = iterator([1, 2])\ndel a\n", "'a' is a parameter, which cannot be deleted"),
+    ("A = 3\na = iterator([1, A])\ndel A\n", "'A' is a setting, which cannot be deleted"),
+])
+def test_del_of_a_declaration_is_refused_by_name(source, fragment):
+    with pytest.raises(SpaceDefinitionError) as info:
+        Space.from_source(source)
+    assert fragment in str(info.value) and "<space>:" in str(info.value)

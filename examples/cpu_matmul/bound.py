@@ -12,6 +12,7 @@ measure.py's `run` (same repeats and check) in this process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import sys
@@ -34,10 +35,14 @@ BOUND = "max(" + ", ".join(TERMS.values()) + ")"
 
 def machine_settings(path: Path = HERE / "machine.json") -> dict:
     """The scalar settings peak.py wrote (space.py reads the file itself; these are for --set
-    elsewhere, e.g. with a copy of the space)."""
-    if not path.exists():
-        raise SystemExit(f"{path} does not exist: run python examples/cpu_matmul/peak.py first")
-    return json.loads(path.read_text())["settings"]
+    elsewhere, e.g. with a copy of the space). ValueError: no file, or not peak.py's."""
+    try:
+        return json.loads(path.read_text())["settings"]
+    except FileNotFoundError:
+        raise ValueError(f"{path} does not exist: run python examples/cpu_matmul/peak.py first") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not what peak.py writes ({exc!r}): run python examples/cpu_matmul/peak.py "
+                         "again") from None
 
 
 def evaluator(settings: dict | None = None):
@@ -88,42 +93,81 @@ def main(argv=None) -> int:
         print(BOUND)
         return 0
     if args.settings:
-        print(" ".join(f"--set {k}={v}" for k, v in machine_settings().items()))
+        try:
+            print(" ".join(f"--set {k}={v}" for k, v in machine_settings().items()))
+        except ValueError as exc:
+            print(f"bound.py: {exc}", file=sys.stderr)
+            return 2
         return 0
     if not args.sample:
         parser.error("give a CSV of configurations, or --print")
-    space, terms = evaluator(read_settings(args.set, parser))
+    from solverspace.errors import SolverspaceError
+    try:
+        return report(args.sample, read_settings(args.set, parser), args.write, args.summary)
+    except (OSError, ValueError, ArithmeticError, SolverspaceError) as exc:
+        print(f"bound.py: {exc}", file=sys.stderr)
+        return 2
+
+
+COLUMNS = ("tile_i", "tile_j", "tile_k", "unroll_i", "unroll_j", "order")
+
+
+def read_rows(path: str) -> list:
+    """[(line, configuration, seconds or None)] of a CSV; ValueError says which line is wrong."""
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{path}: no column {', '.join(missing)}; give a CSV that "
+                             "`solverspace sample` or `solverspace enumerate` wrote with -o")
+        rows = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                config = {k: int(row[k]) for k in COLUMNS[:5]}
+                seconds = float(row["seconds"]) if row.get("seconds") else None
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{path}, line {line}: {exc}") from None
+            if seconds is not None and not seconds > 0:
+                raise ValueError(f"{path}, line {line}: seconds {row['seconds']} is not a positive time")
+            config["order"] = row["order"]
+            rows.append((line, config, seconds))
+    return rows
+
+
+def report(sample: str, settings: dict, write: str | None, summary: bool) -> int:
+    """Bound against measured time per row of `sample`, then the summary; 1 if a row is below its bound."""
+    space, terms = evaluator(settings)
     n = {s.name: s.value for s in space.model.settings}["N"]
     sys.path.insert(0, str(HERE))
     import measure
 
-    with open(args.sample, newline="") as f:
-        rows = list(csv.DictReader(f))
-    if rows and "seconds" in rows[0]:
-        print(f"measured times: the `seconds` column of {args.sample} (not measured again)")
-    out = None
-    if args.write:
-        out = csv.writer(open(args.write, "w", newline=""))
-        out.writerow(["tile_i", "tile_j", "tile_k", "unroll_i", "unroll_j", "order", "seconds"])
-    ints = ("tile_i", "tile_j", "tile_k", "unroll_i", "unroll_j")
-    if not args.summary:
+    rows = read_rows(sample)
+    if rows and rows[0][2] is not None:
+        print(f"measured times: the `seconds` column of {sample} (not measured again)")
+    if not summary:
         print(f"{'tile_i':>6} {'tile_j':>6} {'tile_k':>6} {'ui':>3} {'uj':>3} {'order':>5} "
               f"{'bound ms':>9} {'term':>7} {'measured ms':>11} {'ratio':>6} {'GFLOP/s':>8}")
     results = []                     # (bound, seconds, binding term)
-    for row in rows:
-        config = {k: int(row[k]) for k in ints}
-        config["order"] = row["order"]
-        t = terms(config)
-        seconds = float(row["seconds"]) if row.get("seconds") else measure.run(n, **config)[0]
-        if out:
-            out.writerow([*config.values(), repr(seconds)])
-        top = max(TERMS, key=lambda k: t[k])
-        results.append((t["bound"], seconds, top))
-        if not args.summary:
-            print(f"{config['tile_i']:>6} {config['tile_j']:>6} {config['tile_k']:>6} {config['unroll_i']:>3} "
-                  f"{config['unroll_j']:>3} {config['order']:>5} {float(t['bound']) * 1e3:>9.3f} {top:>7} "
-                  f"{seconds * 1e3:>11.3f} {seconds / float(t['bound']):>6.2f} "
-                  f"{2 * n ** 3 / seconds / 1e9:>8.1f}", flush=True)
+    with open(write, "w", newline="") if write else contextlib.nullcontext() as out:
+        writer = csv.writer(out) if out else None
+        if writer:
+            writer.writerow([*COLUMNS, "seconds"])
+        for line, config, seconds in rows:
+            try:
+                t = terms(config)
+                if seconds is None:
+                    seconds = measure.run(n, **config)[0]
+            except (ValueError, ArithmeticError) as exc:
+                raise type(exc)(f"{sample}, line {line}: {exc}") from None
+            if writer:
+                writer.writerow([*config.values(), repr(seconds)])
+            top = max(TERMS, key=lambda k: t[k])
+            results.append((t["bound"], seconds, top))
+            if not summary:
+                print(f"{config['tile_i']:>6} {config['tile_j']:>6} {config['tile_k']:>6} {config['unroll_i']:>3} "
+                      f"{config['unroll_j']:>3} {config['order']:>5} {float(t['bound']) * 1e3:>9.3f} {top:>7} "
+                      f"{seconds * 1e3:>11.3f} {seconds / float(t['bound']):>6.2f} "
+                      f"{2 * n ** 3 / seconds / 1e9:>8.1f}", flush=True)
     if not results:
         print("no rows")
         return 1

@@ -164,6 +164,10 @@ def main(argv=None) -> int:
     parser.add_argument("--headroom", type=float, default=2.0,
                         help="percent added to each rate before rounding up (default 2)")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat}: give at least 1 (the best of that many runs is kept)")
+    if args.headroom < 0:
+        parser.error(f"--headroom {args.headroom}: give a percentage of 0 or more (a lower rate would make the bound too high)")
     if args.n <= 0 or args.n % (8 * VEC):
         parser.error(f"--n {args.n}: give a positive multiple of {8 * VEC} (k tiles of N / 8 of whole vectors)")
     figures = measure(args.repeat)

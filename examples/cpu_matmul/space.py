@@ -18,8 +18,22 @@ _MACHINE_FILE = next((p for p in (_HERE / "machine.json", _HERE / "reference_mac
 if _MACHINE_FILE is None:
     raise FileNotFoundError(f"neither machine.json nor reference_machine.json is in {_HERE}: "
                             "run python examples/cpu_matmul/peak.py there")
-_MACHINE = _json.loads(_MACHINE_FILE.read_text())
-_RATES = _MACHINE["settings"]
+def _read_machine(path):
+    """(scalar settings, [(unroll_i, unroll_j, tile_k, rate)]) of a file peak.py wrote."""
+    try:
+        machine = _json.loads(path.read_text())
+        scalars = {name: int(machine["settings"][name])
+                   for name in ("REGISTERS", "PEAK_FLOPS", "LOAD_RATE", "L2_BANDWIDTH")}
+        table = [tuple(int(x) for x in row) for row in machine["kernel_rates"]]
+        if any(len(row) != 4 for row in table):
+            raise ValueError("kernel_rates: rows of 4 integers (unroll_i, unroll_j, tile_k, rate) expected")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not what peak.py writes ({exc!r}): run python examples/cpu_matmul/peak.py "
+                         "again (or delete machine.json to use reference_machine.json)") from None
+    return scalars, table
+
+
+_RATES, _KERNEL_RATES = _read_machine(_MACHINE_FILE)
 
 N = setting(384, doc="matrix size (N x N); 384 = 2**7 * 3 has divisors for every unroll factor")
 VEC = setting(8, doc="floats per vector register (matmul.c: 32-byte GCC vectors)")
@@ -81,7 +95,7 @@ def _ceiling(table, otherwise):
         tile_k, by_tk, lambda rate: rate)))
 
 
-kernel_rate = _ceiling(_MACHINE["kernel_rates"], PEAK_FLOPS)
+kernel_rate = _ceiling(_KERNEL_RATES, PEAK_FLOPS)
 # Vector loads the micro-kernel issues: per k step unroll_j loads of B for unroll_i * unroll_j
 # FMAs (N**3 / (VEC * unroll_i) in all), and the C block once per k tile. Loads of A are
 # broadcasts, not counted (the core may issue them beside the vector loads). The compiler may
