@@ -26,7 +26,8 @@ from solverspace.validation.generate import spaces
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-def _model(source: str):
+def load_generated(source: str):
+    """A generated space's model (its lint warnings silenced)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return load_source(source, "generated.py")
@@ -93,7 +94,7 @@ def assert_bounds_contain_every_completion(plan, expr) -> int:
 @FAST
 @given(spaces(cost=1.0, max_candidates=1500))
 def test_the_bound_of_every_prefix_contains_every_completion(source):
-    model = _model(source)
+    model = load_generated(source)
     if model.cost is None:
         return
     assert_bounds_contain_every_completion(make_plan(model), model.cost)
@@ -102,7 +103,7 @@ def test_the_bound_of_every_prefix_contains_every_completion(source):
 @FAST
 @given(spaces(cost=1.0, max_candidates=1500), st.integers(1, 7), st.booleans())
 def test_branch_and_bound_equals_exhaustive_evaluation(source, top, maximize):
-    model = _model(source)
+    model = load_generated(source)
     if model.cost is None:
         return
     plan = make_plan(model)
@@ -117,7 +118,7 @@ def test_branch_and_bound_equals_exhaustive_evaluation(source, top, maximize):
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(spaces(cost=1.0, orders=0.5, max_candidates=1500), st.integers(1, 5))
 def test_branch_and_bound_equals_exhaustive_with_orders(source, top):
-    model = _model(source)
+    model = load_generated(source)
     if model.cost is None:
         return
     plan = make_plan(model)

@@ -5,7 +5,6 @@ exhaustive evaluation returns (ties included), for any number of threads."""
 from __future__ import annotations
 
 import shutil
-import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -13,24 +12,16 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from solverspace import Space
 from solverspace.bound_expr import lower_bound_expr
 from solverspace.evaluate import Undefined, compile_expr
-from solverspace.loader import load_source
 from solverspace.plan import make_plan
 from solverspace.printing import to_source
 from solverspace.search import best
 from solverspace.translators.c_best import best_compiled
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
-from tests.test_bnb import ROOFLINE, walk_prefixes
+from tests.test_bnb import FAST, ROOFLINE, load_generated, walk_prefixes
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 COMPILING = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-def _model(source: str):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_source(source, "generated.py")
 
 
 def assert_bound_expressions_are_below_every_completion(plan, expr) -> int:
@@ -66,7 +57,7 @@ def assert_bound_expressions_are_below_every_completion(plan, expr) -> int:
 @FAST
 @given(spaces(cost=1.0, max_candidates=1500), st.booleans())
 def test_the_bound_expression_of_every_prefix_is_below_every_completion(source, maximize):
-    model = _model(source)
+    model = load_generated(source)
     if model.cost is None:
         return
     from solverspace import ir
@@ -81,7 +72,7 @@ def _ranked(result):
 @COMPILING
 @given(spaces(cost=1.0, max_candidates=1500, c_compatible=True), st.integers(1, 7), st.booleans())
 def test_compiled_search_equals_python_exhaustive_evaluation(source, top, maximize):
-    model = _model(source)
+    model = load_generated(source)
     if model.cost is None:
         return
     plan = make_plan(model)
