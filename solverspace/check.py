@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .errors import Location, OptionError, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
 from . import ir
 from .kinds import ORDER, STR
+from .model import one_spelling
 from .evaluate import Undefined, compile_domain, compile_expr
 from .plan import Plan
 from .printing import to_source
@@ -45,19 +46,22 @@ def parse_value(text: str):
 
 def parse_assignment(model, words) -> dict:
     """`NAME=VALUE` words (the command line's `check` arguments) as an assignment: each name a
-    parameter, given once, with a non-empty value of a kind the parameter takes; integer text
-    becomes an integer unless the parameter's values are all strings.
+    parameter (as Python reads it: `ﬁ=3` gives `fi`), given once, with a non-empty value of a
+    kind the parameter takes; integer text becomes an integer unless the parameter's values are
+    all strings.
 
     >>> from solverspace.loader import load_source
     >>> parse_assignment(load_source("x = range(4)\\nk = iterator(['a', '1'])"), ["x=0x3", "k=1"])
     {'x': 3, 'k': '1'}
     """
     assignment: dict = {}
+    spelled: dict[str, str] = {}
     for word in words:
         name, sep, text = word.partition("=")
         name = name.strip()
         if not sep or not name:
             raise OptionError(f"{word!r}: expected NAME=VALUE", hint="e.g. solverspace check gemm dim_m=16 dim_n=16")
+        name = one_spelling(spelled, name, "parameter", error=OptionError)
         check_parameter_names(model, [name])
         if name in assignment:
             raise OptionError(f"parameter {name!r} is given twice ({name}={assignment[name]} and {word})",
@@ -86,6 +90,14 @@ def _value_for(model, name: str, text: str):
                       hint=f"give an integer (decimal, or 0x.. / 0o.. / 0b..), e.g. {name}=16")
 
 
+def python_assignment(assignment: dict) -> dict:
+    """An assignment keyed by the names as Python reads them (`{"ﬁ": 3}` sets `fi`), two
+    spellings of one parameter refused (`model.one_spelling`)."""
+    spelled: dict[str, str] = {}
+    return {one_spelling(spelled, name, "parameter", error=OptionError) if isinstance(name, str) else name: value
+            for name, value in assignment.items()}
+
+
 def check_parameter_names(model, names) -> None:
     """Every name must be a parameter of the model (with a did-you-mean otherwise)."""
     for name in names:
@@ -110,6 +122,7 @@ def orders_as_tuples(model, assignment: dict) -> dict:
 
 def check(plan: Plan, assignment: dict) -> CheckResult:
     model = plan.model
+    assignment = python_assignment(assignment)
     check_parameter_names(model, assignment)
     assignment = orders_as_tuples(model, assignment)
     if set(assignment) != set(model.parameter):

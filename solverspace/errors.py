@@ -6,6 +6,7 @@ callers who do not know our hierarchy still catch them sensibly.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from dataclasses import dataclass
 
 
@@ -67,12 +68,52 @@ class OutputError(SolverspaceError, OSError):
     of the file, a full disk. Nothing is left under the file's name."""
 
 
+def python_name(name: str) -> str:
+    """`name` as Python reads it in source: identifiers are NFKC-normalised when parsed (PEP 3131,
+    `ﬁ` is `fi`), so every name given as a string (a T1 `Name`, a `check` or `--set` argument) is
+    normalised the same way before it is looked up, or it would not mean what it means in an
+    expression.
+
+    >>> python_name("ﬁ"), python_name("x²")
+    ('fi', 'x2')
+    """
+    return unicodedata.normalize("NFKC", name)
+
+
+def check_text(value: str, owner: str, *, error: type | None = None, where: Location | None = None) -> str:
+    """A categorical string as a value of the language: any text but NUL (U+0000). A NUL cannot
+    travel: C strings (the compiled enumerator's tables) end at it, NumPy's `<U` columns drop it
+    at the end, a command line (`tune`) cannot carry it; refused wherever a value is read (space
+    files, T1 files, closure iterators) rather than written differently by each backend.
+
+    >>> check_text("a,b", "parameter 'k'")
+    'a,b'
+    """
+    if "\0" in value:
+        raise (error or SpaceDefinitionError)(
+            f"{owner}: value {value!r} contains a NUL character (U+0000), which no output keeps",
+            where=where, hint="categorical values are text without NUL: remove the character or replace it")
+    return value
+
+
 def did_you_mean(name: str, known) -> str | None:
-    """A hint naming the closest known names, or None."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    """A hint naming the closest known names, or None. A name that is a known one once
+    normalised (`python_name`) is said to be exactly that, never offered as a look-alike."""
+    known = list(known)
+    same = python_name(name)
+    if same != name and same in known:
+        return (f"{name!r} is {same!r} as Python reads names (Unicode NFKC normalisation, "
+                f"{_spelled(name)}); write {same!r}")
+    close = difflib.get_close_matches(same, [k for k in known if python_name(k) != same], n=3, cutoff=0.6)
     if not close:
         return None
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def _spelled(name: str) -> str:
+    """The characters of `name` that normalisation changes, with their code points."""
+    changed = [ch for ch in dict.fromkeys(name) if python_name(ch) != ch]
+    return ", ".join(f"{ch!r} U+{ord(ch):04X} reads as {python_name(ch)!r}" for ch in changed)
 
 
 class SolverspaceWarning(UserWarning):

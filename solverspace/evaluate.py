@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Callable
 
 from . import ir, orders
-from .errors import SpaceEvaluationError
+from .errors import SpaceEvaluationError, check_text
 from .printing import to_source
 
 Env = dict
@@ -325,6 +325,8 @@ class ClosureTable:
             raise SpaceEvaluationError(
                 f"closure iterator {self.node.name!r} raised {type(exc).__name__}: {exc}") from exc
         _check_one_kind(values, self.node)
+        for text in (v for v in values if type(v) is str):   # a NUL would not survive output
+            check_text(text, f"closure iterator {self.node.name!r}", error=SpaceEvaluationError)
         return _dedupe(values)
 
 

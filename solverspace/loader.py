@@ -27,6 +27,7 @@ import ast
 import builtins
 import functools
 import inspect
+import re
 import sys
 import warnings
 from collections.abc import MutableMapping
@@ -36,11 +37,12 @@ from . import ir
 from .dag import check_acyclic
 from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, CostDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES,
                   SettingDecl, Sym, as_node, make_namespace_functions, membership, values_domain)
-from .errors import Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
+from .errors import (Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, check_text,
+                     did_you_mean)
 from .kinds import ValueKind
 from .lint import categorical_typos
 from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree
-from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting
+from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling
 from .sources import read_text  # its home before sources.py; validation imports it from here
 from .t1_read import load_t1
 
@@ -130,12 +132,44 @@ def _compiled(source: str, filename: str) -> tuple[list, object]:
             raise SpaceDefinitionError("an expression is nested too deeply for Python's parser",
                                        where=Location(filename),
                                        hint="split it into named derived values") from None
+        if not source.isascii():
+            _check_spellings(tree, source, filename)
         defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
         code = compile(ast.fix_missing_locations(_ModuleMembership().visit(tree)), filename, "exec")
         if len(_COMPILED) >= 8:
             _COMPILED.clear()
         _COMPILED[key] = (defs, code)
     return _COMPILED[key]
+
+
+def _check_spellings(tree: ast.Module, source: str, filename: str) -> None:
+    """Refuse a module-level name bound under two spellings that Python reads as one (`ﬁ = ...`
+    and later `fi = ...`: NFKC normalisation makes the second a redefinition of the first while
+    they look like two names). A use spelled differently from the definition is Python's own
+    reading (`require(ﬁ > 1)` for `fi`), as for names given as strings (`model.one_spelling`)."""
+    spelled: dict[str, str] = {}
+    for node, raw in _module_bindings(tree, source):
+        one_spelling(spelled, raw, "the name", where=Location(filename, node.lineno))
+
+
+def _module_bindings(tree: ast.Module, source: str):
+    """(node, spelling as written) of every name bound at module level: assignment targets and
+    `def` names; the bodies of functions, classes, lambdas and comprehensions are their own scopes."""
+    lines = source.splitlines()
+    pending = list(reversed(tree.body))   # a stack: nodes come out in source order
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = re.search(r"(?:def|class)\s+(\w+)", lines[node.lineno - 1]) if node.lineno <= len(lines) else None
+            if found:
+                yield node, found.group(1)
+            pending.extend(reversed(node.decorator_list))
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node, ast.get_source_segment(source, node) or node.id
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
 class _ModuleMembership(ast.NodeTransformer):
@@ -175,7 +209,7 @@ class _Loader:
     def __init__(self, source, filename, overrides, max_closure_values):
         self.source = source
         self.filename = filename
-        self.overrides = dict(overrides)
+        self.overrides = _python_overrides(overrides)
         self.max_closure_values = max_closure_values
         self.params: dict[str, tuple] = {}      # name -> (ParameterKind, node or Deferred, line)
         self.derived: dict[str, tuple] = {}     # name -> (expr, line)
@@ -395,6 +429,7 @@ class _Loader:
         if not model.parameters:
             raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
+        _check_texts(model)
         check_acyclic(model)
         model.kinds.check()
         if model.cost is not None and model.kinds.expr(model.cost) in (ValueKind.STR, ValueKind.ORDER):
@@ -496,6 +531,19 @@ class _Loader:
         return tuple(deps)
 
 
+def _check_texts(model: Model) -> None:
+    """Every string of the space is a value of the language (`errors.check_text`: no NUL), named
+    by the parameter, derived value or constraint that holds it."""
+    items = [("parameter", p.name, p.domain, p.line) for p in model.parameters]
+    items += [("derived value", d.name, d.expr, d.line) for d in model.derived]
+    items += [("constraint", c.name, c.expr, c.line) for c in model.constraints]
+    items += [("cost(...)", "", model.cost, None)] if model.cost is not None else []
+    for what, name, tree, line in items:
+        for node in ir.walk(tree):
+            if isinstance(node, ir.Const) and type(node.value) is str:
+                check_text(node.value, f"{what} {name!r}" if name else what, where=Location(model.source, line))
+
+
 def _argument_node(value) -> ir.Node:
     """A module-level argument of an inlined helper call, as IR."""
     if isinstance(value, DomainObj):
@@ -503,6 +551,14 @@ def _argument_node(value) -> ir.Node:
     if isinstance(value, (list, tuple)):
         return values_domain(value)
     return as_node(value, "a helper function's argument")
+
+
+def _python_overrides(overrides: dict) -> dict:
+    """Setting overrides keyed by the name as Python reads it (`--set ﬁ=3` sets `fi`); two
+    spellings of one setting are refused, both named."""
+    spelled: dict[str, str] = {}
+    return {one_spelling(spelled, name, "setting", error=SettingError) if isinstance(name, str) else name: value
+            for name, value in overrides.items()}
 
 
 def _coerce_setting(name, raw, default, choices, where):

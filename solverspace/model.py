@@ -10,8 +10,27 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from . import ir
+from .errors import SpaceDefinitionError, python_name
 from .printing import to_source
 from .strenum import StrEnum
+
+
+def one_spelling(spelled: dict, name: str, what: str, *, error=SpaceDefinitionError, where=None) -> str:
+    """`name` as Python reads it (`errors.python_name`), recording its spelling in `spelled`
+    (python name -> the spelling first given). Two spellings of one name (`ﬁ` and `fi`) would be
+    one name in every expression while looking like two: refused, both named. The same spelling
+    twice is the caller's to judge (a redefinition, a reassignment).
+
+    >>> one_spelling({}, "ﬁ", "parameter")
+    'fi'
+    """
+    same = python_name(name)
+    first = spelled.setdefault(same, name)
+    if first != name:
+        raise error(f"{what} {first!r} and {what} {name!r} are one name, {same!r}: Python reads names "
+                    "NFKC-normalised (PEP 3131), so an expression could not tell them apart",
+                    where=where, hint=f"spell it one way ({same!r}), or give the two different names")
+    return same
 
 
 class ParameterKind(StrEnum):

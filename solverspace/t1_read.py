@@ -30,9 +30,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from . import ir
-from .errors import Location, SettingError, SpaceDefinitionError, did_you_mean
+from .errors import Location, SettingError, SpaceDefinitionError, check_text, did_you_mean, python_name
 from .lowering import FunctionLowerer, fold_tree
-from .model import Constraint, ConstraintKind, Model, Parameter, ParameterKind
+from .model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from .sources import read_text
 from .t1_format import MAX_VALUES, T1_TYPES
 
@@ -78,7 +78,8 @@ class _T1Importer:
         self.data = data
         self.filename = filename
         self.text = text
-        self.names: dict[str, Parameter] = {}
+        self.names: dict[str, Parameter] = {}   # by the name as Python reads it (`errors.python_name`)
+        self.spelled: dict[str, str] = {}       # python name -> the spelling of its `Name`
 
     def error(self, what: str, message: str, line=None, *, source: str | None = None,
               node=None, col: int | None = None, hint: str | None = None) -> SpaceDefinitionError:
@@ -128,10 +129,11 @@ class _T1Importer:
         if not isinstance(entry, dict):
             raise self.error(what, "must be an object with Name, Type and Values", line)
         name = entry.get("Name")
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(python_name(name)):
             raise self.error(what, f"Name {name!r} is not a Python identifier", line,
                              hint="conditions refer to parameters by name, so names must be identifiers")
         what = f"tuning parameter {name!r}"
+        name = one_spelling(self.spelled, name, "tuning parameter", where=Location(self.filename, line))
         if name in self.names:
             raise self.error(what, "is defined twice", line)
         kind = entry.get("Type")
@@ -183,7 +185,7 @@ class _T1Importer:
             raise self.error(what, f"value {value!r} is not a bool (Type is 'bool')", line)
         if type(value) is not str:
             raise self.error(what, f"value {value!r} is not a string (Type is 'string')", line)
-        return value
+        return check_text(value, what, where=Location(self.filename, line))
 
     # ------------------------------------------------------------------------------ conditions
     def condition(self, index: int, entry, line) -> Constraint:
@@ -195,7 +197,7 @@ class _T1Importer:
         if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
             raise self.error(what, "`Parameters` must be a list of parameter names", line)
         for p in listed:
-            if p not in self.names:
+            if python_name(p) not in self.names:
                 raise self.error(what, f"`Parameters` names {p!r}, which is not a tuning parameter", line,
                                  hint=did_you_mean(p, self.names))
         source = _strip(entry["Expression"])
