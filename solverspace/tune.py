@@ -43,33 +43,33 @@ import heapq
 import json
 import math
 import os
-import re
-import shlex
-import signal
 import statistics
-import string
-import subprocess
 import time
 import warnings
 from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from itertools import count
 from pathlib import Path
 from typing import Callable
 
+from . import ir
 from .bounds import INF
-from .errors import OptionError, SolverspaceWarning, SpaceDefinitionError, did_you_mean
+from .evaluate import Undefined, compile_expr
+from .errors import OptionError, SolverspaceWarning, SpaceDefinitionError
 from .lower_bound import PrefixBound, bottleneck
 from .objective import model_or_declared, tie_key
 from .orders import format_value
 from .printing import to_source
 from .reference import ReferenceEnumerator
 from .search import admitted
-from .tune_db import TuneDB, canonical_key
+from .tune_db import TuneDB, bound_text, canonical_key
+from .tune_measure import Command, DidNotRun, Function
 
 AGGREGATES = {"min": min, "median": statistics.median}
 STATUSES = ("ok", "failed", "timeout", "invalid output", "below bound")
 KEEP_PRUNED = 10        # how many of the largest pruned subtrees are explained
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.IGNORECASE)
+CANNOT_RUN_LIMIT = 3    # identical "cannot run" failures (exit 126/127) before tune stops
 
 
 # ---------------------------------------------------------------------------------- results
@@ -115,13 +115,16 @@ class TuneResult:
     nodes_expanded: int = 0                 # prefixes expanded into their children
     nodes_created: int = 0                  # prefixes and configurations given a bound
     cut: int = 0                            # subtrees cut by their bound (at creation or by the proof)
-    undefined: int = 0                      # subtrees dropped: the model is undefined on all of them
+    undefined: int = 0                      # configurations where the model is undefined (no bound: measured)
     cut_by: dict = field(default_factory=dict)      # model part -> subtrees whose bound it set
     pruned: list = field(default_factory=list)      # the largest cut subtrees (`Cut`)
     best_terms: list = field(default_factory=list)  # the model's parts at the best configuration
     database: str = ":memory:"
     kept_apart: int = 0                     # rows of other runs in the database (not reused)
     seconds: float = 0.0
+    run: str = ""                           # the run identity (the rows of the database it reads and writes)
+    reusable: int = 0                       # rows of this run in the database when it started
+    identity_note: str | None = None        # why the callable's measurements will never be reused
 
     @property
     def best(self) -> dict | None:
@@ -139,7 +142,7 @@ class TuneResult:
             return 0
         if not self.top or self.lower is None:
             return None
-        return max(0.0, self.top[-1].time - float(self.lower))
+        return max(0.0, self.top[-1].time - _float(self.lower))
 
     def summary(self) -> str:
         """One paragraph: the answer and how sure it is."""
@@ -151,7 +154,8 @@ class TuneResult:
                 lines.append(f"{rank:>4}: {m.time:.6g} s  {_config(m.configuration)}  (bound {_num(m.bound)})")
         else:
             lines.append("no configuration ran successfully")
-        work = (f"{self.measured} measured now, {self.reused} reused from the database, "
+        reused = f"{self.reused} reused from run {self.run} of the database" if self.reused else "none reused"
+        work = (f"{self.measured} measured now, {reused}, "
                 f"{self.nodes_expanded} prefixes expanded, {self.cut} subtrees cut, {self.seconds:.2f} s")
         if self.violations:
             first = self.violations[0]
@@ -171,6 +175,11 @@ class TuneResult:
                 lines.append(f"not proven: stopped by {how} before any configuration ran ({work})")
         else:
             lines.append(f"not proven: {self.status} ({work})")
+        if self.undefined:
+            lines.append(f"{self.undefined} configuration(s) have no bound (the model is undefined there: a division "
+                         "by zero): each was measured")
+        if self.identity_note:
+            lines.append(f"these measurements will not be reused: the callable holds {self.identity_note}")
         if self.failed:
             counts: dict = {}
             for m in self.failed:
@@ -203,32 +212,61 @@ class TuneResult:
     def as_dict(self) -> dict:
         def measurement(m: Measurement) -> dict:
             return {"configuration": _jsonable(m.configuration), "time": m.time, "times": m.times,
-                    "status": m.status, "bound": _number(m.bound), "bottleneck": m.bottleneck,
+                    "status": m.status, **_exact("bound", m.bound), "bottleneck": m.bottleneck,
                     "reused": m.reused, **({"error": m.error} if m.error else {})}
         return {"best": _jsonable(self.best), "time": self.time, "proven": self.proven, "status": self.status,
-                "gap": self.gap, "lower_bound": _number(self.lower), "top": [measurement(m) for m in self.top],
+                "gap": _number(self.gap), **_exact("lower_bound", self.lower), "top": [measurement(m) for m in self.top],
                 "measured": self.measured, "reused": self.reused, "failed": [measurement(m) for m in self.failed],
                 "violations": [measurement(m) for m in self.violations], "nodes_expanded": self.nodes_expanded,
                 "nodes_created": self.nodes_created, "cut": self.cut, "undefined": self.undefined,
                 "cut_by": self.cut_by, "best_terms": [[t, _number(lo)] for t, lo in self.best_terms],
-                "pruned": [{"prefix": _jsonable(c.prefix), "depth": c.depth, "bound": _number(c.bound),
+                "pruned": [{"prefix": _jsonable(c.prefix), "depth": c.depth, **_exact("bound", c.bound),
                             "bottleneck": c.bottleneck, "terms": [[t, _number(lo)] for t, lo in c.terms]}
                            for c in self.pruned],
                 "bound_expression": self.bound, "measure": self.measure, "database": self.database,
-                "kept_apart": self.kept_apart, "seconds": round(self.seconds, 6)}
+                "kept_apart": self.kept_apart, "seconds": round(self.seconds, 6), "run": self.run,
+                "reusable": self.identity_note is None, "undefined_bound": self.undefined}
+
+
+def _float(value) -> float:
+    """A float for an exact bound; ±inf past the float range (`x ** 400`), never OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _num(value) -> str:
+    """A bound as text: six significant digits of its exact value (`x ** 400` too)."""
     if value is None:
         return "none"
-    return f"{float(value):.6g}"
+    if value == -INF:
+        return "undefined"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    exact = Fraction(value)
+    with localcontext() as context:
+        context.prec = 12
+        return f"{Decimal(exact.numerator) / Decimal(exact.denominator):.6g}"
 
 
 def _number(value):
+    """A number for JSON: a finite float or None."""
     if value is None:
         return None
-    value = float(value)
+    value = _float(value)
     return value if math.isfinite(value) else None
+
+
+def _exact(key: str, value) -> dict:
+    """An exact bound for JSON: `key` as a float (None past the float range or undefined) and,
+    for an int or a fraction that the float does not hold exactly, `key_exact` as "n" or "n/d"
+    (as `best` writes `objective_exact`)."""
+    number = _number(value)
+    out = {key: number}
+    if isinstance(value, (int, Fraction)) and not isinstance(value, bool) and (number is None or number != value):
+        out[f"{key}_exact"] = bound_text(value)
+    return out
 
 
 def _jsonable(config):
@@ -241,106 +279,13 @@ def _config(config: dict) -> str:
     return " ".join(f"{k}={format_value(v)}" for k, v in config.items())
 
 
-# ---------------------------------------------------------------------------------- measuring
-class _DidNotRun(Exception):
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-class _Callable:
-    def __init__(self, function: Callable, model):
-        self.function = function
-        self.names = model.parameter_names
-        module = getattr(function, "__module__", None) or ""
-        self.describe = f"python:{module}.{getattr(function, '__qualname__', type(function).__name__)}"
-
-    def once(self, env: dict) -> float:
-        try:
-            value = self.function({n: env[n] for n in self.names})
-        except Exception as exc:   # the measured code's failure is a result, not the search's
-            raise _DidNotRun("failed", f"{type(exc).__name__}: {exc}") from None
-        return _time_of(value, repr(value))
-
-
-class _Command:
-    """A shell command template: `{name}` fields are parameter (or derived value) names."""
-
-    def __init__(self, template: str, model, timeout: float | None):
-        self.template, self.timeout = template, timeout
-        self.describe = template
-        known = [*model.parameter_names, *model.derived_value]
-        self.fields = []
-        try:
-            parsed = list(string.Formatter().parse(template))
-        except ValueError as exc:
-            raise OptionError(f"--measure {template!r}: {exc}",
-                              hint="fields are {NAME} with a parameter's name; write {{ and }} for braces") from None
-        for _, name, _, _ in parsed:
-            if name is None:
-                continue
-            if name not in known:
-                raise OptionError(f"--measure {template!r}: unknown field {{{name}}}",
-                                  hint=did_you_mean(name, known)
-                                  or f"fields are parameters or derived values: {', '.join(known)}")
-            self.fields.append(name)
-        if not template.strip():
-            raise OptionError("--measure: the command is empty", hint='e.g. --measure "./bench {dim_m} {dim_n}"')
-
-    def command(self, env: dict) -> str:
-        return self.template.format_map({name: _shell(env[name]) for name in self.fields})
-
-    def once(self, env: dict) -> float:
-        command = self.command(env)
-        process = subprocess.Popen(command, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
-        try:
-            out, err = process.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            raise _DidNotRun("timeout", f"no answer within {self.timeout} s: {command}") from None
-        except BaseException:   # Ctrl-C: the command (in its own session) goes too
-            _kill(process)
-            raise
-        if process.returncode != 0:
-            last = (err.strip().splitlines() or [""])[-1][-200:]
-            raise _DidNotRun("failed", f"exit status {process.returncode}: {command}" + (f": {last}" if last else ""))
-        numbers = _NUMBER.findall(out)
-        if not numbers:
-            raise _DidNotRun("invalid output", f"no number on stdout ({out.strip()[-80:]!r}): {command}")
-        return _time_of(float(numbers[-1]), numbers[-1])
-
-
-def _kill(process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.communicate()
-
-
-def _shell(value):
-    """A value as a command field: numbers as they are (a format spec still applies), anything
-    else (a categorical string, an order) quoted for the shell when it needs it."""
-    if type(value) is int:
-        return value
-    return shlex.quote(format_value(value) if type(value) is tuple else str(value))
-
-
-def _time_of(value, text: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-        raise _DidNotRun("invalid output", f"not a number: {text[:80]}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise _DidNotRun("invalid output", f"not a finite time: {text[:80]}")
-    return number
-
-
 # ---------------------------------------------------------------------------------- identity
-def run_identity(model, bound_text: str, measure: str, repeat: int, aggregate: str) -> tuple[str, dict]:
+def run_identity(model, bound_text: str, measure: str, repeat: int, aggregate: str,
+                 measure_identity: str | None = None) -> tuple[str, dict]:
     """(a hash, what it hashes): the space as loaded (every domain, derived value, constraint and
-    setting; with the file's text when it is a file), the bound, the measurement, repeat and
-    aggregate. Results of another identity are never reused."""
+    setting; with the file's text when it is a file), the bound, the measurement (a callable by
+    its code and closure values: `measure_identity`), repeat and aggregate. Results of another
+    identity are never reused."""
     printed = "\n".join(str(x) for x in (*model.parameters, *model.derived, *model.constraints))
     path = Path(model.source)
     try:
@@ -350,7 +295,8 @@ def run_identity(model, bound_text: str, measure: str, repeat: int, aggregate: s
     settings = {s.name: s.value for s in model.settings}
     description = {"space": model.source, "settings": settings, "bound": bound_text, "measure": measure,
                    "repeat": repeat, "aggregate": aggregate}
-    digest = hashlib.sha256(json.dumps({**description, "space": [printed, text]}, sort_keys=True,
+    digest = hashlib.sha256(json.dumps({**description, "space": [printed, text], "code": measure_identity},
+                                       sort_keys=True,
                                        default=str).encode()).hexdigest()[:20]
     return digest, description
 
@@ -392,31 +338,77 @@ def tune(plan, measure, bound: str | None = None, *, top: int = 1, max_measureme
     if model.kinds.is_string(expr):
         raise SpaceDefinitionError(f"the bound {given!r} is a categorical value or an order, not a number",
                                    hint="a bound is a time in seconds, e.g. --bound 'max(flops / peak, bytes / bw)'")
-    if callable(measure):
-        measurer = _Callable(measure, model)
-    elif isinstance(measure, str):
-        measurer = _Command(measure, model, timeout)
-    else:
-        raise OptionError(f"measure={measure!r}: expected a callable or a shell command template",
-                          hint='e.g. measure="./bench {dim_m} {dim_n}" or measure=lambda config: seconds')
+    measurer = _measurer(measure, model, timeout)
     bound_text = to_source(expr)
-    run, description = run_identity(model, bound_text, measurer.describe, repeat, aggregate)
+    run, description = run_identity(model, bound_text, measurer.describe, repeat, aggregate,
+                                    getattr(measurer, "identity", None))
     store = TuneDB(db, run, description)
-    if store.others and progress is not None:
-        progress(f"the database {db} also holds {store.others} measurement(s) of other runs (another space, "
-                 "settings, bound or measurement): kept apart, not reused")
     try:
+        result = TuneResult(bound_text, measurer.describe, database=str(db), kept_apart=store.others, run=run,
+                            reusable=store.reusable, identity_note=getattr(measurer, "unstable", None))
+        for note in _notes(result, store, db):
+            (progress or (lambda message: None))(note)
         search = _Search(plan, expr, measurer, store, top=top, max_measurements=max_measurements,
                          deadline=None if time_limit is None else start + time_limit, repeat=repeat,
                          aggregate=aggregate, progress=progress, keep_pruned=keep_pruned)
-        result = TuneResult(bound_text, measurer.describe, database=str(db), kept_apart=store.others)
         search.run(result)
         result.seconds = time.perf_counter() - start
-        store.record_pruned(result.pruned)
-        store.finish(result.status, result.proven, result.time, result.lower, result.gap)
+        _record_summary(store, result)
     finally:
         store.close()
     return result
+
+
+def _record_summary(store: TuneDB, result: TuneResult) -> None:
+    """The run's summary and largest cuts; a database failing now loses no measurement (each is
+    committed already): a warning, and the result is still returned."""
+    try:
+        store.record_pruned(result.pruned)
+        store.finish(result.status, result.proven, result.time, result.lower, result.gap)
+    except Exception as exc:        # tune_db._WriteFailed: the database locked or read-only by now
+        warnings.warn(f"tune database {store.path!r}: the run's summary was not recorded ({exc}); every "
+                      f"measurement is in the database", SolverspaceWarning, stacklevel=3)
+
+
+def _measurer(measure, model, timeout):
+    """The measurement: a callable (`Function`) or a command template (`Command`, no shell)."""
+    if callable(measure):
+        return Function(measure, model)
+    if isinstance(measure, str):
+        return Command(measure, model, timeout)
+    raise OptionError(f"measure={measure!r}: expected a callable or a command template",
+                      hint='e.g. measure="./bench {dim_m} {dim_n}" or measure=lambda config: seconds')
+
+
+def _notes(result: "TuneResult", store: TuneDB, db) -> list[str]:
+    """What a user must hear before measuring: reused measurements (how many, which run), a
+    measurement that cannot be reused, other runs' rows kept apart."""
+    notes = []
+    if result.identity_note:
+        notes.append(f"the measurement callable cannot be identified ({result.identity_note} has no stable text): "
+                     "its measurements are stored but will never be reused (give the callable a `tune_identity` "
+                     "string to name what it measures)")
+    if store.reusable:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(store.created)) if store.created else "?"
+        notes.append(f"reusing {store.reusable} stored measurement(s) of run {store.run} in {db} (started {when}): "
+                     "they are not measured again")
+    if store.others:
+        notes.append(f"the database {db} also holds {store.others} measurement(s) of other runs (another space, "
+                     "settings, bound or measurement): kept apart, not reused")
+    return notes
+
+
+def _may_be_undefined(expr: ir.Expr) -> list:
+    """The parts of a model that can be undefined: a division or modulo by anything but a nonzero
+    constant, an order function of an item that may be absent."""
+    parts = []
+    for node in ir.walk(expr):
+        if isinstance(node, ir.BinOp) and node.op in ("/", "//", "%"):
+            if not (isinstance(node.right, ir.Const) and node.right.value != 0):
+                parts.append(node)
+        elif isinstance(node, ir.OrderFn) and node.fn not in ("contains", "len"):
+            parts.append(node)
+    return parts
 
 
 class _Search:
@@ -430,6 +422,10 @@ class _Search:
         self.enumerator = ReferenceEnumerator(plan)
         self.levels = self.enumerator.levels
         self.bound = PrefixBound(plan, expr)
+        self.exact = compile_expr(expr)
+        self.risky = _may_be_undefined(expr)
+        self.last = len(self.levels) - 1
+        self.cannot_run: list = []    # (key, exit status, message) while every measurement could not run
         self.names = plan.model.parameter_names
         self.tie = tie_key(plan.model)
         self.best: list = []          # sorted (time, tie key, Measurement), at most `top`
@@ -455,6 +451,7 @@ class _Search:
         taken: set = set()            # queue entries already handled by a dive (removed lazily)
         env: dict = {}
         if self.enumerator.admit(self.enumerator.prelude, env):
+            self.risky = [node for node in self.risky if self._undefined_somewhere(node, env, -1)]
             self._push(queue, env, -1)
         configurations = 0
         dive: list = []               # the dive's stack: per level, the children not yet taken (next last)
@@ -505,9 +502,7 @@ class _Search:
             heapq.heappop(queue)
         result.lower = queue[0][0] if queue else None
         if configurations == 0 and not queue:
-            what = ("the bound is undefined on every valid configuration" if result.undefined
-                    else "the space has no valid configuration")
-            raise SpaceDefinitionError(f"nothing to measure: {what}",
+            raise SpaceDefinitionError("nothing to measure: the space has no valid configuration",
                                        hint="check the space with `solverspace count`, and the bound expression")
         result.top = [m for _, _, m in self.best]
         if result.status == "proven" and not result.top:
@@ -528,12 +523,16 @@ class _Search:
 
     def _push(self, queue: list, env: dict, depth: int, parent=None):
         """Queue a prefix; `parent`: its parent's bound, kept where this loop binds nothing the
-        model reads (the same interval analysis would give the same bound)."""
+        model reads (the same interval analysis would give the same bound; a configuration is
+        always given its exact bound)."""
         self.result.nodes_created += 1
-        keep = parent is not None and depth >= 0 and not self.bound.moves[depth]
-        bound = parent if keep else self.bound.lower(env, depth)
-        if bound == INF:
+        keep = (parent is not None and depth >= 0 and not self.bound.moves[depth]
+                and not (depth == self.last and parent == -INF))
+        bound = parent if keep else self._lower(env, depth)
+        if depth == self.last and bound == -INF:
             self.result.undefined += 1
+        if bound == INF:
+            pass                        # no valid completion
         elif bound >= self.threshold():
             self._cut(env, depth, bound)
         else:
@@ -541,6 +540,36 @@ class _Search:
             heapq.heappush(queue, entry)
             return entry
         return None
+
+    def _lower(self, env: dict, depth: int):
+        """The search's bound of a prefix: the model's lower bound over its valid completions, or
+        -INF (no bound) where the model may be undefined on one of them: a configuration the model
+        says nothing about must be measured like any other (it may be the fastest)."""
+        if depth == self.last:
+            try:
+                value = self.exact(env)
+            except Undefined:
+                return -INF
+            return int(value) if type(value) is bool else value
+        if any(self._undefined_somewhere(node, env, depth) for node in self.risky):
+            return -INF
+        return self.bound.lower(env, depth)
+
+    def _undefined_somewhere(self, node, env: dict, depth: int) -> bool:
+        """Whether a part of the model that can be undefined (`_may_be_undefined`) may be so on a
+        completion of the prefix (sound: a guard around it is not looked at)."""
+        bound = self.bound
+        known = bound.known_at[depth] if depth >= 0 else bound.known_before
+        if bound.free(node) <= known:
+            try:
+                bound.compiled(node)(env)
+            except Undefined:
+                return True
+            return False
+        if isinstance(node, ir.OrderFn):
+            return True
+        divisor = bound.interval(env, depth, node.right)
+        return not divisor.empty and 0 in divisor
 
     def _cut(self, env: dict, depth: int, bound) -> None:
         result = self.result
@@ -566,13 +595,13 @@ class _Search:
                             error=stored["error"], terms=terms)
             self._report(m)
             return m
-        times, status, error = [], "ok", None
+        times, status, error, cannot_run = [], "ok", None, None
         start = time.perf_counter()
         for _ in range(self.repeat):
             try:
                 times.append(self.measurer.once(env))
-            except _DidNotRun as failure:
-                status, error = failure.status, failure.message
+            except DidNotRun as failure:
+                status, error, cannot_run = failure.status, failure.message, failure.cannot_run
                 break
         value = self.aggregate(times) if status == "ok" else None
         if status == "ok" and value < bound:
@@ -582,7 +611,31 @@ class _Search:
         result.measured += 1
         m = Measurement(config, times, value, status, bound, term, error=error, terms=terms)
         self._report(m)
+        self._stop_if_it_cannot_run(key, cannot_run, m)
         return m
+
+    def _stop_if_it_cannot_run(self, key: str, cannot_run: int | None, m: Measurement) -> None:
+        """Stop (a typed error: exit 2) when the first measurements of this run all fail because
+        the program cannot be run (exit 126/127: missing, a directory, not executable): every
+        configuration would fail the same way. Their rows are removed, so that the next run,
+        once the program is there, measures them."""
+        if self.cannot_run is None:
+            return
+        if cannot_run is None or (self.cannot_run and self.cannot_run[0][1] != cannot_run):
+            self.cannot_run = None      # something else happened: a real measurement, or another failure
+            return
+        self.cannot_run.append((key, cannot_run, m.error))
+        if len(self.cannot_run) < CANNOT_RUN_LIMIT:
+            return
+        self.store.forget([k for k, _, _ in self.cannot_run])
+        why = {126: "found but cannot be executed (a directory, or no execute permission)",
+               127: "not found"}[cannot_run]
+        raise OptionError(
+            f"--measure {self.measurer.describe!r}: the command cannot run: the first {len(self.cannot_run)} "
+            f"measurements all failed with exit status {cannot_run}, the program {why}; last: {m.error}",
+            hint=("give the path of an executable program (relative paths start at the current directory, "
+                  f"{os.getcwd()}); shell syntax or a shell builtin needs sh -c '...'. These failures were not "
+                  "kept: the next run measures those configurations again"))
 
     def _report(self, m: Measurement) -> None:
         result = self.result
