@@ -27,6 +27,7 @@ import hashlib
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -39,7 +40,10 @@ from .dask_tasks import EngineError, Job, c_backend, count_task, identity, load_
 from .errors import SolverspaceError, UndefinedOperationError
 from .results import Stats
 
-DASK_HINT = 'pip install "solverspace[dask]"'
+DASK_HINT = 'install the dask extra: from a solverspace checkout, pip install ".[dask]"'
+ADDRESS_HINT = "give the address the scheduler prints when it starts (tcp://HOST:8786 by default)"
+CONNECT_TIMEOUT = 5              # seconds to reach a --scheduler (a refused connection fails at once)
+TCP_SCHEMES = ("tcp", "tls", "ws", "wss")   # addresses with a host and port, probed before connecting
 ROWS_PER_PARTITION = 1 << 22     # default partitions: at least total / this (and 4 per worker)
 PARTITIONS_PER_WORKER = 4
 UNITS_PER_PARTITION = 64         # prefixes listed: at least this many per partition (balance)
@@ -60,6 +64,40 @@ def require_dask():
         raise DaskUnavailableError("--engine dask needs Dask's distributed scheduler (dask.distributed), which is "
                                    "not installed", hint=DASK_HINT) from None
     return distributed
+
+
+def check_scheduler(address: str) -> None:
+    """Fail fast where `--scheduler` cannot be reached: an address Dask cannot read, a port outside
+    1-65535, nothing listening there (Dask's own client retries a refused connection until its
+    timeout), or no answer within CONNECT_TIMEOUT. Only host:port addresses are probed (a TCP
+    connection opened and closed: the scheduler logs it at INFO level)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location) if scheme in TCP_SCHEMES else (None, None)
+    except ValueError as exc:
+        raise EngineError(f"--scheduler {address!r} is not a Dask scheduler address ({exc})",
+                          hint=ADDRESS_HINT) from None
+    if scheme not in TCP_SCHEMES:
+        return
+    if not 1 <= port <= 65535:
+        raise EngineError(f"--scheduler {address!r}: port {port} is not a TCP port (1 to 65535)", hint=ADDRESS_HINT)
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise EngineError(f"cannot reach the Dask scheduler at {address!r}: {_unreachable(exc, host, port)}",
+                          hint="start it (`dask scheduler`), or " + ADDRESS_HINT) from None
+
+
+def _unreachable(exc: OSError, host: str, port: int) -> str:
+    """Why a connection to host:port failed, in words."""
+    if isinstance(exc, ConnectionRefusedError):
+        return f"connection refused (nothing listens on port {port} of {host})"
+    if isinstance(exc, socket.gaierror):
+        return f"the host name {host!r} is unknown ({exc.strerror})"
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {CONNECT_TIMEOUT} s"
+    return exc.strerror or str(exc)
 
 
 # ---------------------------------------------------------------------------------------- driver side
@@ -108,8 +146,9 @@ class DaskEngine:
     def __enter__(self):
         distributed = require_dask()
         if self.scheduler:
+            check_scheduler(self.scheduler)
             try:
-                self.client = distributed.Client(self.scheduler, timeout="10s")
+                self.client = distributed.Client(self.scheduler, timeout=f"{CONNECT_TIMEOUT}s")
             except (OSError, ValueError) as exc:   # ValueError: an address without a port, ...
                 raise EngineError(f"cannot reach the Dask scheduler at {self.scheduler!r}: {exc}",
                                   hint="start it (dask scheduler) or give its address as tcp://HOST:8786") from None
@@ -235,10 +274,8 @@ class DaskEngine:
                      "disable": list(self.job.disable)}
         if manifest is not None:
             shards.check_same_run(manifest, run, directory, described)
-            split = self.split(manifest["depth"])
-            if prefix_digest(split.prefixes) != manifest["prefix_digest"]:
-                raise shards.ManifestError("the manifest's prefix table differs from this run's",
-                                           hint="remove the directory and start over")
+            shards.check_layout(manifest, directory, fmt)
+            split = self._resumed_split(manifest, directory)
         else:
             split = self.split()
         self.count_units(split)
@@ -255,12 +292,8 @@ class DaskEngine:
                         "partitions": [{"index": i, "file": shards.shard_name(i, len(ranges), fmt), "units": [a, b],
                                         "rows": sum(split.counts[a:b]), "bytes": None, "sha256": None}
                                        for i, (a, b) in enumerate(ranges)]}
+        shards.check_counts(manifest, directory, split.counts)
         entries = manifest["partitions"]
-        for e in entries:
-            a, b = e["units"]
-            if sum(split.counts[a:b]) != e["rows"]:
-                raise shards.ManifestError(f"partition {e['index']} of the manifest holds {e['rows']} rows, the "
-                                           f"space now {sum(split.counts[a:b])}", hint="remove the directory and start over")
         todo = [e for e in entries if not shards.complete_shard(directory, e)]
         for e in todo:
             e["bytes"] = e["sha256"] = None
@@ -291,6 +324,18 @@ class DaskEngine:
         _remove_partials(directory, entries)
         self.shards_written = len(todo)
         return manifest
+
+    def _resumed_split(self, manifest: dict, directory: Path) -> Split:
+        """The prefix table at the manifest's depth, which must be this run's (same digest)."""
+        from .translators.c_partition import prefix_digest
+        deepest = self._driver_enumerator().generated.max_prefix_depth
+        if manifest["depth"] > deepest:
+            shards.refuse(directory, f"its prefix depth {manifest['depth']} is deeper than this space's loops "
+                                     f"allow ({deepest})")
+        split = self.split(manifest["depth"])
+        if prefix_digest(split.prefixes) != manifest.get("prefix_digest"):
+            shards.refuse(directory, "its prefix table differs from this run's")
+        return split
 
     # ------------------------------------------------------------------ sample
     def draw(self, n: int, seed: int, replace: bool = False):

@@ -257,4 +257,4 @@ def test_a_killed_worker_changes_nothing(tmp_path):
 
 def test_a_malformed_scheduler_address_is_a_message(capsys):
     assert main(["count", "gemm", "--set", "device=tiny", "--engine", "dask", "--scheduler", "no port"]) == 2
-    assert "cannot reach the Dask scheduler at 'no port'" in capsys.readouterr().err
+    assert "--scheduler 'no port' is not a Dask scheduler address" in capsys.readouterr().err
