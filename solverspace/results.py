@@ -7,7 +7,6 @@ with the same formats: the JSON Lines and Parquet helpers here are shared with i
 """
 from __future__ import annotations
 
-import csv
 import json
 import warnings
 from dataclasses import dataclass, field
@@ -74,8 +73,27 @@ def require_pyarrow():
 
 
 def json_plain(text: str) -> bool:
-    """Whether a string can be copied into a JSON string literal unescaped."""
-    return not any(ch in '"\\' or ord(ch) < 0x20 for ch in text)
+    """Whether a string is written into a JSON string literal as it is: printable ASCII other
+    than `"` and `\\` (`json.dumps` escapes the rest, non-ASCII included, as `\\uXXXX`)."""
+    return all(" " <= ch <= "~" and ch not in '"\\' for ch in text)
+
+
+def csv_field(value, sep: str) -> str:
+    """One CSV field, quoted where it holds the separator, a quote or a line break (`\\n` or
+    `\\r`), as the C formatter (`translators.c_runtime`, `ss_put_field`) quotes: one rule for
+    every writer, not the Python version's `csv` module (whose rule for `\\r` has changed)."""
+    text = str(value)
+    if type(value) is str and (sep in text or '"' in text or "\n" in text or "\r" in text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_line(row, sep: str) -> str:
+    """One CSV line (`csv_field`s and a newline); a row of one empty string is `""`, as a blank
+    line would read as no row at all."""
+    if len(row) == 1 and row[0] == "":
+        return '""\n'
+    return sep.join(csv_field(v, sep) for v in row) + "\n"
 
 
 def jsonl_bytes(rows: np.ndarray) -> bytes:
@@ -119,9 +137,9 @@ def write_array(rows: np.ndarray, path, sep: str = ",") -> None:
             pq.write_table(pa.Table.from_arrays([pa.array(np.ascontiguousarray(rows[n])) for n in names],
                                                 names=names), handle)
         else:
-            handle.write((sep.join(rows.dtype.names) + "\n").encode())
+            handle.write(csv_line(rows.dtype.names, sep).encode())
             for row in rows.tolist():
-                handle.write((sep.join(map(str, row)) + "\n").encode())
+                handle.write(csv_line(row, sep).encode())
 
 
 def write_rows(path, columns, rows: Iterable[tuple], fmt: str, sep: str = ",") -> int:
@@ -135,9 +153,8 @@ def write_rows(path, columns, rows: Iterable[tuple], fmt: str, sep: str = ",") -
                 written += 1
         return written
     with atomic_output(path, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, delimiter=sep, lineterminator="\n")
-        writer.writerow(columns)
+        handle.write(csv_line(columns, sep))
         for row in rows:
-            writer.writerow(format_row(row))
+            handle.write(csv_line(format_row(row), sep))
             written += 1
     return written

@@ -131,3 +131,71 @@ def test_the_cli_refuses_a_nul_with_exit_2(tmp_path):
     run = subprocess.run([sys.executable, "-m", "solverspace", "count", str(path), "--backend", "reference"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "NUL" in run.stderr and "Traceback" not in run.stderr
+
+
+# ------------------------------------------------------------------------------ item 4: the same bytes
+ODD = ["a", 'q,"x"', "new\nline", "tab\tx", "cr\rx", "", " sp", "\x1f", "\x7f", "\u00fc", "back\\slash",
+       "semi;colon", "crlf\r\n", "\u00e9t\u00e9"]
+
+
+def odd_space(values, with_int: bool) -> str:
+    return f"k = iterator({values!r})\n" + ("n = range(2)\n" if with_int else "")
+
+
+def written(space: Space, backend: str, name: str, tmp_path, **options) -> bytes:
+    path = tmp_path / f"{backend}-{name}"
+    space.write(path, backend, **options)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("values", [ODD, ["a", "", "b"], ["a", "\u00fc", "q,x"]], ids=["odd", "lone-empty", "plain"])
+@pytest.mark.parametrize("with_int", [False, True], ids=["one-column", "two-columns"])
+def test_c_and_the_reference_write_the_same_bytes(values, with_int, tmp_path):
+    """5b00030: C quoted `\\r`, Python's csv module did not; a lone empty value was `""` in
+    Python and a blank line in C; C wrote JSON-plain non-ASCII raw, Python as `\\u00fc`."""
+    pytest.importorskip("cffi")
+    space = Space.from_source(odd_space(values, with_int), filename="odd.py")
+    for name, options in (("rows.csv", {}), ("rows.jsonl", {}), ("semi.csv", {"sep": ";"}), ("tab.csv", {"sep": "\t"})):
+        assert written(space, "c", name, tmp_path, **options) == written(space, "reference", name, tmp_path, **options), name
+
+
+def test_the_csv_reads_back_as_the_values(tmp_path):
+    import csv
+    space = Space.from_source(odd_space(ODD, True), filename="odd.py")
+    path = tmp_path / "rows.csv"
+    space.write(path, "reference")
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["k", "n"] and [tuple(r) for r in rows[1:]] == [(k, str(n)) for k in ODD for n in range(2)]
+
+
+def test_a_sample_written_as_csv_is_quoted(tmp_path):
+    """5b00030 joined a sample's values with the separator, unquoted (`q,x` became two fields)."""
+    import csv
+    from solverspace.results import write_array
+    space = Space.from_source(odd_space(ODD, False), filename="odd.py")
+    path = tmp_path / "sample.csv"
+    write_array(space.sample(len(ODD), seed=1), path)
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert sorted(r[0] for r in rows[1:]) == sorted(ODD) and all(len(r) == 1 for r in rows)
+
+
+def test_validate_compares_the_bytes_it_writes(monkeypatch):
+    """A writer that cuts a value (as 5b00030's C cut at NUL) makes a DISAGREE naming the format and
+    the bytes, though every row digest agrees; 5b00030 compared digests only and said AGREE."""
+    pytest.importorskip("cffi")
+    import importlib
+    validate_module = importlib.import_module("solverspace.validation.validate")
+    from solverspace.results import write_rows
+    source = odd_space(["a", "cut~here"], False)
+    assert validate_module.validate_source(source, backends=("c", "reference")).status == 0
+
+    def cutting(path, columns, rows, fmt, sep=","):
+        return write_rows(path, columns, [tuple(v.split("~")[0] if type(v) is str else v for v in r) for r in rows],
+                          fmt, sep)
+    monkeypatch.setattr(validate_module, "write_rows", cutting)
+    report = validate_module.validate_source(source, backends=("c", "reference"))
+    assert report.status == 1
+    assert "the CSV files differ" in report.verdict and "b'cut'" in report.verdict and "b'cut~here'" in report.verdict
+    assert any("JSON Lines files differ" in p for p in report.problems)

@@ -29,7 +29,7 @@ from solverspace.npy import write_categories
 from solverspace.plan import Plan
 from solverspace.results import Stats
 from solverspace.draws import Positions
-from solverspace.results import json_plain, jsonl_bytes, require_pyarrow
+from solverspace.results import csv_line, json_plain, jsonl_bytes, require_pyarrow
 
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
@@ -523,7 +523,8 @@ class CEnumerator:
         into objects by NumPy (no Python loop per row) when every categorical string can be
         copied into JSON as it is; otherwise one Python format per row."""
         columns = self.generated.columns
-        if all(c.categorical is None or all(json_plain(v) for v in c.categorical) for c in columns):
+        if all(c.categorical is None or all(json_plain(v) for v in c.categorical) for c in columns) \
+                and not (len(columns) == 1 and "" in (columns[0].categorical or ())):  # a lone "" is quoted
             return _csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns)
         return jsonl_bytes(self.decode(rows))
 
@@ -563,7 +564,7 @@ class CEnumerator:
         written = 0
         with atomic_output(path, "wb") as handle:
             if fmt == "csv":
-                handle.write((sep.join(c.name for c in columns) + "\n").encode())
+                handle.write(csv_line([c.name for c in columns], sep).encode())
                 for rows in self.batches(strict, progress, batch_rows):
                     handle.write(self.format_csv(rows, sep))
                     written += len(rows)

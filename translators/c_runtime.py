@@ -230,13 +230,17 @@ def csv_formatter(columns) -> str:
         if c.categorical is not None:
             names = ", ".join(c_string(s) for s in c.categorical)
             decls.append(f"static const char *cat{j}[] = {{{names}}};")
-            parts.append(f"        p = ss_put_field(p, cat{j}[r->{c_name(c.name)}], sep);")
+            field = f"cat{j}[r->{c_name(c.name)}]"
+            if len(columns) == 1 and "" in c.categorical:   # a lone empty field is `""` (results.csv_line)
+                parts.append(f'        if (!*{field}) {{ *p++ = \'"\'; *p++ = \'"\'; }} else')
+            parts.append(f"        p = ss_put_field(p, {field}, sep);")
         else:
             parts.append(f"        p += ss_itoa((int64_t)r->{c_name(c.name)}, p);")
     width = sum(max(21, max((2 * len(s.encode()) + 2 for s in (c.categorical or ())), default=0)) + 1
                 for c in columns) + 1
     return "\n".join(decls) + r"""
-/* a categorical field, quoted as Python's csv module does (QUOTE_MINIMAL) for this separator */
+/* a categorical field, quoted where it holds the separator, a quote or a line break: the rule of
+   results.csv_field, which the Python writers use (the same bytes) */
 static char *ss_put_field(char *p, const char *s, char sep) {
     int quote = 0;
     for (const char *q = s; *q; q++) if (*q == sep || *q == '"' || *q == '\n' || *q == '\r') { quote = 1; break; }

@@ -18,6 +18,10 @@ and compares:
   Python tuples and on the C enumerator's NumPy batches);
 - row order: the order digest of the reference against each C mode (same plan, same order), or of
   C against C-literal when the reference did not run;
+- files: the bytes of the CSV and JSON Lines files each listing backend writes (its own writer:
+  the C formatter, the Python writer), where the listing is small enough for the reference
+  (`reference_limit` rows): the same configurations written with different bytes (a value cut,
+  quoted or escaped differently) disagree too;
 - undefined-operation tallies of the backends that follow the literal plan exactly (reference,
   C literal, CP-SAT; the optimized C visits fewer candidates by design);
 - samples: every sampled configuration is accepted by `solverspace.check.check` (the reference
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -54,6 +59,7 @@ from solverspace.errors import BackendUnavailableError, SolverspaceError
 from solverspace.evaluate import Undefined, compile_expr
 from solverspace.orders import format_row, has_orders
 from solverspace.printing import to_source
+from solverspace.results import write_rows
 from solverspace.space import Space
 
 from .digest import Digest, multiset_difference, row_hash
@@ -63,6 +69,7 @@ DEFAULT_KEEP_LIMIT = 5_000_000      # rows kept in memory for set differences an
 VISIT_LIMIT = 2 ** 40               # rows C lists (and the literal plan visits one by one) at most:
                                     # beyond, C counts only and C literal is skipped (it would not finish)
 DEFAULT_SAMPLES = 20
+FILE_FORMATS = {"csv": "CSV", "jsonl": "JSON Lines"}   # the files whose bytes are compared
 POSITION_CHECKS = 3                 # sampled rows whose positions are checked both ways
 ALL_BACKENDS = ("c", "c-literal", "cpsat", "reference", "sample")
 
@@ -94,6 +101,7 @@ class Outcome:
     hashes: np.ndarray | None = field(default=None, repr=False)
     counter: Callable | None = field(default=None, repr=False)   # count of a restricted Space
     samples: list | None = field(default=None, repr=False)
+    files: dict[str, bytes] | None = field(default=None, repr=False)   # format -> the bytes written
 
     @property
     def ran(self) -> bool:
@@ -310,6 +318,8 @@ class _Validator:
             if keep:
                 o.hashes = digest.hashes
                 o.listing = Listing.from_arrays(self.columns, batches)
+            if o.count <= self.reference_limit:
+                o.files = _written(enumerator.write)
         return self.run("c-literal" if literal else "c", body, plan_exact=literal and not has_orders(self.space.model))
 
     def run_c_orders(self, o: Outcome, backend) -> None:
@@ -327,6 +337,8 @@ class _Validator:
             self.own_problems.append(f"{o.backend} listed {digest.count:,} rows but counted {o.count:,}")
         o.digest, o.order, o.hashes = digest.value, digest.order, digest.hashes
         o.listing = Listing.from_rows(self.columns, rows)
+        if o.count <= self.reference_limit:
+            o.files = _written(lambda path, fmt: backend.write(self.space.plan, path, fmt))
 
     def run_cpsat(self) -> Outcome:
         def body(o: Outcome):
@@ -367,6 +379,7 @@ class _Validator:
             o.first_undefined = enumerator.stats.first_undefined
             o.digest, o.order, o.hashes = digest.value, digest.order, digest.hashes
             o.listing = Listing.from_rows(self.columns, rows)
+            o.files = _written(lambda path, fmt: write_rows(path, self.columns, rows, fmt))   # its writer
         return self.run("reference", body, plan_exact=True)
 
     def run_sample(self) -> Outcome:
@@ -433,6 +446,8 @@ class _Validator:
             elif other.order != base.order and other.count == base.count:
                 if base.backend == "reference" or {base.backend, other.backend} == {"c", "c-literal"}:
                     problems.append(self.order_difference(base, other))
+            elif other.order == base.order:
+                problems += _file_differences(base, other)
 
         # a count-only backend against a listing
         listing = next((o for o in ([reference] if reference else []) + listed if o.listing is not None), None)
@@ -640,8 +655,41 @@ class _Validator:
             digests = [o.backend for o in ran if o.digest is not None]
             if len(digests) > 1:
                 verdict += f"; {_join(digests)} list the same configurations"
+                if sum(o.files is not None for o in ran) > 1:
+                    verdict += " and write the same bytes (CSV, JSON Lines)"
             status = 0
         return Report(self.label, self.settings, self.outcomes, problems, examples, status, verdict, self.columns)
+
+
+def _written(write: Callable) -> dict[str, bytes]:
+    """The bytes of every format of `FILE_FORMATS` as `write(path, fmt)` writes them (in a
+    temporary directory: the backends' own writers, atomic renames included)."""
+    with tempfile.TemporaryDirectory(prefix="solverspace-validate-") as tmp:
+        files = {}
+        for fmt in FILE_FORMATS:
+            path = Path(tmp) / f"rows.{fmt}"
+            write(path, fmt)
+            files[fmt] = path.read_bytes()
+    return files
+
+
+def _file_differences(base: Outcome, other: Outcome) -> list[str]:
+    """The formats in which two backends that list the same rows in the same order write
+    different bytes, each with the first line that differs."""
+    if base.files is None or other.files is None:
+        return []
+    problems = []
+    for fmt, label in FILE_FORMATS.items():
+        mine, theirs = base.files[fmt], other.files[fmt]
+        if mine == theirs:
+            continue
+        at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+        line = mine.count(b"\n", 0, at)
+        shown = [data.split(b"\n")[line][:120] for data in (mine, theirs)]
+        problems.append(f"the {label} files differ: {base.backend} and {other.backend} list the same configurations "
+                        f"but write different bytes, from byte {at} (line {line + 1}): {base.backend} writes "
+                        f"{shown[0]!r}, {other.backend} writes {shown[1]!r}")
+    return problems
 
 
 def _first(o: Outcome) -> str:
