@@ -74,7 +74,7 @@ def check_same_run(manifest: dict, identity: str, directory: Path, run: dict) ->
     (`run`: this run's description, as the manifest records it, to say what differs)."""
     if manifest.get("version") == VERSION and manifest.get("identity") == identity:
         return
-    theirs = manifest.get("run", {})
+    theirs = manifest.get("run") if isinstance(manifest.get("run"), dict) else {}
     differs = [f"{key} {theirs.get(key)!r} there, {run[key]!r} here" for key in run if theirs.get(key) != run[key]]
     if isinstance(theirs.get("settings"), dict) and "settings" in run:
         differs = [d for d in differs if not d.startswith("settings ")] + [
@@ -119,8 +119,8 @@ def refuse(directory: Path, what: str):
 def check_layout(manifest: dict, directory: Path, fmt: str) -> None:
     """Refuse a manifest whose partitions are not exactly those the writer makes: listed by
     index from 0, each named `shard_name(index, parts, fmt)`, covering the units [0, units) in
-    contiguous ranges, with row counts adding up to the total, and a size and SHA-256 recorded
-    together or not at all. (Before any file of the directory is used.)"""
+    contiguous ranges, with row counts adding up to the total, and a written shard's size with
+    its SHA-256 (a null SHA-256: not written). (Before any file of the directory is used.)"""
     for key in ("depth", "units", "total"):
         if not _is_count(manifest.get(key)):
             refuse(directory, f"{key!r} is {manifest.get(key)!r}, not a non-negative integer")
@@ -159,11 +159,12 @@ def _check_entry(entry, i: int, parts: int, start: int, directory: Path, fmt: st
     if not _is_count(entry.get("rows")):
         refuse(directory, f"partition {i} has rows {entry.get('rows')!r}, not a non-negative integer")
     size, digest = entry.get("bytes"), entry.get("sha256")
-    written = _is_count(size) and isinstance(digest, str) and len(digest) == 64 and all(
-        c in "0123456789abcdef" for c in digest)
-    if not (written or (size is None and digest is None)):
-        refuse(directory, f"partition {i} records bytes {size!r} and sha256 {digest!r}: not a size and "
-                           f"SHA-256 written together (or both null)")
+    if digest is None:
+        return   # not written (yet): whatever size is recorded, the shard is written again
+    if not (_is_count(size) and isinstance(digest, str) and len(digest) == 64
+            and all(c in "0123456789abcdef" for c in digest)):
+        refuse(directory, f"partition {i} records bytes {size!r} and sha256 {digest!r}: not a size and a "
+                           f"SHA-256 (or a null sha256: not written)")
 
 
 def check_counts(manifest: dict, directory: Path, counts: list) -> None:

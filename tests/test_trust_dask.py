@@ -178,6 +178,12 @@ def test_the_writers_own_manifest_passes_every_check(written):
         shards.check_counts(manifest, written, moved)
 
 
+def test_a_manifest_of_another_run_with_a_damaged_description_is_refused(tmp_path):
+    with pytest.raises(ManifestError, match="describes another run"):
+        shards.check_same_run({"version": shards.VERSION, "identity": "other", "run": "x"}, "mine", tmp_path,
+                              {"space": "gemm", "settings": {"device": "tiny"}})
+
+
 def test_shard_names_are_the_writers_whatever_the_partition_count():
     assert [shard_name(i, 3, "npy") for i in range(3)] == ["part-00000.npy", "part-00001.npy", "part-00002.npy"]
     assert shard_name(123456, 200000, "parquet") == "part-123456.parquet"
