@@ -10,6 +10,13 @@ too. Builds of one entry take turns (a lock file, `NAME.lock`), so a module and 
 always come from the same build. A missing or failing compiler raises `CompilerError` with the
 compiler's output and the path of the generated source.
 
+A build works in a directory of its own, `NAME.pidPID.XXXXXXXX` in the cache, which it removes
+when it ends in any way (Ctrl-C, SIGTERM turned into an exception by the CLI) except a failed
+compile, whose generated source the error names and is kept for reading. What a process killed
+outright (SIGKILL, SIGTERM to a program with no handler) leaves behind is removed by the next
+build in that cache: a build directory older than `STALE_AGE` whose process is gone (and a
+half-written sidecar of that age).
+
 The compiler is called directly on cffi's emitted C (one `cc -shared` call, no setuptools:
 that saved ~0.45 s of each cold build), with the flags CPython builds extensions with that
 matter for the generated code's meaning (`-fwrapv`, `-DNDEBUG`) and without `-g` (debug
@@ -24,12 +31,14 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -50,7 +59,12 @@ def flags(quick: bool = False) -> list[str]:
 
 
 class CompilerError(SolverspaceError, RuntimeError):
-    """The C compiler is missing or failed."""
+    """The C compiler is missing or failed. `keep_workdir`: the build directory holds the
+    generated source the message names, so it stays (a later build removes it once stale)."""
+
+    def __init__(self, message: str, *, keep_workdir: bool = False, **kwargs):
+        super().__init__(message, **kwargs)
+        self.keep_workdir = keep_workdir
 
 
 _FALLBACK: dict[str, Path] = {}  # unusable cache directory -> this process's temporary one
@@ -192,12 +206,72 @@ def _import(directory: Path, name: str):
     return module
 
 
+STALE_AGE = 3600.0   # seconds: a build directory this old whose process is gone is debris (a build takes seconds)
+_BUILD_DIR = re.compile(r"_ss_[0-9a-f]{24}\.(?:pid(\d+)\.)?[a-z0-9_]+")  # NAME.pidPID.XXX (NAME.XXX: before pids)
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts: it cannot be told apart)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _stale(entry: os.DirEntry, now: float, age: float) -> bool:
+    """A build directory or a half-written sidecar left by a build that was killed: older than
+    `age` and, where the name records its process, that process gone."""
+    try:
+        if now - entry.stat(follow_symlinks=False).st_mtime < age:
+            return False
+        if entry.is_dir(follow_symlinks=False):
+            match = _BUILD_DIR.fullmatch(entry.name)
+            return match is not None and not (match.group(1) and _process_alive(int(match.group(1))))
+    except OSError:   # removed meanwhile
+        return False
+    return entry.name.startswith("._ss_") and entry.name.endswith(".partial") and entry.is_file(follow_symlinks=False)
+
+
+def remove_stale_builds(directory: Path, age: float = STALE_AGE) -> list[Path]:
+    """Remove what killed builds left in a cache directory (see the module docstring); returns
+    the paths removed. Called by every build, before it compiles."""
+    now = time.time()
+    try:
+        with os.scandir(directory) as entries:
+            stale = [Path(entry.path) for entry in entries if _stale(entry, now, age)]
+    except OSError:
+        return []
+    for path in stale:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    return stale
+
+
 def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = False):
+    remove_stale_builds(directory)
+    workdir = Path(tempfile.mkdtemp(prefix=f"{name}.pid{os.getpid()}.", dir=directory))
+    try:
+        return _compile_in(workdir, directory, name, source, cdef, quick)
+    except CompilerError as exc:
+        if not exc.keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    except BaseException:   # Ctrl-C, SIGTERM (the CLI raises it), anything unexpected: nothing left behind
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+
+
+def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: str, quick: bool):
+    """Compile `source` in `workdir` and move the module into `directory`."""
     import cffi
     from cffi.recompiler import make_c_source
     ffi = cffi.FFI()
     ffi.cdef(cdef)
-    workdir = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=directory))
     source_path = workdir / f"{name}.c"
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     built = workdir / f"{name}{suffix}"
@@ -205,7 +279,6 @@ def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = F
     try:
         make_c_source(ffi, name, source, str(source_path), verbose=False)  # the C of ffi.emit_c_code, silently
     except OSError as exc:   # a full disk, a file size limit: said, not a traceback
-        shutil.rmtree(workdir, ignore_errors=True)
         raise CompilerError(f"cannot write the generated enumerator's source under {directory}: "
                             f"{exc.strerror or exc}",
                             hint="free space there, raise the file size limit, or set SOLVERSPACE_CACHE to "
@@ -215,11 +288,12 @@ def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = F
     try:
         proc = subprocess.run(command, capture_output=True, text=True)
     except OSError as exc:  # no such compiler
-        raise CompilerError(f"cannot run the C compiler {command[0]!r}: {exc.strerror or exc}", hint=hint) from None
+        raise CompilerError(f"cannot run the C compiler {command[0]!r}: {exc.strerror or exc}", hint=hint,
+                            keep_workdir=True) from None
     if proc.returncode:
         output = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-20:])
         raise CompilerError(f"compiling the generated enumerator failed (exit status {proc.returncode}):\n{output}",
-                            hint=hint)
+                            hint=hint, keep_workdir=True)
     target = directory / f"{name}{suffix}"
     fingerprint = _fingerprint(built)
     os.replace(built, target)  # atomic: other processes see a whole file or none
