@@ -11,10 +11,12 @@ Both kinds of string are parsed with `ast`:
 - `Values` are evaluated by a small whitelisted evaluator (`_ListEvaluator`): literals, lists,
   `+ - * // % / **` on integers, `+` and `*` on lists, `range(...)`, `list(...)` and list
   comprehensions (with `if` filters) whose variables are the only names allowed.
-- Each `Expression` must stay inside the expression subset of our language (arithmetic,
-  comparisons, `and`/`or`/`not`, `x if c else y`, `min`/`max`/`abs`); it is wrapped in a
-  synthetic `def condition_N(): return <expression>` and lowered by `FunctionLowerer`, with every
-  free name resolved to a tuning parameter. `/` is exact division, as in our language.
+- Each `Expression` is a Kernel Tuner restriction (Python): `t1_conditions.read_condition`
+  checks it node by node and rewrites the forms Python has into the language with Python's
+  meaning (`in` a list, `and`/`or` as values, truth of a value, float literals, powers by a
+  parameter, ...) or refuses the form by name; the result is wrapped in a synthetic
+  `def condition_N(): return <expression>` and lowered by `FunctionLowerer`, with every free name
+  resolved to a tuning parameter. `/` is exact division, as in our language.
 
 Anything else is refused with the file, the parameter or condition, the offending text and its
 column. Import adds no constraint the file does not state (Kernel Tuner adds a block-size limit
@@ -34,6 +36,7 @@ from .errors import Location, SettingError, SpaceDefinitionError, check_text, di
 from .lowering import FunctionLowerer, fold_tree
 from .model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from .sources import read_text
+from .t1_conditions import ConditionRefused, read_condition
 from .t1_format import MAX_VALUES, T1_TYPES
 
 __all__ = ["load_t1", "load_t1_text", "T1_TYPES", "MAX_VALUES", "MAX_WORK"]
@@ -42,8 +45,6 @@ MAX_WORK = 2_000_000            # steps (comprehension iterations, list elements
 _MAX_POWER_BITS = 4096          # `**` results larger than this are refused (no runaway integers)
 
 _LIST_FUNCTIONS = ("range", "list")
-_CONDITION_FUNCTIONS = ("min", "max", "abs")
-_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _CMPOPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
@@ -206,10 +207,9 @@ class _T1Importer:
         except SyntaxError as exc:
             raise self.error(what, f"syntax error: {exc.msg}", line, source=source,
                              col=(exc.offset or 1) - 1) from None
-        self.check_condition_syntax(what, tree.body, source, line)
-        body = tree.body
+        body = self.read_condition(what, tree.body, source, line)
         if line is not None:
-            ast.increment_lineno(tree, line - 1)
+            ast.increment_lineno(body, line - 1)
         func = ast.FunctionDef(name=name, args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
                                                             kw_defaults=[], kwarg=None, defaults=[]),
                                body=[ast.Return(value=body)], decorator_list=[], returns=None)
@@ -234,62 +234,16 @@ class _T1Importer:
             raise self.error(what, "is a list of values, not a condition", line, source=source)
         return Constraint(name, fold_tree(lowered), False, ConstraintKind.EXPRESSION, line)
 
-    def check_condition_syntax(self, what, node, source, line):
-        """Refuse, with its column, the first construct outside the language's expression subset."""
-        called = {sub.func for sub in ast.walk(node) if isinstance(sub, ast.Call)}
-        for sub in ast.walk(node):
-            problem = hint = None
-            if isinstance(sub, (ast.expr_context, ast.boolop, ast.unaryop, ast.cmpop, ast.operator)):
-                continue  # judged with the node that holds them
-            if isinstance(sub, (ast.BoolOp, ast.IfExp)):
-                continue
-            if isinstance(sub, ast.BinOp):
-                if not isinstance(sub.op, _BINOPS):
-                    problem = "this operator is not part of the language"
-                    hint = "arithmetic is + - * / // % and ** with a constant exponent"
-                elif isinstance(sub.op, ast.Pow) and not (isinstance(sub.right, ast.Constant)
-                                                          and type(sub.right.value) is int and sub.right.value >= 0):
-                    problem = "`**` takes only a non-negative integer constant exponent"
-            elif isinstance(sub, ast.UnaryOp):
-                if isinstance(sub.op, ast.Invert):
-                    problem, hint = "bitwise `~` is not part of the language", "use `not` for negation"
-            elif isinstance(sub, ast.Compare):
-                bad = [op for op in sub.ops if not isinstance(op, _CMPOPS)]
-                if bad:
-                    problem = f"comparison `{type(bad[0]).__name__}` is not part of the language"
-                    hint = ("comparisons are < <= > >= == !=; write `x in [1, 2]` as `x == 1 or x == 2`"
-                            if isinstance(bad[0], (ast.In, ast.NotIn)) else "comparisons are < <= > >= == !=")
-            elif isinstance(sub, ast.Call):
-                fname = sub.func.id if isinstance(sub.func, ast.Name) else None
-                if fname not in _CONDITION_FUNCTIONS:
-                    problem = "this call is not part of the language"
-                    hint = "functions available in conditions: " + ", ".join(_CONDITION_FUNCTIONS)
-                elif sub.keywords or any(isinstance(a, ast.Starred) for a in sub.args):
-                    problem = f"{fname}() takes plain positional arguments only"
-            elif isinstance(sub, (ast.List, ast.Tuple)):
-                if not _is_minmax_list(node, sub):
-                    problem = "lists are not values in a condition"
-                    hint = "compare values directly, e.g. `x == 1 or x == 2`"
-            elif isinstance(sub, ast.Name):
-                if sub.id not in self.names and sub not in called:
-                    problem = f"unknown name {sub.id!r}"
-                    hint = did_you_mean(sub.id, self.names) or "names in a condition must be tuning parameters"
-            elif isinstance(sub, ast.Constant):
-                if type(sub.value) not in (int, str, bool):
-                    problem = f"constant {sub.value!r} is not an integer, bool or string"
-                    hint = "the language has integers, exact fractions (a / b) and strings"
-            else:
-                problem = f"{type(sub).__name__} is not part of the language"
-            if problem:
-                raise self.error(what, problem, line, source=source, node=sub, hint=hint)
-
-
-def _is_minmax_list(root, target) -> bool:
-    for sub in ast.walk(root):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in ("min", "max") \
-                and len(sub.args) == 1 and sub.args[0] is target:
-            return all(not isinstance(e, ast.Starred) for e in target.elts)
-    return False
+    def read_condition(self, what, node, source, line) -> ast.expr:
+        """The expression in the language's subset (`t1_conditions`), or a refusal naming the form
+        with its column."""
+        values = {name: tuple(item.value for item in parameter.domain.items)
+                  for name, parameter in self.names.items()}
+        try:
+            return read_condition(node, values)
+        except ConditionRefused as refused:
+            raise self.error(what, refused.problem, line, source=source, node=refused.node,
+                             hint=refused.hint) from None
 
 
 def _parse(source: str) -> ast.Expression:
