@@ -199,3 +199,98 @@ def test_validate_compares_the_bytes_it_writes(monkeypatch):
     assert report.status == 1
     assert "the CSV files differ" in report.verdict and "b'cut'" in report.verdict and "b'cut~here'" in report.verdict
     assert any("JSON Lines files differ" in p for p in report.problems)
+
+
+# ------------------------------------------------------------------------------ generated (property tests)
+from hypothesis import HealthCheck, given, settings, strategies as st   # noqa: E402
+
+from solverspace.validation.generate import (colliding_spaces, independent_spaces, nul_spaces,  # noqa: E402
+                                             respell, spaces)
+
+QUICK = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def listing(source: str):
+    space = Space.from_source(source, filename="g.py")
+    return space.parameters, list(space.rows("reference"))
+
+
+@QUICK
+@given(spaces(odd=1.0, names=0.6))
+def test_a_respelled_space_means_what_its_plain_spelling_means(source):
+    """Names spelled in characters Python reads as the plain name (at the definition, the uses
+    or both): the same columns and rows as the NFKC-normalised text."""
+    import unicodedata
+    plain = unicodedata.normalize("NFKC", source)
+    try:
+        expected = listing(plain)
+    except SolverspaceError as exc:
+        with pytest.raises(type(exc)):
+            listing(source)
+        return
+    assert listing(source) == expected
+
+
+@QUICK
+@given(colliding_spaces())
+def test_generated_spellings_of_one_name_are_refused(source):
+    with pytest.raises(SpaceDefinitionError) as err:
+        Space.from_source(source, filename="g.py")
+    assert "one name" in err.value.message and "g.py:" in str(err.value)
+
+
+@QUICK
+@given(nul_spaces())
+def test_generated_nul_values_are_refused(source):
+    """At load, or (a closure's values) when the closure runs: here as C and CP-SAT run it, by
+    tabulating it (`Model.closures`)."""
+    with pytest.raises((SpaceDefinitionError, SpaceEvaluationError)) as err:
+        model = Space.from_source(source, filename="g.py").model
+        model.closures.of("zz")
+    assert "NUL" in err.value.message
+
+
+@QUICK
+@given(independent_spaces(), st.data())
+def test_t1_names_respelled_load_as_their_plain_names_and_collisions_are_refused(source, data):
+    from solverspace.t1_write import export_t1
+    model = load_source(source, "g.py")
+    document = export_t1(model)
+    entries = document["ConfigurationSpace"]["TuningParameters"]
+    entry = data.draw(st.sampled_from(entries))
+    name = entry["Name"]
+    spelled = data.draw(st.sampled_from(["\uff51" + name[1:], name[0] + "".join(chr(0xFF10 + int(d)) for d in name[1:])]))
+    entry["Name"] = spelled
+    for condition in document["ConfigurationSpace"]["Conditions"]:
+        if data.draw(st.booleans()):
+            condition["Expression"] = respell(condition["Expression"], name, spelled, "all")
+    respelled = load_t1_text(json.dumps(document), "g.json")
+    assert respelled.parameter_names == model.parameter_names
+    assert count(respelled) == count(model)
+    entries.append({**entry, "Name": name})   # the plain spelling beside the other one
+    with pytest.raises(SpaceDefinitionError, match="one name"):
+        load_t1_text(json.dumps(document), "g.json")
+
+
+def byte_for_byte(source: str, backends) -> None:
+    """Every listing backend writes the same CSV and JSON Lines bytes (validate compares them)."""
+    pytest.importorskip("cffi")
+    from solverspace.validation.validate import validate_source
+    report = validate_source(source, backends=backends, threads=2)
+    assert report.status != 1, report.render()
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(spaces(odd=1.0, names=0.5, c_compatible=True, max_parameters=3))
+def test_generated_odd_strings_are_written_byte_for_byte(source):
+    byte_for_byte(source, ("c", "reference"))   # a few: each space compiles a C module
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(spaces(odd=1.0, names=0.5, c_compatible=True))
+def test_many_generated_odd_strings_are_written_byte_for_byte(source):
+    byte_for_byte(source, ("c", "c-literal", "reference"))

@@ -56,6 +56,7 @@ A space a user wants to keep is its text: write it to a file and run `solverspac
 from __future__ import annotations
 
 import operator
+import re
 
 import math
 from dataclasses import dataclass, field
@@ -63,6 +64,14 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 CATEGORIES = ("a", "bb", "tex", "ldg", "ü", "x_1")
+# strings every writer must write with the same bytes (issue 23): a separator, a quote, line
+# breaks, the empty string, blanks and control characters, non-ASCII (`spaces(odd=...)`)
+ODD_CATEGORIES = ('q,"x"', "new\nline", "cr\rx", "", " sp", "tab\tx", "\x1f", "\x7f", "é;t", "back\\slash")
+NUL_CATEGORY = "nul\0byte"   # refused wherever a value is read (`nul_spaces`)
+# spellings Python reads as the letters and digits of the generated names (NFKC): fullwidth and
+# mathematical forms (`spaces(names=...)`, `colliding_spaces`)
+SPELLINGS = {"p": ("\uff50", "\U0001d45d"), "q": ("\uff51",), "0": ("\uff10", "\U0001d7ce"),
+             "1": ("\uff11",), "2": ("\uff12",), "3": ("\uff13",), "4": ("\uff14",), "5": ("\uff15",)}
 _CMP = ("<", "<=", ">", ">=", "==", "!=")
 _MAX_CAP = 8          # largest domain size of one parameter
 
@@ -156,6 +165,7 @@ class _Gen:
         self.c_compatible = c_compatible
         self.defining_helper = False
         self.setting_leaves = 0.15   # how often a leaf is the setting (spaces(swept=True): more often)
+        self.categories = CATEGORIES  # categorical values drawn (spaces(odd=...): ODD_CATEGORIES too)
         self.closures = True         # closure parameters drawn (spaces(swept=True): none, see there)
 
     # ---------------------------------------------------------------- small helpers
@@ -461,7 +471,7 @@ class _Gen:
             getattr(self, kind)(name, cap)
             return
         if kind == "categorical":
-            values = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap, 4)))
+            values = self.draw(st.lists(st.sampled_from(self.categories), min_size=1, max_size=min(cap, 4)))
             text = f"{name} = iterator({values!r})"
             self.s.cats[name] = list(dict.fromkeys(values))
             self.s.candidates *= len(self.s.cats[name])
@@ -680,7 +690,7 @@ class _Gen:
 
     def string_closure(self, name: str, cap: int) -> None:
         """A closure that yields strings: a categorical parameter (other closures may read it)."""
-        first = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=1, max_size=min(cap, 3), unique=True))
+        first = self.draw(st.lists(st.sampled_from(self.categories), min_size=1, max_size=min(cap, 3), unique=True))
         lines = ["@iterator"]
         reads = list(self.s.cats) + list(self.s.ints)
         x = self.pick(reads) if reads and self.boolean(0.6) else None
@@ -688,7 +698,7 @@ class _Gen:
             lines += [f"def {name}():"] + [f"    yield {v!r}" for v in first]
             values = first
         else:
-            second = self.draw(st.lists(st.sampled_from(CATEGORIES), min_size=0, max_size=min(cap, 3), unique=True))
+            second = self.draw(st.lists(st.sampled_from(self.categories), min_size=0, max_size=min(cap, 3), unique=True))
             test = f"{x} != 'a'" if x in self.s.cats else f"{x} > {self.small(-2, 3)}"
             lines += [f"def {name}({x}):", f"    if {test}:"] + [f"        yield {v!r}" for v in first]
             lines += ["    else:"] + ([f"        yield {v!r}" for v in second] or ["        return"])
@@ -887,7 +897,8 @@ class _Gen:
 @st.composite
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
            max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
-           orders: float = 0.0, cost: float = 0.0, swept: bool = False) -> str:
+           orders: float = 0.0, cost: float = 0.0, swept: bool = False, odd: float = 0.0,
+           names: float = 0.0) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
     with the reference cannot take one: `validate` can, and the generated-space test asks for it).
@@ -896,9 +907,15 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     `cost`: the probability that the space declares a performance model, `cost(...)` (last line).
     `swept`: the space always has the setting `S`, and leaves read it more often (in ranges,
     derived values and constraints), for sweeps over its values (`tests/test_sweep_one_pass.py`);
-    it has no closure parameters (Python functions, which a sweep counts point by point)."""
+    it has no closure parameters (Python functions, which a sweep counts point by point).
+    `odd`: the probability that categorical values are also drawn from `ODD_CATEGORIES` (strings
+    that test how values are written). `names`: the probability that a parameter's name is
+    spelled, at its definition, its uses or both, in characters Python reads as the plain name
+    (`respell`): the space means what it means with the plain spelling."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
+    if odd and draw(st.integers(0, 99)) < odd * 100:
+        gen.categories = CATEGORIES + ODD_CATEGORIES
     if swept:
         gen.setting_leaves, gen.closures = 0.4, False
     header = []
@@ -944,7 +961,67 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
             result.insert(position, block)
         else:
             result.append(block)
-    return "\n".join(header + [b.text for b in result]) + "\n"
+    text = "\n".join(header + [b.text for b in result]) + "\n"
+    for name in state.params if names else ():
+        if draw(st.integers(0, 99)) < names * 100:
+            text = respell(text, name, draw(_spelling(name)), draw(st.sampled_from(["definition", "uses", "all"])))
+    return text
+
+
+def _spelling(name: str):
+    """Another spelling of `name` that Python reads as `name` (at least one character changed)."""
+    choices = [st.sampled_from([ch, *SPELLINGS.get(ch, ())]) for ch in name]
+    return st.tuples(*choices).map("".join).filter(lambda spelled: spelled != name)
+
+
+def respell(text: str, name: str, spelled: str, where: str = "all") -> str:
+    """`text` with the name `name` written `spelled` at its definition (`name = ...` or
+    `def name(` at the start of a line), at its other occurrences, or everywhere.
+
+    >>> respell("p0 = range(3)\\nrequire(p0 > 1)\\n", "p0", "\uff500", "definition")
+    'ｐ0 = range(3)\\nrequire(p0 > 1)\\n'
+    """
+    definition = re.compile(rf"^(def )?{re.escape(name)}\b(?= *[=(])", re.MULTILINE)
+    found = definition.search(text)
+    start, end = (found.start(), found.end()) if found else (len(text), len(text))
+    head, middle, tail = text[:start], text[start:end], text[end:]
+    if where != "uses":
+        middle = middle.replace(name, spelled)
+    if where != "definition":
+        use = re.compile(rf"(?<![\w.'\"]){re.escape(name)}\b")
+        head, tail = use.sub(spelled, head), use.sub(spelled, tail)
+    return head + middle + tail
+
+
+@st.composite
+def colliding_spaces(draw, **options) -> str:
+    """A generated space plus a binding of one of its names in another spelling that Python reads
+    as the same name (`ｐ0 = range(2)` after `p0 = ...`): loading must refuse it, naming both
+    spellings, as it refuses two T1 `Name`s or `check` arguments that are one name."""
+    base = draw(spaces(**options))
+    taken = re.findall(r"^(?:def )?(p\d+)\b(?= *[=(])", base, re.MULTILINE)
+    name = draw(st.sampled_from(taken))
+    spelled = draw(_spelling(name))
+    return base + draw(st.sampled_from([f"{spelled} = range(2)", f"{spelled} = {name} + 1",
+                                        f"@iterator\ndef {spelled}():\n    yield 1"])) + "\n"
+
+
+@st.composite
+def nul_spaces(draw, **options) -> str:
+    """A generated space plus a categorical value holding a NUL (`NUL_CATEGORY`): in a value list,
+    a closure's yield or a derived value's branch. No output keeps a NUL, so it is refused
+    (when loaded; a closure's values when it runs) by every backend alike."""
+    base = draw(spaces(**options))
+    strings = draw(st.permutations([NUL_CATEGORY, *draw(st.lists(st.sampled_from(CATEGORIES), max_size=2,
+                                                                unique=True))]))
+    form = draw(st.sampled_from(["list", "closure", "derived"]))
+    if form == "list":
+        extra = f"zz = iterator({strings!r})"
+    elif form == "closure":
+        extra = "@iterator\ndef zz():\n" + "".join(f"    yield {v!r}\n" for v in strings).rstrip("\n")
+    else:
+        extra = f"zx = range(3)\nzd = if_then_else(zx > 0, {NUL_CATEGORY!r}, 'a')"
+    return base + extra + "\n"
 
 
 @st.composite
