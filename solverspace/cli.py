@@ -13,9 +13,9 @@ from fractions import Fraction
 
 from .backends import BACKENDS, backends_with, get_backend
 from .check import parse_assignment
-from .errors import BackendUnavailableError, SolverspaceError, SolverspaceWarning
+from .errors import BackendUnavailableError, OutputError, SolverspaceError, SolverspaceWarning
 from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
-from .output import atomic_output, check_output_path
+from .output import atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout
 from .results import write_array
 from .space import Space
 
@@ -180,11 +180,26 @@ def _enumerate_dask(args) -> int:
     return 0
 
 
+def _check_output(args, space, *paths) -> None:
+    """`-o` (and its sidecars) must not be the space file being read: refused, exit 2."""
+    for path in (args.output, *paths):
+        check_not_input(path, space.model.source)
+
+
+def _summary_stream(output):
+    """Where a command says what it wrote: standard error when the output itself is standard output."""
+    return sys.stderr if is_standard_output(output) else sys.stdout
+
+
 def cmd_enumerate(args) -> int:
     if args.engine == "dask":
+        if is_stdout(args.output):
+            raise OutputError("-o -: --engine dask writes a directory of shards, not standard output",
+                              hint="give a directory, e.g. -o shards")
         return _enumerate_dask(args)
     check_output_path(args.output, "-o")
     space = _load(args)
+    _check_output(args, space)
     derived = tuple(n for n in (args.derived or "").split(",") if n)
     progress = _Progress(not args.quiet, "enumerating")
     start = time.perf_counter()
@@ -195,15 +210,19 @@ def cmd_enumerate(args) -> int:
     finally:
         progress.close()
     print(f"wrote {written} configurations to {args.output} ({_answered(backend)} backend, "
-          f"{time.perf_counter() - start:.2f} s)")
+          f"{time.perf_counter() - start:.2f} s)", file=_summary_stream(args.output))
     return 0
 
 
 def cmd_sample(args) -> int:
+    sidecar = None if args.output is None or is_stdout(args.output) else f"{args.output}.meta.json"
     if args.output is not None:
         check_output_path(args.output, "-o")
-        check_output_path(f"{args.output}.meta.json")
+    if sidecar is not None:
+        check_output_path(sidecar)
     space = _load(args)
+    if args.output is not None:
+        _check_output(args, space, *([sidecar] if sidecar else []))
     start = time.perf_counter()
     progress = _Progress(not args.quiet, "counting")
     try:
@@ -225,11 +244,11 @@ def cmd_sample(args) -> int:
             print(args.sep.join(map(str, row)))
         return 0
     write_array(rows, args.output, args.sep)
-    sidecar = f"{args.output}.meta.json"
-    with atomic_output(sidecar, "w", encoding="utf-8") as handle:
-        json.dump(meta, handle, indent=2)
+    if sidecar is not None:
+        with atomic_output(sidecar, "w", encoding="utf-8") as handle:
+            json.dump(meta, handle, indent=2)
     print(f"wrote {len(rows)} sampled configurations to {args.output} ({info.method} method, seed {info.seed}, "
-          f"{seconds:.2f} s); seed and method recorded in {sidecar}", file=sys.stderr)
+          f"{seconds:.2f} s)" + (f"; seed and method recorded in {sidecar}" if sidecar else ""), file=sys.stderr)
     return 0
 
 
@@ -253,10 +272,11 @@ def cmd_export_t1(args) -> int:
     from .t1 import write_t1
     check_output_path(args.output, "-o")
     space = _load(args)
+    _check_output(args, space)
     document = write_t1(space.model, args.output, name=Path(args.space).stem)
     configuration = document["ConfigurationSpace"]
     print(f"wrote {args.output}: {len(configuration['TuningParameters'])} parameters, "
-          f"{len(configuration['Conditions'])} conditions")
+          f"{len(configuration['Conditions'])} conditions", file=_summary_stream(args.output))
     return 0
 
 

@@ -8,8 +8,13 @@ temporary file, leaves NAME as it was, and raises `OutputError` saying what happ
 `check_output_path` refuses, before minutes of enumeration, a path that cannot be written.
 
 A symbolic link is written through, as `open` would (the temporary file goes next to the file
-it points to, and the rename replaces that file, not the link); an existing device, pipe or
-socket (`/dev/null`, a named pipe) is written in place: renaming onto it would replace it.
+it points to, and the rename replaces that file, not the link). The path `-` is standard output
+(`./-` is the same path: a file named `-` is given with another directory, `/tmp/-`). Standard
+output and an existing pipe, device or socket (a named pipe, `/dev/stdout`) cannot be renamed
+onto: their output is held in an unnamed temporary file until it is complete, then copied there,
+so that an interrupted run, or one that `auto` restarts on the compiled backend, writes nothing
+rather than a partial or doubled listing (the null device is written in place: nothing to double).
+`check_not_input` refuses an output that is the input file under any name.
 """
 from __future__ import annotations
 
@@ -17,7 +22,10 @@ import errno
 import io
 import itertools
 import os
+import shutil
 import stat
+import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,6 +43,43 @@ def _temporary(path: Path) -> tuple[int, Path]:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
         except FileExistsError:
             continue
+
+
+STDOUT = "-"
+
+
+def is_stdout(path) -> bool:
+    """Whether an output path is `-`, standard output.
+
+    >>> is_stdout("-"), is_stdout("out.csv"), is_stdout("/tmp/-")
+    (True, False, False)
+    """
+    return isinstance(path, (str, os.PathLike)) and os.fspath(path) in (STDOUT, f".{os.sep}{STDOUT}")
+
+
+def is_standard_output(path) -> bool:
+    """Whether writing `path` writes this process's standard output: `-`, or `/dev/stdout` and
+    other names of the same file (where a command's own messages must not go)."""
+    if is_stdout(path):
+        return True
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError, TypeError):   # no such file; a stdout without a descriptor
+        return False
+
+
+def check_not_input(path, source, option: str = "-o") -> None:
+    """Refuse to write the input file (a space or T1 file) under any of its names: a relative
+    or absolute path, a symbolic or hard link; writing it would replace what the run reads."""
+    if is_stdout(path) or source is None:
+        return
+    try:
+        same = os.path.samefile(path, source)
+    except (OSError, ValueError, TypeError):   # one of them is no file (yet): not the same
+        same = False
+    if same:
+        raise OutputError(f"{option} {os.fspath(path)!r} is the space file {os.fspath(source)!r}: writing it would "
+                          f"replace the space", hint="write the output to another file")
 
 
 def _special(path: Path) -> bool:
@@ -70,6 +115,8 @@ def check_output_path(path, option: str = "") -> Path:
     """The output path, once it is known that a file can be created in its directory (a
     temporary file is created and removed there). `option` ("-o", "--plot") prefixes messages."""
     path = Path(path)
+    if is_stdout(path):
+        return Path(STDOUT)
     refusal = _refusal(path, option)
     if refusal is not None:
         raise refusal
@@ -105,17 +152,12 @@ def atomic_output(path, mode: str = "wb", *, option: str = "", **open_args):
     """A file object for `path`'s temporary file; renamed to `path` when the block ends
     normally, removed otherwise. OSErrors become `OutputError`."""
     path = Path(path)
-    refusal = _refusal(path, option)
+    refusal = None if is_stdout(path) else _refusal(path, option)
     if refusal is not None:
         raise refusal
-    if _special(path):
-        try:
-            with open(path, mode, **open_args) as handle:
-                yield handle
-        except (OutputError, BrokenPipeError):  # `-o /dev/stdout | head`: the CLI's quiet exit
-            raise
-        except OSError as exc:
-            raise _error(path, exc, option) from exc
+    if is_stdout(path) or _special(path):
+        with _streamed(path, mode, option, **open_args) as handle:
+            yield handle
         return
     shown, path = path, _target(path)
     try:
@@ -135,6 +177,71 @@ def atomic_output(path, mode: str = "wb", *, option: str = "", **open_args):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _discards(path: Path) -> bool:
+    """Whether `path` is the null device."""
+    try:
+        mode, device = os.stat(path), os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode.st_mode) and mode.st_rdev == device.st_rdev
+
+
+@contextmanager
+def _streamed(path: Path, mode: str, option: str, **open_args):
+    """Standard output, a pipe or a device, written when the output is complete (the module
+    docstring says why); the null device in place."""
+    if not is_stdout(path) and _discards(path):
+        with open(path, mode, **open_args) as handle:
+            yield handle
+        return
+    try:
+        spool = tempfile.TemporaryFile(mode="w+b")   # unnamed: nothing is left behind, even by kill -9
+    except OSError as exc:
+        raise _held(path, exc, option) from None
+    handle = spool if "b" in mode else io.TextIOWrapper(spool, **open_args)
+    with handle:
+        try:
+            yield handle
+            handle.flush()
+        except (OutputError, BrokenPipeError):
+            raise
+        except OSError as exc:
+            raise _held(path, exc, option) from exc
+        spool.seek(0)
+        try:
+            _deliver(spool, path)
+        except (OutputError, BrokenPipeError):  # `-o - | head`: the CLI's quiet exit
+            raise
+        except OSError as exc:
+            raise _error(path, exc, option) from exc
+
+
+def _held(path: Path, exc: OSError, option: str) -> OutputError:
+    """The temporary file that holds output for standard output, a pipe or a device failed."""
+    shown = "standard output" if is_stdout(path) else repr(str(path))
+    return OutputError(f"{option} {shown}: holding the output in the temporary directory {tempfile.gettempdir()!r} "
+                       f"failed: {exc.strerror or exc}; nothing was written".lstrip(),
+                       hint="free space there or set TMPDIR to a directory with room, or write to a file")
+
+
+def _deliver(spool, path: Path) -> None:
+    """Copy the complete output to standard output or to the pipe or device `path`."""
+    if not is_stdout(path):
+        with open(path, "wb") as target:
+            shutil.copyfileobj(spool, target, 1 << 20)
+        return
+    sys.stdout.flush()
+    target = getattr(sys.stdout, "buffer", None)
+    if target is not None:
+        shutil.copyfileobj(spool, target, 1 << 20)
+        target.flush()
+        return
+    decoder = io.TextIOWrapper(spool, encoding="utf-8", errors="replace", newline="")  # a text-only stdout
+    shutil.copyfileobj(decoder, sys.stdout, 1 << 20)
+    decoder.detach()
+    sys.stdout.flush()
 
 
 def npy_header(dtype, rows: int) -> bytes:

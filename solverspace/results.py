@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from .errors import BackendUnavailableError, SolverspaceError
+from .errors import BackendUnavailableError, OutputError, SolverspaceError
 from .orders import format_row
-from .output import atomic_output
+from .output import atomic_output, is_stdout
 
 if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
     import numpy as np
@@ -33,6 +33,17 @@ class Stats:
 
 
 FORMATS = {".csv": "csv", ".npy": "npy", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+
+
+TEXT_FORMATS = ("csv", "jsonl")   # what standard output takes
+
+
+def check_stream_format(path, fmt: str, option: str = "-o") -> None:
+    """Standard output (`-`) takes CSV and JSON Lines: a `.npy` file's categories go in a file
+    beside it, and binary output on a terminal is noise."""
+    if is_stdout(path) and fmt not in TEXT_FORMATS:
+        raise OutputError(f"{option} - (standard output) takes CSV or JSON Lines, not {fmt}",
+                          hint=f"write the {fmt} output to a file, e.g. {option} out.{fmt}")
 
 
 def format_of(path: str | Path) -> str:

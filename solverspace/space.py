@@ -12,9 +12,9 @@ from .errors import SpaceDefinitionError, did_you_mean
 from .loader import load, load_source
 from .model import Model
 from .options import check_separator
-from .output import check_output_path
+from .output import check_not_input, check_output_path
 from .plan import Plan, make_plan
-from .results import FORMATS, Stats, format_of, write_rows
+from .results import FORMATS, Stats, check_stream_format, format_of, write_rows
 
 
 class Space:
@@ -166,12 +166,13 @@ class Space:
         """Write every valid configuration to CSV (header + rows), JSON Lines (`.jsonl`: one
         object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
         comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
-        appears only when complete."""
-        path = check_output_path(path)
+        appears only when complete; `-` is standard output (CSV or JSON Lines)."""
+        path = self._output(path)
         fmt = fmt or format_of(path)
         if fmt not in FORMATS.values():
             raise SpaceDefinitionError(f"unknown output format {fmt!r}",
                                        hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
+        check_stream_format(path, fmt)
         check_separator(sep)
         chosen = get_backend(backend, "write", **options)
         return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
@@ -180,11 +181,17 @@ class Space:
     def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
                   with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
-        appears only when complete."""
-        path = check_output_path(path)
+        appears only when complete; `-` is standard output."""
+        path = self._output(path)
         check_separator(sep)
         rows = self.rows(backend, strict=strict, with_derived=with_derived, progress=progress, **options)
         return write_rows(path, self.columns(with_derived), rows, "csv", sep)
+
+    def _output(self, path) -> Path:
+        """An output path that can be written and is not this space's own file."""
+        path = check_output_path(path)
+        check_not_input(path, self.model.source, option="path")
+        return path
 
     # ------------------------------------------------------------------------------ analysis
     def check(self, assignment: dict) -> CheckResult:

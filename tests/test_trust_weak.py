@@ -114,3 +114,96 @@ def test_a_failed_compile_keeps_the_source_it_names(tmp_path, monkeypatch):
         Space.from_source(SMALL).count("c")
     source = caught.value.hint.split("generated source: ")[1].split(";")[0]
     assert Path(source).is_file() and Path(source).parent.parent == cache
+
+
+# ----------------------------------------------------------------------------------- -o - and -o SPACE
+def _csv(rows, header=("x", "y")) -> str:
+    return "".join(",".join(map(str, r)) + "\n" for r in [header, *rows])
+
+
+@pytest.mark.parametrize("backend", ["reference", pytest.param("c", marks=pytest.mark.needs_cc)])
+def test_dash_is_standard_output(tmp_path, monkeypatch, capsys, backend):
+    monkeypatch.chdir(tmp_path)
+    space = _space_file(tmp_path)
+    assert main(["enumerate", str(space), "-o", "-", "--backend", backend, "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert out == _csv(SMALL_ROWS)
+    assert "wrote 12 configurations to -" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.py"]
+
+
+def test_sample_and_export_to_standard_output(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    space = _space_file(tmp_path)
+    assert main(["sample", str(space), "-n", "12", "-o", "-", "-q", "--method", "reference"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0] == "x,y" and sorted(lines[1:]) == sorted(f"{x},{y}" for x, y in SMALL_ROWS)
+    assert "wrote 12 sampled configurations to -" in err
+    assert main(["export-t1", str(space), "-o", "-"]) == 0
+    out, err = capsys.readouterr()
+    import json
+    assert [p["Name"] for p in json.loads(out)["ConfigurationSpace"]["TuningParameters"]] == ["x", "y"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.py"]   # no file `-`, no `-.meta.json`
+
+
+def test_api_dash_is_standard_output_for_text_formats_only(tmp_path, capsys):
+    space = Space.from_source(SMALL)
+    assert space.write("-", fmt="jsonl") == 12
+    assert capsys.readouterr().out.splitlines()[:2] == ['{"x": 1, "y": 1}', '{"x": 1, "y": 2}']
+    with pytest.raises(SolverspaceError, match=r"standard output\) takes CSV or JSON Lines, not npy") as caught:
+        space.write("-", "c", fmt="npy")
+    assert isinstance(caught.value, OSError) and "out.npy" in caught.value.hint
+    assert capsys.readouterr().out == ""
+
+
+# a space the auto backend starts listing in Python, then (past its budget) hands to the compiled
+# enumerator: 2.25 million candidates, 275,205 rows
+RESTARTED = "x = range(1500)\ny = range(1500)\nrequire((x * y) % 7 == 1)\n"
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("target", ["-", "/dev/stdout"])
+def test_a_restarted_listing_reaches_a_stream_once(tmp_path, target):
+    """`auto` stops the reference past its budget and starts again in C: a file is written under a
+    temporary name, but standard output or a pipe received the reference's rows and then all rows
+    again (4,287 extra lines on a 1.1-million-row space at 5b00030)."""
+    space = _space_file(tmp_path, RESTARTED)
+    done = subprocess.run([sys.executable, "-m", "solverspace", "enumerate", str(space), "-o", target, "-q"],
+                          env=_env(tmp_path / "cache", SOLVERSPACE_BACKGROUND_BUILD="0"), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "auto: c" in done.stdout + done.stderr, "the run must have been handed from the reference to C"
+    lines = done.stdout.splitlines()
+    expected = sum(1 for x in range(1500) for y in range(1500) if x * y % 7 == 1)
+    assert lines[0] == "x,y" and len(set(lines)) == len(lines) and len(lines) == expected + 1
+    assert f"wrote {expected} configurations" in done.stderr   # not in the data
+
+
+OUTPUT_COMMANDS = [["enumerate"], ["sample", "-n", "2"], ["export-t1"]]
+
+
+@pytest.mark.parametrize("command", OUTPUT_COMMANDS, ids=lambda c: c[0])
+@pytest.mark.parametrize("spelling", ["same", "dot", "symlink", "hardlink"])
+def test_output_onto_the_space_file_is_refused(tmp_path, monkeypatch, capsys, command, spelling):
+    monkeypatch.chdir(tmp_path)
+    space = _space_file(tmp_path)
+    output = {"same": "s.py", "dot": f".{os.sep}s.py", "symlink": "link.csv", "hardlink": "hard.csv"}[spelling]
+    if spelling == "symlink":
+        os.symlink("s.py", "link.csv")
+    elif spelling == "hardlink":
+        os.link("s.py", "hard.csv")
+    assert main([command[0], str(space), *command[1:], "-o", output]) == 2
+    err = capsys.readouterr().err
+    assert f"-o {output!r} is the space file" in err and "write the output to another file" in err
+    assert space.read_text() == SMALL
+
+
+def test_api_write_onto_the_space_file_is_refused(tmp_path):
+    path = _space_file(tmp_path)
+    space = Space.load(path)
+    for write in (space.write, space.write_csv):
+        with pytest.raises(SolverspaceError, match="is the space file") as caught:
+            write(str(path))
+        assert isinstance(caught.value, OSError)
+    assert path.read_text() == SMALL
