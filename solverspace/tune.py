@@ -242,12 +242,14 @@ def _num(value) -> str:
         return "none"
     if value == -INF:
         return "undefined"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    exact = Fraction(value)
-    with localcontext() as context:
-        context.prec = 12
-        return f"{Decimal(exact.numerator) / Decimal(exact.denominator):.6g}"
+    try:
+        return f"{float(value):.6g}"
+    except OverflowError:
+        exact = Fraction(value)
+        with localcontext() as context:
+            context.prec = 6
+            mantissa, _, exponent = f"{Decimal(exact.numerator) / Decimal(exact.denominator):e}".partition("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
 
 
 def _number(value):

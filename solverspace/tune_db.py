@@ -198,8 +198,21 @@ class TuneDB:
 
     # ------------------------------------------------------------------------------ measurements
     def lookup(self, key: str) -> dict | None:
-        row = self.db.execute("SELECT times, value, status, error FROM measurements WHERE run = ? AND key = ?",
-                              (self.run, key)).fetchone()
+        """The stored measurement of a configuration (None: not measured yet); a database that
+        cannot be read (locked past both waits) stops the search with what was kept."""
+        found: list = []
+        try:
+            self._write(lambda db: found.append(db.execute(
+                "SELECT times, value, status, error FROM measurements WHERE run = ? AND key = ?",
+                (self.run, key)).fetchone()))
+        except _WriteFailed as exc:
+            raise OutputError(
+                f"tune database {self.path!r}: cannot read it ({exc}; waited {BUSY_TIMEOUT:g} s, then "
+                f"{RETRY_TIMEOUT:g} s more): tune stopped. Kept in the database: the {self.reusable} measurement(s) "
+                f"of this run stored before it and the {self.kept} it recorded",
+                hint="free the database (another program holds it locked), then run again: stored measurements "
+                     "are reused") from None
+        row = found[-1]
         if row is None:
             return None
         return {"times": json.loads(row[0]), "value": row[1], "status": row[2], "error": row[3]}
@@ -254,8 +267,8 @@ class TuneDB:
 
     # ------------------------------------------------------------------------------ failing writes
     def _write(self, statements) -> None:
-        """Run `statements(db)` and commit; retried once waiting `RETRY_TIMEOUT` for a lock;
-        `_WriteFailed` when the retry fails too."""
+        """Run `statements(db)` and commit (a read too: it may meet a lock); retried once waiting
+        `RETRY_TIMEOUT` for a lock; `_WriteFailed` when the retry fails too."""
         for attempt in (1, 2):
             try:
                 statements(self.db)

@@ -311,7 +311,8 @@ class _Words:
                               hint="remove the backslash: a field is always one argument")
         if conversion not in (None, "s"):
             raise OptionError(f"--measure {self.template!r}: the field {{{name}!{conversion}}} has a conversion",
-                              hint=f"write {{{name}}}: the value is passed as one argument, no quoting needed")
+                              hint=f"write {{{name}}}: the value is passed as one argument, no quoting needed "
+                                   "(no shell runs; for a shell write sh -c '...' yourself)")
         self._append(_Field(name, spec, self.quote))
 
 
