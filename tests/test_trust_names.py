@@ -20,6 +20,8 @@ from solverspace.space import Space
 from solverspace.t1_read import load_t1_text
 
 LIGATURE = "\ufb01"   # 'ﬁ', which Python reads as 'fi'
+# generated spaces compare categorical values they never take (a lint warning, not news here)
+pytestmark = pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")
 
 
 def t1(parameters, conditions=()) -> str:
@@ -83,6 +85,15 @@ def test_check_arguments_are_normalised():
     assert not Space(model).check({LIGATURE: 1}).valid
     with pytest.raises(OptionError, match="one name"):
         parse_assignment(model, [f"{LIGATURE}=3", "fi=2"])
+
+
+def test_check_on_the_command_line_finds_the_normalised_name(tmp_path):
+    """5b00030: exit 2, "'ﬁ' is not a parameter of this space" (the hint listing 'fi')."""
+    path = tmp_path / "fi.py"
+    path.write_text(f"{LIGATURE} = range(5)\nrequire({LIGATURE} > 1)\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "solverspace", "check", str(path), f"{LIGATURE}=3"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == "valid", run.stderr
 
 
 def test_set_arguments_are_normalised():
