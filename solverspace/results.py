@@ -84,9 +84,19 @@ def require_pyarrow():
 
 
 def json_plain(text: str) -> bool:
-    """Whether a string is written into a JSON string literal as it is: printable ASCII other
-    than `"` and `\\` (`json.dumps` escapes the rest, non-ASCII included, as `\\uXXXX`)."""
-    return all(" " <= ch <= "~" and ch not in '"\\' for ch in text)
+    """Whether a string can be copied into a JSON string literal once `json_ascii` has escaped
+    its characters outside ASCII: no `"`, `\\` or control character."""
+    return not any(ch in '"\\' or ord(ch) < 0x20 for ch in text)
+
+
+def json_ascii(data: bytes, values) -> bytes:
+    """JSON text holding `values` (strings) unescaped, with every character of theirs outside
+    printable ASCII escaped as `json.dumps` escapes it (`ü` as `\\u00fc`), so that a copied
+    string has the bytes `json.dumps` gives it. Keys and numbers are ASCII already, and UTF-8
+    encodings of distinct characters never overlap, so replacing each character is exact."""
+    for ch in sorted({ch for v in values for ch in v if ord(ch) > 0x7E}):
+        data = data.replace(ch.encode(), json.dumps(ch)[1:-1].encode())
+    return data
 
 
 def csv_field(value, sep: str) -> str:

@@ -159,7 +159,8 @@ def written(space: Space, backend: str, name: str, tmp_path, **options) -> bytes
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("values", [ODD, ["a", "", "b"], ["a", "\u00fc", "q,x"]], ids=["odd", "lone-empty", "plain"])
+@pytest.mark.parametrize("values", [ODD, ["a", "", "b"], ["a", "\u00fc", "q,x", "\x7f", "\U0001f600 \u00e9"]],
+                         ids=["odd", "lone-empty", "json-copyable"])
 @pytest.mark.parametrize("with_int", [False, True], ids=["one-column", "two-columns"])
 def test_c_and_the_reference_write_the_same_bytes(values, with_int, tmp_path):
     """5b00030: C quoted `\\r`, Python's csv module did not; a lone empty value was `""` in

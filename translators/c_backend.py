@@ -29,7 +29,7 @@ from solverspace.npy import write_categories
 from solverspace.plan import Plan
 from solverspace.results import Stats
 from solverspace.draws import Positions
-from solverspace.results import csv_line, json_plain, jsonl_bytes, require_pyarrow
+from solverspace.results import csv_line, json_ascii, json_plain, jsonl_bytes, require_pyarrow
 
 from .c_codegen import CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout
 from .c_optimize import Options
@@ -521,11 +521,13 @@ class CEnumerator:
     def format_jsonl(self, rows: np.ndarray) -> bytes:
         """JSON Lines for a batch of (encoded) rows: the C CSV formatter's output, rearranged
         into objects by NumPy (no Python loop per row) when every categorical string can be
-        copied into JSON as it is; otherwise one Python format per row."""
+        copied into JSON (its non-ASCII characters escaped afterwards, `results.json_ascii`);
+        otherwise one Python format per row."""
         columns = self.generated.columns
         if all(c.categorical is None or all(json_plain(v) for v in c.categorical) for c in columns) \
                 and not (len(columns) == 1 and "" in (columns[0].categorical or ())):  # a lone "" is quoted
-            return _csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns)
+            return json_ascii(_csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns),
+                              [v for c in columns for v in (c.categorical or ())])
         return jsonl_bytes(self.decode(rows))
 
     def _write_parquet(self, handle, strict, progress, batch_rows) -> int:
