@@ -310,21 +310,123 @@ def refs(node: Node) -> frozenset[str]:
     return frozenset(n.name for n in walk(node) if isinstance(n, Ref))
 
 
+def rebuild(node: Node, leaf: Callable[[Node], Node | None],
+            make: Callable[[Node, list], Node] | None = None) -> Node:
+    """A copy of a tree built bottom-up without recursion (a long sum is a deep tree until
+    `regroup` balances it): `leaf(n)` gives a replacement that ends the descent, or None to
+    descend and rebuild `n` from its rebuilt fields, by `make(n, fields)` (default: the same class)."""
+    make = make or (lambda original, fields: type(original)(*fields))
+    done: dict[int, tuple[Node, Node]] = {}   # id -> (original, copy); the original stays alive
+    stack = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if id(current) in done:
+            continue
+        if not expanded:
+            replaced = leaf(current)
+            if replaced is not None:
+                done[id(current)] = (current, replaced)
+                continue
+            stack.append((current, True))
+            stack.extend((c, False) for c in reversed(current.children()))
+            continue
+        fields = []
+        for name in current.__dataclass_fields__:
+            value = getattr(current, name)
+            if isinstance(value, Node):
+                value = done[id(value)][1]
+            elif isinstance(value, tuple) and value and isinstance(value[0], Node):
+                value = tuple(done[id(v)][1] for v in value)
+            fields.append(value)
+        done[id(current)] = (current, make(current, fields))
+    return done[id(node)][1]
+
+
+def _substitution_leaf(mapping):
+    def leaf(n):
+        if isinstance(n, Ref):
+            return mapping.get(n.name, n)
+        if isinstance(n, (Const, Closure)):
+            return n
+        return None
+    return leaf
+
+
 def substitute(node: Node, mapping: dict[str, Node]) -> Node:
     """Replace `Ref(name)` by `mapping[name]` throughout a tree."""
-    if isinstance(node, Ref):
-        return mapping.get(node.name, node)
-    if isinstance(node, (Const, Closure)):
+    return rebuild(node, _substitution_leaf(mapping))
+
+
+# Long chains of `+`/`-` or of `*` ------------------------------------------------------------
+#: A chain of more operands than this is regrouped as a balanced tree (`regroup`). Python builds
+#: `p0 + p1 + ... + p999` as a tree 999 levels deep, and every recursive walk (this package's
+#: visitors, dataclass `==` and `hash`) would pass Python's recursion limit; `+` and `*` are
+#: exact on integers and fractions, so any grouping has the same value. Shorter chains keep the
+#: user's grouping, so printed text and generated code do not change for them.
+MAX_CHAIN = 32
+_CHAIN_FAMILY = {"+": "+", "-": "+", "*": "*"}
+
+
+def _chain_op(node: Node) -> str | None:
+    """The chain family (`+` for `+`/`-`, `*`) a node continues, or None."""
+    return _CHAIN_FAMILY.get(node.op) if isinstance(node, BinOp) else None
+
+
+def chain_terms(node: Node) -> list[tuple[bool, Expr]]:
+    """The operands of the maximal chain rooted at `node`, left to right, each with whether it is
+    subtracted (`a - (b + c)`: a, -b, -c); iterative, so any depth."""
+    family = _chain_op(node)
+    terms, stack = [], [(node, False)]
+    while stack:
+        current, negated = stack.pop()
+        if family is not None and _chain_op(current) == family:
+            right_negated = negated != (current.op == "-")
+            stack.append((current.right, right_negated))
+            stack.append((current.left, negated))
+        else:
+            terms.append((negated, current))
+    return terms
+
+
+def balanced_chain(op: str, terms: list[tuple[bool, Expr]]) -> Expr:
+    """A tree of depth log2(len(terms)) with the value of the chain (`op` is `+` or `*`; the
+    first term is not subtracted), operands in the same left-to-right order."""
+    if len(terms) == 1:
+        return terms[0][1]
+    middle = len(terms) // 2
+    left, right = balanced_chain(op, terms[:middle]), terms[middle:]
+    if right[0][0]:   # L - (flipped rest): the rest then starts with an added term
+        return BinOp("-", left, balanced_chain(op, [(not n, t) for n, t in right]))
+    return BinOp(op, left, balanced_chain(op, right))
+
+
+def chain(op: str, terms: list[tuple[bool, Expr]]) -> Expr:
+    """`t0 op t1 op ...` (`-` before a subtracted term): grouped left to right as Python does, or
+    balanced past `MAX_CHAIN` operands. The first term must not be subtracted."""
+    if len(terms) > MAX_CHAIN:
+        return balanced_chain(op, terms)
+    result = terms[0][1]
+    for negated, term in terms[1:]:
+        result = BinOp("-" if negated else op, result, term)
+    return result
+
+
+def regroup(node: Node) -> Node:
+    """The same tree with every chain of more than `MAX_CHAIN` operands balanced; iterative."""
+    if not any(_chain_op(n) for n in walk(node)):
         return node
-    fields = []
-    for name in node.__dataclass_fields__:
-        value = getattr(node, name)
-        if isinstance(value, Node):
-            value = substitute(value, mapping)
-        elif isinstance(value, tuple) and value and isinstance(value[0], Node):
-            value = tuple(substitute(v, mapping) for v in value)
-        fields.append(value)
-    return type(node)(*fields)
+
+    def leaf(n):
+        if isinstance(n, (Const, Ref, Closure)):
+            return n
+        if _chain_op(n) is None:
+            return None
+        terms = chain_terms(n)
+        if len(terms) <= MAX_CHAIN:
+            return None
+        return balanced_chain(_chain_op(n), [(negated, regroup(t)) for negated, t in terms])
+
+    return rebuild(node, leaf)
 
 
 def is_boolean(expr: Expr) -> bool:

@@ -41,7 +41,7 @@ from .errors import (Location, SettingError, SolverspaceError, SolverspaceWarnin
                      did_you_mean)
 from .kinds import ValueKind
 from .lint import categorical_typos
-from .lowering import FunctionLowerer, as_domain, bind_arguments, fold_tree
+from .lowering import FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree
 from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling
 from .sources import read_text  # its home before sources.py; validation imports it from here
 from .t1_read import load_t1
@@ -125,7 +125,7 @@ def _compiled(source: str, filename: str) -> tuple[list, object]:
     key = (source, filename)
     if key not in _COMPILED:
         try:
-            tree = ast.parse(source, filename=filename)
+            tree = balance_chains(ast.parse(source, filename=filename))   # long sums: not 1,000 levels deep
         except SyntaxError as exc:
             raise SpaceDefinitionError(f"syntax error: {exc.msg}", where=Location(filename, exc.lineno)) from None
         except (RecursionError, MemoryError):

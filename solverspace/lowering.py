@@ -24,6 +24,7 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mo
            ast.Div: "/", ast.Pow: "**"}
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _SETOPS = {ast.BitOr: "union", ast.BitAnd: "intersection", ast.Sub: "difference"}
+_CHAIN_OPS = (ast.Add, ast.Sub, ast.Mult)   # lowered in a loop along a left-deep chain
 
 
 class FunctionLowerer:
@@ -137,8 +138,21 @@ class FunctionLowerer:
                          hint="the language has integers, exact fractions (a / b) and strings")
 
     def _expr_BinOp(self, node, env):
+        """A chain `a + b - c * ...` is lowered left to right in a loop (Python parses a long sum as
+        a tree as deep as it is long; recursing down it would pass the recursion limit)."""
+        spine = [node]
+        while isinstance(spine[-1].op, _CHAIN_OPS) and isinstance(spine[-1].left, ast.BinOp) \
+                and isinstance(spine[-1].left.op, _CHAIN_OPS):
+            spine.append(spine[-1].left)
+        lowered = self.expr(spine[-1].left, env)
+        for step in reversed(spine):
+            lowered = self.apply_binop(step, lowered, env)
+        return lowered
+
+    def apply_binop(self, node: ast.BinOp, left: ir.Node, env) -> ir.Node:
+        """`node` with its left operand already lowered to `left`."""
         if type(node.op) in _SETOPS:
-            left, right = self.expr(node.left, env), self.expr(node.right, env)
+            right = self.expr(node.right, env)
             if isinstance(left, ir.Domain) or isinstance(right, ir.Domain):
                 return self.iterator_algebra(node, left, right)
             if not isinstance(node.op, ast.Sub):
@@ -153,7 +167,9 @@ class FunctionLowerer:
         right = self.value(node.right, env)
         if op == "**" and not (isinstance(right, ir.Const) and type(right.value) is int and right.value >= 0):
             raise self.error(node, f"`{ast.unparse(node)}`: `**` takes only a non-negative integer constant exponent")
-        return binop(op, self.value(node.left, env), right)
+        if isinstance(left, ir.Domain):
+            raise self.error(node.left, f"`{ast.unparse(node.left)}` is an iterator where a value is expected")
+        return binop(op, left, right)
 
     def iterator_algebra(self, node, left, right) -> ir.Domain:
         """`a | b`, `a & b`, `a - b` between iterators (lists count as value lists)."""
@@ -444,24 +460,89 @@ def make_if(cond, then, orelse):
 
 
 def fold_tree(node: ir.Node) -> ir.Node:
-    """Constant-fold bottom-up (settings are constants by now)."""
-    if isinstance(node, (ir.Const, ir.Ref, ir.Closure)):
-        return node
-    folded = ir.substitute(node, {})  # rebuild; children folded below
-    kwargs = {}
-    for field in node.__dataclass_fields__:
-        value = getattr(folded, field)
-        if isinstance(value, ir.Node):
-            value = fold_tree(value)
-        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
-            value = tuple(fold_tree(v) for v in value)
-        kwargs[field] = value
+    """Constant-fold bottom-up (settings are constants by now), long `+`/`*` chains balanced
+    first (`ir.regroup`); iterative, so a sum of any length folds."""
+    return ir.rebuild(ir.regroup(node), _atom, _folded)
+
+
+def _atom(node: ir.Node) -> ir.Node | None:
+    return node if isinstance(node, (ir.Const, ir.Ref, ir.Closure)) else None
+
+
+def _folded(node: ir.Node, fields: list) -> ir.Node:
+    """`node` rebuilt from its folded fields, itself folded where they decide it."""
     if isinstance(node, (ir.IfExp, ir.IfDomain)):
-        return make_if(kwargs["cond"], kwargs["then"], kwargs["orelse"])
+        return make_if(*fields)
     if isinstance(node, (ir.And, ir.Or)):
-        return make_boolop(type(node), kwargs["operands"])
-    rebuilt = type(node)(**kwargs)
+        return make_boolop(type(node), fields[0])
+    rebuilt = type(node)(*fields)
     return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
+
+
+#: A chain of more `+`/`-` or `*` operands than this in Python source is regrouped as a balanced
+#: tree right after parsing (`balance_chains`): Python's own tree walkers (`compile` of a tree,
+#: `ast.NodeTransformer`, `ast.fix_missing_locations`) recurse once per operand and stop near 500.
+MAX_SOURCE_CHAIN = 100
+_SOURCE_FAMILY = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*"}
+
+
+def _source_family(node) -> str | None:
+    return _SOURCE_FAMILY.get(type(node.op)) if isinstance(node, ast.BinOp) else None
+
+
+def _source_terms(node: ast.BinOp) -> list[tuple[bool, ast.expr]]:
+    """The operands of the chain rooted at `node`, left to right, each with whether it is subtracted."""
+    family, terms, stack = _source_family(node), [], [(node, False)]
+    while stack:
+        current, negated = stack.pop()
+        if _source_family(current) == family:
+            stack.append((current.right, negated != isinstance(current.op, ast.Sub)))
+            stack.append((current.left, negated))
+        else:
+            terms.append((negated, current))
+    return terms
+
+
+def _balanced_source(family: str, terms: list[tuple[bool, ast.expr]]) -> ast.expr:
+    if len(terms) == 1:
+        return terms[0][1]
+    middle = len(terms) // 2
+    left, right = _balanced_source(family, terms[:middle]), terms[middle:]
+    if right[0][0]:
+        op, right_node = ast.Sub(), _balanced_source(family, [(not n, t) for n, t in right])
+    else:
+        op, right_node = (ast.Add() if family == "+" else ast.Mult()), _balanced_source(family, right)
+    node = ast.BinOp(left=left, op=op, right=right_node)
+    node.lineno, node.col_offset = left.lineno, left.col_offset
+    node.end_lineno, node.end_col_offset = right_node.end_lineno, right_node.end_col_offset
+    return node
+
+
+def balance_chains(tree: ast.AST) -> ast.AST:
+    """Regroup, in place, every chain of more than `MAX_SOURCE_CHAIN` operands of `+`/`-` or of
+    `*` as a balanced tree with the same operands in the same order (`a - (b + c)` as `a - b - c`);
+    iterative. The language's `+` and `*` (integers, exact fractions, strings and lists joined) do
+    not depend on grouping; floating point is not part of the language."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for name, value in ast.iter_fields(node):
+            items = value if isinstance(value, list) else [value]
+            for index, item in enumerate(items):
+                if not isinstance(item, ast.AST):
+                    continue
+                if _source_family(item) is not None:
+                    terms = _source_terms(item)
+                    if len(terms) > MAX_SOURCE_CHAIN:
+                        balanced = _balanced_source(_source_family(item), terms)
+                        if isinstance(value, list):
+                            value[index] = balanced
+                        else:
+                            setattr(node, name, balanced)
+                        stack.extend(t for _, t in terms)
+                        continue
+                stack.append(item)
+    return tree
 
 
 def lower_expression(text: str, resolve: Callable[[str, int], ir.Node], *, filename: str = "<expression>",
@@ -469,10 +550,15 @@ def lower_expression(text: str, resolve: Callable[[str, int], ir.Node], *, filen
     """One Python expression given as text (an objective, a T1 condition) as folded IR, lowered
     like a function body (`resolve(name, line)` gives each free name's node); never `eval`."""
     source = f"def __{what.replace(' ', '_')}__():\n    return ({text})\n"
+    if not text.strip():
+        raise SpaceDefinitionError(f"{what} is empty", hint=hint or "give an expression")
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = balance_chains(ast.parse(source, filename=filename))
     except SyntaxError as exc:
         raise SpaceDefinitionError(f"{what} {text!r} is not an expression: {exc.msg}", hint=hint) from None
+    except (RecursionError, MemoryError):
+        raise SpaceDefinitionError(f"{what} is nested too deeply for Python's parser",
+                                   hint="split it into named derived values in the space file") from None
     func = tree.body[0]
     if len(func.body) != 1 or not isinstance(func.body[0], ast.Return):
         raise SpaceDefinitionError(f"{what} {text!r} must be one expression")

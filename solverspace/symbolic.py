@@ -157,16 +157,13 @@ def from_sympy(expr) -> ir.Expr:
 
 
 def _sum(terms) -> ir.Expr:
-    result = None
+    signed = []
     for term in terms:
-        coefficient, rest = term.as_coeff_Mul()
-        negative = coefficient.is_negative
-        node = from_sympy(-term if negative else term)
-        if result is None:
-            result = ir.Neg(node) if negative else node
-        else:
-            result = ir.BinOp("-" if negative else "+", result, node)
-    return result
+        negative = bool(term.as_coeff_Mul()[0].is_negative)
+        signed.append((negative, from_sympy(-term if negative else term)))
+    if signed[0][0]:
+        signed[0] = (False, ir.Neg(signed[0][1]))
+    return ir.chain("+", signed)
 
 
 def _product(expr) -> ir.Expr:
@@ -176,11 +173,7 @@ def _product(expr) -> ir.Expr:
     numerator, denominator = sympy.fraction(expr)
     if denominator != 1:
         return ir.BinOp("/", from_sympy(numerator), from_sympy(denominator))
-    factors = [from_sympy(f) for f in sympy.Mul.make_args(expr)]
-    result = factors[0]
-    for f in factors[1:]:
-        result = ir.BinOp("*", result, f)
-    return result
+    return ir.chain("*", [(False, from_sympy(f)) for f in sympy.Mul.make_args(expr)])
 
 
 def simplify(expr: ir.Expr, rational: frozenset[str] = frozenset()) -> ir.Expr:

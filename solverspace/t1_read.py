@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import ir
 from .errors import Location, SettingError, SpaceDefinitionError, check_text, did_you_mean, python_name
-from .lowering import FunctionLowerer, fold_tree
+from .lowering import FunctionLowerer, balance_chains, fold_tree
 from .model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from .sources import read_text
 from .t1_conditions import ConditionRefused, read_condition
@@ -249,7 +249,7 @@ class _T1Importer:
 def _parse(source: str) -> ast.Expression:
     """`ast.parse` in eval mode; inputs it cannot handle become syntax errors."""
     try:
-        return ast.parse(source, mode="eval")
+        return balance_chains(ast.parse(source, mode="eval"))   # long sums: not 1,000 levels deep
     except (ValueError, RecursionError, MemoryError) as exc:
         raise SyntaxError(f"cannot be parsed ({type(exc).__name__})") from None
 
