@@ -63,6 +63,12 @@ class OptionError(SolverspaceError, ValueError):
     `check` (checked once, in `solverspace.options`, for the CLI and the API alike)."""
 
 
+class ArgumentTypeError(OptionError, TypeError):
+    """An API argument of the wrong type (`count(threads="2")`, `space[1.5]`): names the argument,
+    what was given and what is expected. Also an `OptionError` (a ValueError), as the same
+    argument out of range is, so callers catching either see it."""
+
+
 class OutputError(SolverspaceError, OSError):
     """An output file cannot be written: a missing or read-only directory, a directory in place
     of the file, a full disk. Nothing is left under the file's name."""

@@ -43,8 +43,9 @@ from .kinds import ValueKind
 from .lint import categorical_typos
 from .lowering import FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree
 from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling
+from .options import check_kind, check_path, check_settings
 from .sources import read_text  # its home before sources.py; validation imports it from here
-from .t1_read import load_t1
+from .t1_read import load_t1, load_t1_text
 
 BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
 
@@ -66,17 +67,29 @@ def resolve_space_path(space: str | Path) -> Path:
 def load(space: str | Path, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
     """Load a space file (or a built-in space by name) with optional setting overrides; a
     `.json` path is a T1 tuning-problem file (`solverspace.t1_read.load_t1`)."""
-    path = resolve_space_path(space)
-    if path.suffix.lower() == ".json":
-        return load_t1(path, settings)
-    source = read_text(path, "space file")
-    return load_source(source, str(path), settings, max_closure_values=max_closure_values)
+    return load_text(*read_space(space), settings, max_closure_values=max_closure_values)
+
+
+def read_space(space: str | Path) -> tuple[str, str]:
+    """(text, file name) of a space file, a T1 `.json` file or a built-in space: what `load` loads
+    (`Space` keeps the text: it pickles as its text and settings)."""
+    path = resolve_space_path(check_path(space, "space", "gemm"))
+    return read_text(path, "T1 file" if path.suffix.lower() == ".json" else "space file"), str(path)
+
+
+def load_text(text: str, filename: str, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
+    """A space from the text of the file `filename`: T1 JSON where its name ends in `.json`."""
+    settings = check_settings(settings)
+    if Path(filename).suffix.lower() == ".json":   # load_t1 refuses settings, naming the file, before reading
+        return load_t1(filename, settings) if settings else load_t1_text(text, filename)
+    return load_source(text, filename, settings, max_closure_values=max_closure_values)
 
 
 def load_source(source: str, filename: str = "<space>", settings: dict | None = None, *,
                 max_closure_values: int = 100_000) -> Model:
     """Load a space from its source text (the tests' and the API's entry point)."""
-    return _Loader(source, filename, settings or {}, max_closure_values).run()
+    check_kind(source, "source", str, "the space file's text (str)", "source='x = range(4)'")
+    return _Loader(source, filename, check_settings(settings), max_closure_values).run()
 
 
 class _Locals(MutableMapping):

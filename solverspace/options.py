@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import operator
+import os
+from collections.abc import Mapping
 
-from .errors import OptionError
+from .errors import ArgumentTypeError, OptionError
 
 MAX_THREADS = 4096  # more only oversubscribes the cores; far more makes OpenMP abort the process
 
@@ -27,11 +29,58 @@ def check_threads(threads, name: str = "threads"):
     """
     if threads is None:
         return None
-    number = _whole(threads)
-    if number is None or not 1 <= number <= MAX_THREADS:
+    number = check_whole(threads, name, f"a whole number from 1 to {MAX_THREADS}")
+    if not 1 <= number <= MAX_THREADS:
         raise OptionError(f"{name}={threads!r}: expected a whole number from 1 to {MAX_THREADS}",
                           hint="leave it out to use every core")
     return number
+
+
+def check_whole(value, name: str, expected: str = "a whole number") -> int:
+    """`value` as an int where it is one (Python's or NumPy's, not a bool); otherwise an
+    `ArgumentTypeError` naming the argument (`n="10"` is not read as 10: say what you mean).
+
+    >>> check_whole("10", "n")
+    Traceback (most recent call last):
+    ...
+    solverspace.errors.ArgumentTypeError: n='10': expected a whole number, not str
+      hint: pass an int, e.g. n=10
+    """
+    number = _whole(value)
+    if number is None:
+        example = f", e.g. {name}={int(float(value))}" if isinstance(value, (str, float)) and _reads_as_int(value) else ""
+        raise ArgumentTypeError(f"{name}={value!r}: expected {expected}, not {type(value).__name__}",
+                                hint=f"pass an int{example}")
+    return number
+
+
+def _reads_as_int(value) -> bool:
+    try:
+        return float(value).is_integer()
+    except (ValueError, OverflowError):
+        return False
+
+
+def check_path(value, name: str = "path", example: str = "out.csv"):
+    """A file path argument: a `str` or a path object (`pathlib.Path`), else `ArgumentTypeError`."""
+    return check_kind(value, name, (str, os.PathLike), "a file path (str or pathlib.Path)", f"{name}={example!r}")
+
+
+def check_settings(settings, name: str = "settings") -> dict:
+    """Setting overrides: None or a mapping of setting names to values, else `ArgumentTypeError`."""
+    if settings is None:
+        return {}
+    return check_kind(settings, name, Mapping, "a dict of setting names to values", f"{name}={{'device': 'k40c'}}")
+
+
+def check_kind(value, name: str, kind: type | tuple, expected: str, example: str):
+    """`value` where it is an instance of `kind`, else `ArgumentTypeError` naming the argument,
+    `expected` and an `example` call (`name=...`)."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):   # True is no number
+        raise ArgumentTypeError(f"{name}={value!r}: expected {expected}, not {type(value).__name__}",
+                                hint=f"e.g. {example}")
+    return value
 
 
 def _whole(value) -> int | None:
@@ -69,8 +118,8 @@ def check_separator(sep) -> str:
 
 def check_seed(seed) -> int:
     """A random seed: a non-negative whole number (NumPy's generators take no negative seeds)."""
-    number = _whole(seed)
-    if number is None or number < 0:
+    number = check_whole(seed, "seed", "a non-negative whole number")
+    if number < 0:
         raise OptionError(f"seed={seed!r}: expected a non-negative whole number", hint="e.g. --seed 7")
     return number
 

@@ -1,24 +1,46 @@
 """`Space`: the Python API facade over load -> model -> plan -> backend."""
 from __future__ import annotations
 
+import numbers
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .backends import get_backend
+from .backends import backends_with, get_backend
 from .check import CheckResult
 from .dag import DAG
-from .errors import SpaceDefinitionError, did_you_mean
-from .loader import load, load_source
+from .errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
+from .loader import load_source, load_text, read_space
 from .model import Model
-from .options import check_separator
+from .options import check_kind, check_path, check_separator, check_whole
 from .output import check_not_input, check_output_path
 from .plan import Plan, make_plan
 from .results import FORMATS, Stats, check_stream_format, format_of, write_rows
 
 
+def _backend(backend, capability: str, **options):
+    """`get_backend`, refusing by name what is neither a backend's name nor a backend object."""
+    if not isinstance(backend, str) and not hasattr(backend, "name"):
+        raise ArgumentTypeError(f"backend={backend!r}: expected a backend name "
+                                f"({', '.join(backends_with(capability))}) or a backend object, "
+                                f"not {type(backend).__name__}", hint="e.g. backend='c'")
+    return get_backend(backend, capability, **options)
+
+
+def _reloaded(kind: str, text: str, filename: str, settings: dict, options: dict) -> "Space":
+    """A pickled Space, loaded again from its text (`Space.__reduce__`)."""
+    build = Space._from_text if kind == "file" else Space.from_source
+    return build(text, settings, filename, **options)
+
+
 class Space:
     """A loaded space with its plan.
+
+    A Space pickles as what it was loaded from: the text of its file (read when it was loaded)
+    or source, its file name, the setting overrides and load options; unpickling loads that text
+    again (so it runs the space file's code, as loading does). A Space built directly from a
+    `Model` (`Space(model, plan)`) has no text and is refused with a message.
 
     >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
     >>> space.count()
@@ -30,11 +52,30 @@ class Space:
     def __init__(self, model: Model, plan: Plan | None = None):
         self.model = model
         self.plan = plan or make_plan(model)
+        self._origin: tuple | None = None   # (kind, text, file name, settings, options): what pickles
 
     @classmethod
     def load(cls, space: str | Path, settings: dict | None = None, **options) -> "Space":
         """Load a space file or a built-in space (`"gemm"`), with setting overrides."""
-        return cls(load(space, settings, **options))
+        text, filename = read_space(space)
+        return cls._from_text(text, settings, filename, **options)
+
+    @classmethod
+    def _from_text(cls, text: str, settings: dict | None, filename: str, **options) -> "Space":
+        """A space from the text of the file `filename` (`Space.load` once the file is read)."""
+        return cls(load_text(text, filename, settings, **options))._remember("file", text, filename, settings, options)
+
+    def _remember(self, kind: str, text: str, filename: str, settings, options: dict) -> "Space":
+        self._origin = (kind, text, filename, dict(settings or {}), dict(options))
+        return self
+
+    def __reduce__(self):
+        if self._origin is None:
+            raise ArgumentTypeError("cannot pickle this Space: it was built from a Model (Space(model, plan)), "
+                                    "not loaded from a file or source text, so there is no text to load again",
+                                    hint="pickle a Space made by Space.load(path) or Space.from_source(text), "
+                                         "or pickle the path and settings yourself")
+        return _reloaded, self._origin
 
     @classmethod
     def sweep(cls, space: str | Path, grid: dict, backend="auto", *, base: dict | None = None,
@@ -49,7 +90,8 @@ class Space:
 
     @classmethod
     def from_source(cls, source: str, settings: dict | None = None, filename: str = "<space>", **options) -> "Space":
-        return cls(load_source(source, filename, settings, **options))
+        return cls(load_source(source, filename, settings, **options))._remember("source", source, filename, settings,
+                                                                                  options)
 
     # ------------------------------------------------------------------------------ facts
     @property
@@ -68,7 +110,12 @@ class Space:
         return self.parameters + tuple(self._check_derived(with_derived))
 
     def _check_derived(self, names):
+        if isinstance(names, str) or not isinstance(names, Iterable):
+            raise ArgumentTypeError(f"with_derived={names!r}: expected a sequence of derived value names, "
+                                    f"not {type(names).__name__}",
+                                    hint=f"e.g. with_derived=({names if isinstance(names, str) else 'name'!r},)")
         for name in names:
+            check_kind(name, "with_derived", str, "derived value names (str)", "with_derived=('name',)")
             if name not in self.model.derived_value:
                 raise SpaceDefinitionError(f"{name!r} is not a derived value of this space",
                                            hint=did_you_mean(name, self.model.derived_value))
@@ -81,7 +128,7 @@ class Space:
               progress: Callable[[int, int], None] | None = None, **options) -> Stats:
         """Count valid configurations, with the undefined-operation tally. `backend` is a name
         ("reference", "c", ...) or a backend object; `options` configure it (e.g. threads=)."""
-        return get_backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
+        return _backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
 
     def count(self, backend="reference", *, strict: bool = False, **options) -> int:
         return self.stats(backend, strict=strict, **options).count
@@ -89,14 +136,14 @@ class Space:
     def rows(self, backend="reference", *, strict: bool = False, with_derived=(),
              progress: Callable[[int, int], None] | None = None, **options) -> Iterator[tuple]:
         """Valid configurations, parameter values in definition order (plus derived columns)."""
-        return get_backend(backend, "list", **options).rows(self.plan, strict=strict,
+        return _backend(backend, "list", **options).rows(self.plan, strict=strict,
                                                             with_derived=self._check_derived(with_derived),
                                                             progress=progress)
 
     def to_array(self, backend="c", *, strict: bool = False, with_derived=(), progress=None, **options):
         """All valid configurations as a NumPy structured array (one field per column, the
         smallest integer type that holds its proven range; categorical columns as strings)."""
-        return get_backend(backend, "list", **options).array(self.plan, strict=strict,
+        return _backend(backend, "list", **options).array(self.plan, strict=strict,
                                                              with_derived=self._check_derived(with_derived),
                                                              progress=progress)
 
@@ -112,7 +159,9 @@ class Space:
     def approximate_count(self, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0, backend="cpsat",
                           **options):
         """An estimate within a factor 1 + epsilon with probability 1 - delta (ApproxMC2)."""
-        return get_backend(backend, "approximate", **options).approximate_count(self.plan, epsilon, delta, seed=seed)
+        for name, value in (("epsilon", epsilon), ("delta", delta)):
+            check_kind(value, name, numbers.Real, "a number", f"{name}=0.5")
+        return _backend(backend, "approximate", **options).approximate_count(self.plan, epsilon, delta, seed=seed)
 
     # ------------------------------------------------------------------------------ sampling
     def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None):
@@ -124,6 +173,7 @@ class Space:
              progress=None):
         """`sample` with what reproduces it: (structured array, `sampling.SampleInfo`)."""
         from .sampling import sample
+        n = check_whole(n, "n", "a whole number of configurations")
         return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
     def __len__(self) -> int:
@@ -135,9 +185,8 @@ class Space:
 
     def __getitem__(self, position: int) -> tuple:
         """The configuration at `position` of the canonical (C enumerator) order."""
+        position = check_whole(position, "position", "a whole number (a position of the canonical order)")
         size = self._positions().size()
-        if not isinstance(position, (int,)) or isinstance(position, bool):
-            raise TypeError(f"space indices are integers, not {type(position).__name__}")
         if position < 0:
             position += size
         if not 0 <= position < size:
@@ -146,6 +195,8 @@ class Space:
 
     def index(self, config) -> int:
         """Position of a valid configuration (dict or tuple in column order) in the canonical order."""
+        check_kind(config, "config", (Mapping, tuple, list), "a dict {parameter: value} or a tuple in column order",
+                   f"config={dict.fromkeys(self.parameters, 1)!r}")
         values = dict(config) if isinstance(config, dict) else dict(zip(self.parameters, config))
         missing = [p for p in self.parameters if p not in values]
         if missing:
@@ -168,13 +219,15 @@ class Space:
         comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
         appears only when complete; `-` is standard output (CSV or JSON Lines)."""
         path = self._output(path)
+        if fmt is not None:
+            check_kind(fmt, "fmt", str, "a format name (str)", "fmt='csv'")
         fmt = fmt or format_of(path)
         if fmt not in FORMATS.values():
             raise SpaceDefinitionError(f"unknown output format {fmt!r}",
                                        hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
         check_stream_format(path, fmt)
         check_separator(sep)
-        chosen = get_backend(backend, "write", **options)
+        chosen = _backend(backend, "write", **options)
         return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
                             progress=progress, sep=sep)
 
@@ -187,21 +240,27 @@ class Space:
         rows = self.rows(backend, strict=strict, with_derived=with_derived, progress=progress, **options)
         return write_rows(path, self.columns(with_derived), rows, "csv", sep)
 
+    def _check_assignment(self, assignment) -> None:
+        check_kind(assignment, "assignment", Mapping, "a dict {parameter: value}",
+                   f"assignment={dict.fromkeys(self.parameters[:2], 1)!r}")
+
     def _output(self, path) -> Path:
         """An output path that can be written and is not this space's own file."""
-        path = check_output_path(path)
+        path = check_output_path(check_path(path))
         check_not_input(path, self.model.source, option="path")
         return path
 
     # ------------------------------------------------------------------------------ analysis
     def check(self, assignment: dict) -> CheckResult:
         """Validity of a full assignment with every rejecting rule, or a completion of a partial one."""
+        self._check_assignment(assignment)
         return get_backend("reference", "check").check(self.plan, assignment)
 
     def complete(self, assignment: dict, backend="cpsat", **options):
         """A valid completion of a partial assignment, or (CP-SAT) a minimal set of rules that
         together rule it out."""
-        return get_backend(backend, "check", **options).complete(self.plan, assignment)
+        self._check_assignment(assignment)
+        return _backend(backend, "check", **options).complete(self.plan, assignment)
 
     def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="bnb", progress=None,
              **options):
@@ -210,7 +269,9 @@ class Space:
         `exhaustive-reference`: Python; `cpsat`). `progress(done, total)`: told as the search goes
         (C engines: work units; the Python walks: the outermost loop's values; cpsat:
         configurations ranked out of `top`)."""
-        return get_backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top,
+        check_kind(objective, "objective", str, "an expression of the space's names (str)", "objective='x * y'")
+        top = check_whole(top, "top", "a whole number of configurations")
+        return _backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top,
                                                              progress=progress)
 
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
@@ -237,11 +298,11 @@ class Space:
 
     def funnel(self, backend="c", *, progress=None, **options):
         """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.funnel`)."""
-        return get_backend(backend, "funnel", **options).funnel(self.plan, progress=progress)
+        return _backend(backend, "funnel", **options).funnel(self.plan, progress=progress)
 
     def emit(self, backend="c", *, with_derived=(), **options) -> str:
         """The program a compiling backend generates for this space (C for `c`)."""
-        return get_backend(backend, "emit", **options).emit(self.plan, self._check_derived(with_derived))
+        return _backend(backend, "emit", **options).emit(self.plan, self._check_derived(with_derived))
 
     def __repr__(self):
         return f"Space({self.model.source!r}, parameters={list(self.parameters)})"

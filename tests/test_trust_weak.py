@@ -207,3 +207,83 @@ def test_api_write_onto_the_space_file_is_refused(tmp_path):
             write(str(path))
         assert isinstance(caught.value, OSError)
     assert path.read_text() == SMALL
+
+
+# ----------------------------------------------------------------------------------- API argument types
+def _small() -> Space:
+    return Space.from_source(SMALL)
+
+
+WRONG_TYPES = [   # (call, the argument the message must name)
+    (lambda s: s.count("c", threads="2"), "threads='2'"),
+    (lambda s: s.count("c", threads=2.5), "threads=2.5"),
+    (lambda s: s[1.5], "position=1.5"),
+    (lambda s: s["3"], "position='3'"),
+    (lambda s: s.index(5), "config=5"),
+    (lambda s: s.write(3), "path=3"),
+    (lambda s: s.write_csv(3.0), "path=3.0"),
+    (lambda s: s.write("out.csv", fmt=3), "fmt=3"),
+    (lambda s: s.write("out.csv", backend=3), "backend=3"),
+    (lambda s: s.sample(n="10"), "n='10'"),
+    (lambda s: s.sample(2.5), "n=2.5"),
+    (lambda s: s.sample(3, seed="1"), "seed='1'"),
+    (lambda s: s.sample(3, threads="2"), "threads='2'"),
+    (lambda s: list(s.rows(with_derived=3)), "with_derived=3"),
+    (lambda s: s.check(5), "assignment=5"),
+    (lambda s: s.complete([1, 2]), "assignment=[1, 2]"),
+    (lambda s: s.best("x", top="3"), "top='3'"),
+    (lambda s: s.best(3), "objective=3"),
+    (lambda s: s.approximate_count("x"), "epsilon='x'"),
+    (lambda s: Space.load(3), "space=3"),
+    (lambda s: Space.load("gemm", ["device=k40c"]), "settings=['device=k40c']"),
+    (lambda s: Space.from_source(b"x = range(3)"), "source=b'x = range(3)'"),
+]
+
+
+@pytest.mark.parametrize("call, named", WRONG_TYPES, ids=[n for _, n in WRONG_TYPES])
+def test_a_wrong_argument_type_is_a_typed_error_naming_it(tmp_path, monkeypatch, call, named):
+    """Each of these escaped as a NumPy, cffi or pathlib TypeError (or an untyped one) at 5b00030."""
+    from solverspace.errors import ArgumentTypeError
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ArgumentTypeError) as caught:
+        call(_small())
+    error = caught.value
+    assert isinstance(error, SolverspaceError) and isinstance(error, TypeError)
+    assert str(error).startswith(named + ": expected ") and " not " in str(error) and error.hint
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_numpy_integers_are_whole_numbers():
+    np = pytest.importorskip("numpy")
+    space = _small()
+    assert space.sample(np.int64(3), seed=np.uint8(1)).shape == (3,)
+    assert space.sample(3, seed=1).tolist() == space.sample(np.int32(3), seed=np.int16(1)).tolist()
+
+
+# ----------------------------------------------------------------------------------- pickling
+CLOSURE = "x = range(1, 5)\n@iterator\ndef y(x):\n    for i in range(x):\n        yield i * 10\n"
+
+
+@pytest.mark.parametrize("make", [
+    lambda tmp: Space.from_source(SMALL),
+    lambda tmp: Space.from_source(CLOSURE),                                  # a Python generator function
+    lambda tmp: Space.load("gemm", {"device": "tiny"}),
+    lambda tmp: Space.load(_space_file(tmp, CLOSURE)),
+], ids=["source", "closure", "gemm-settings", "file-closure"])
+def test_every_loaded_space_pickles_as_its_text_and_settings(tmp_path, make):
+    """At 5b00030 a space with a closure iterator (and the GEMM space) could not be pickled."""
+    space = make(tmp_path)
+    data = pickle.dumps(space)
+    for path in tmp_path.iterdir():   # the file is read when loading, not when unpickling
+        path.write_text("x = range(1000)\n")
+    again = pickle.loads(data)
+    assert again.parameters == space.parameters and again.settings == space.settings
+    assert again.model.source == space.model.source
+    assert list(again.rows("reference")) == list(space.rows("reference"))
+
+
+def test_a_space_built_from_a_model_refuses_to_pickle():
+    from solverspace.errors import ArgumentTypeError
+    with pytest.raises(ArgumentTypeError, match="built from a Model") as caught:
+        pickle.dumps(Space(_small().model))
+    assert "Space.load" in caught.value.hint and isinstance(caught.value, TypeError)
