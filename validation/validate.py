@@ -18,10 +18,11 @@ and compares:
   Python tuples and on the C enumerator's NumPy batches);
 - row order: the order digest of the reference against each C mode (same plan, same order), or of
   C against C-literal when the reference did not run;
-- files: the bytes of the CSV and JSON Lines files each listing backend writes (its own writer:
-  the C formatter, the Python writer), where the listing is small enough for the reference
-  (`reference_limit` rows): the same configurations written with different bytes (a value cut,
-  quoted or escaped differently) disagree too;
+- files: the bytes of the CSV and JSON Lines files C and the reference write (each with its own
+  writer: the C formatter, the Python writer; C literal prints the same formatter as C), where
+  the listing is small enough for the reference (`reference_limit` rows): the same
+  configurations written with different bytes (a value cut, quoted or escaped differently)
+  disagree too;
 - undefined-operation tallies of the backends that follow the literal plan exactly (reference,
   C literal, CP-SAT; the optimized C visits fewer candidates by design);
 - samples: every sampled configuration is accepted by `solverspace.check.check` (the reference
@@ -101,7 +102,8 @@ class Outcome:
     hashes: np.ndarray | None = field(default=None, repr=False)
     counter: Callable | None = field(default=None, repr=False)   # count of a restricted Space
     samples: list | None = field(default=None, repr=False)
-    files: dict[str, bytes] | None = field(default=None, repr=False)   # format -> the bytes written
+    writer: Callable | None = field(default=None, repr=False)   # writer(path, fmt): its files (`_files`)
+    files: dict[str, bytes] | None = field(default=None, repr=False)   # format -> bytes, once written
 
     @property
     def ran(self) -> bool:
@@ -318,8 +320,8 @@ class _Validator:
             if keep:
                 o.hashes = digest.hashes
                 o.listing = Listing.from_arrays(self.columns, batches)
-            if o.count <= self.reference_limit:
-                o.files = _written(enumerator.write)
+            if o.count <= self.reference_limit and not literal:   # C literal: the same formatter as C's
+                o.writer = enumerator.write
         return self.run("c-literal" if literal else "c", body, plan_exact=literal and not has_orders(self.space.model))
 
     def run_c_orders(self, o: Outcome, backend) -> None:
@@ -338,7 +340,7 @@ class _Validator:
         o.digest, o.order, o.hashes = digest.value, digest.order, digest.hashes
         o.listing = Listing.from_rows(self.columns, rows)
         if o.count <= self.reference_limit:
-            o.files = _written(lambda path, fmt: backend.write(self.space.plan, path, fmt))
+            o.writer = lambda path, fmt: backend.write(self.space.plan, path, fmt)
 
     def run_cpsat(self) -> Outcome:
         def body(o: Outcome):
@@ -379,7 +381,7 @@ class _Validator:
             o.first_undefined = enumerator.stats.first_undefined
             o.digest, o.order, o.hashes = digest.value, digest.order, digest.hashes
             o.listing = Listing.from_rows(self.columns, rows)
-            o.files = _written(lambda path, fmt: write_rows(path, self.columns, rows, fmt))   # its writer
+            o.writer = lambda path, fmt: write_rows(path, self.columns, rows, fmt)   # its writer
         return self.run("reference", body, plan_exact=True)
 
     def run_sample(self) -> Outcome:
@@ -655,29 +657,36 @@ class _Validator:
             digests = [o.backend for o in ran if o.digest is not None]
             if len(digests) > 1:
                 verdict += f"; {_join(digests)} list the same configurations"
-                if sum(o.files is not None for o in ran) > 1:
-                    verdict += " and write the same bytes (CSV, JSON Lines)"
+            written = [o.backend for o in ran if o.files is not None]   # where two were compared
+            if len(written) > 1:
+                verdict += f"; {_join(written)} write the same CSV and JSON Lines bytes"
             status = 0
         return Report(self.label, self.settings, self.outcomes, problems, examples, status, verdict, self.columns)
 
 
-def _written(write: Callable) -> dict[str, bytes]:
-    """The bytes of every format of `FILE_FORMATS` as `write(path, fmt)` writes them (in a
-    temporary directory: the backends' own writers, atomic renames included)."""
-    with tempfile.TemporaryDirectory(prefix="solverspace-validate-") as tmp:
-        files = {}
-        for fmt in FILE_FORMATS:
-            path = Path(tmp) / f"rows.{fmt}"
-            write(path, fmt)
-            files[fmt] = path.read_bytes()
-    return files
+def _files(o: Outcome) -> dict[str, bytes] | None:
+    """The bytes of every format of `FILE_FORMATS` as the backend's writer writes them (in a
+    temporary directory: its own writer, atomic rename included); written once, when first
+    compared (a backend with nothing to be compared with writes nothing)."""
+    if o.files is None and o.writer is not None:
+        with tempfile.TemporaryDirectory(prefix="solverspace-validate-") as tmp:
+            files = {}
+            for fmt in FILE_FORMATS:
+                path = Path(tmp) / f"rows.{fmt}"
+                o.writer(path, fmt)
+                files[fmt] = path.read_bytes()
+        o.files = files
+    return o.files
 
 
 def _file_differences(base: Outcome, other: Outcome) -> list[str]:
     """The formats in which two backends that list the same rows in the same order write
     different bytes, each with the first line that differs."""
-    if base.files is None or other.files is None:
-        return []
+    try:
+        if _files(base) is None or _files(other) is None:
+            return []
+    except Exception as exc:   # the listing ran, writing it did not: say so, as a problem
+        return [f"writing the listing as CSV and JSON Lines failed: {type(exc).__name__}: {exc}"]
     problems = []
     for fmt, label in FILE_FORMATS.items():
         mine, theirs = base.files[fmt], other.files[fmt]
