@@ -42,7 +42,8 @@ from .results import Stats
 
 DASK_HINT = 'install the dask extra: from a solverspace checkout, pip install ".[dask]"'
 ADDRESS_HINT = "give the address the scheduler prints when it starts (tcp://HOST:8786 by default)"
-CONNECT_TIMEOUT = 5              # seconds to reach a --scheduler (a refused connection fails at once)
+CONNECT_TIMEOUT = 5              # seconds to open a connection to --scheduler (a refusal fails at once)
+HANDSHAKE_TIMEOUT = 10           # seconds for a tcp:// scheduler's first bytes, and for Dask's client to connect
 TCP_SCHEMES = ("tcp", "tls", "ws", "wss")   # addresses with a host and port, probed before connecting
 ROWS_PER_PARTITION = 1 << 22     # default partitions: at least total / this (and 4 per worker)
 PARTITIONS_PER_WORKER = 4
@@ -69,8 +70,9 @@ def require_dask():
 def check_scheduler(address: str) -> None:
     """Fail fast where `--scheduler` cannot be reached: an address Dask cannot read, a port outside
     1-65535, nothing listening there (Dask's own client retries a refused connection until its
-    timeout), or no answer within CONNECT_TIMEOUT. Only host:port addresses are probed (a TCP
-    connection opened and closed: the scheduler logs it at INFO level)."""
+    timeout), no connection within CONNECT_TIMEOUT, or (tcp://) a listener that sends no Dask
+    handshake (Dask's client would wait for one forever). Only host:port addresses are probed
+    (a TCP connection opened and closed: the scheduler logs it at INFO level)."""
     from distributed.comm.addressing import parse_address, parse_host_port
     try:
         scheme, location = parse_address(address)
@@ -83,10 +85,27 @@ def check_scheduler(address: str) -> None:
     if not 1 <= port <= 65535:
         raise EngineError(f"--scheduler {address!r}: port {port} is not a TCP port (1 to 65535)", hint=ADDRESS_HINT)
     try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT) as conn:
+            if scheme == "tcp":   # a Dask server speaks first; TLS and websockets wait for the client
+                _await_greeting(conn, address, host, port)
     except OSError as exc:
         raise EngineError(f"cannot reach the Dask scheduler at {address!r}: {_unreachable(exc, host, port)}",
                           hint="start it (`dask scheduler`), or " + ADDRESS_HINT) from None
+
+
+def _await_greeting(conn: socket.socket, address: str, host: str, port: int) -> None:
+    """Refuse a listener that does not open a Dask handshake within HANDSHAKE_TIMEOUT."""
+    conn.settimeout(HANDSHAKE_TIMEOUT)
+    try:
+        greeted = bool(conn.recv(1))
+    except TimeoutError:
+        raise EngineError(f"cannot reach the Dask scheduler at {address!r}: something listens on port {port} of "
+                          f"{host} but sent no Dask handshake within {HANDSHAKE_TIMEOUT} s",
+                          hint="is it a Dask scheduler? " + ADDRESS_HINT) from None
+    if not greeted:
+        raise EngineError(f"cannot reach the Dask scheduler at {address!r}: the listener on port {port} of {host} "
+                          f"closed the connection without a Dask handshake",
+                          hint="is it a Dask scheduler? " + ADDRESS_HINT)
 
 
 def _unreachable(exc: OSError, host: str, port: int) -> str:
@@ -148,10 +167,10 @@ class DaskEngine:
         if self.scheduler:
             check_scheduler(self.scheduler)
             try:
-                self.client = distributed.Client(self.scheduler, timeout=f"{CONNECT_TIMEOUT}s")
-            except (OSError, ValueError) as exc:   # ValueError: an address without a port, ...
+                self.client = distributed.Client(self.scheduler, timeout=f"{HANDSHAKE_TIMEOUT}s")
+            except (OSError, ValueError) as exc:   # a listener that is no scheduler; ValueError: ucx:// etc.
                 raise EngineError(f"cannot reach the Dask scheduler at {self.scheduler!r}: {exc}",
-                                  hint="start it (dask scheduler) or give its address as tcp://HOST:8786") from None
+                                  hint="start it (`dask scheduler`), or " + ADDRESS_HINT) from None
             self.task_threads = self.threads     # None: each worker's own thread count
         else:
             cores = os.cpu_count() or 1

@@ -209,3 +209,23 @@ def test_a_scheduler_that_cannot_be_reached_is_refused_at_once(capsys, address, 
     err = capsys.readouterr().err
     assert expected in err and repr(address) in err and "Traceback" not in err, err
     assert "tcp://HOST:8786" in err
+
+
+@pytest.mark.parametrize("listener", ["silent", "closes"])
+def test_a_listener_that_is_no_scheduler_is_refused(monkeypatch, capsys, listener):
+    """Dask's client waits forever for the handshake of a listener that never sends one (at
+    5b00030 this command did not return); here it is refused after HANDSHAKE_TIMEOUT."""
+    import threading
+
+    from solverspace import dask_engine
+    monkeypatch.setattr(dask_engine, "HANDSHAKE_TIMEOUT", 0.5)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)    # the kernel accepts the connection; nothing here ever writes to it
+        if listener == "closes":
+            threading.Thread(target=lambda: server.accept()[0].close(), daemon=True).start()
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        assert main(["count", *TINY, "--engine", "dask", "--scheduler", address]) == 2
+    err = capsys.readouterr().err
+    expected = "sent no Dask handshake within 0.5 s" if listener == "silent" else "closed the connection without"
+    assert expected in err and "is it a Dask scheduler?" in err, err
