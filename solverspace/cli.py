@@ -666,8 +666,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                     "model cannot rule out (proven best)")
     common(p)
     p.add_argument("--measure", required=True, metavar="CMD",
-                   help="shell command template, fields {NAME} are parameters or derived values; the last number "
-                        "it prints on stdout is the time in seconds; a non-zero exit is a failed configuration")
+                   help="command template run without a shell, fields {NAME} (parameters or derived values) each "
+                        "one argument; for a shell write sh -c '...' (fields become environment variables there); "
+                        "the last number it prints on stdout is the time in seconds; a non-zero exit is a failed "
+                        "configuration")
     p.add_argument("--bound", metavar="EXPR",
                    help="a lower bound on the time (seconds) in the space language (default: the space's cost)")
     p.add_argument("--top", type=POSITIVE, default=1, metavar="K", help="prove the K fastest (default 1)")
