@@ -167,7 +167,10 @@ class TuneResult:
                          f"{'best' if len(self.top) <= 1 else f'{len(self.top)}-th best'} time ({work})")
         elif self.status in ("max_measurements", "time_limit"):
             how = "--max-measurements" if self.status == "max_measurements" else "--time-limit"
-            if self.top and self.lower is not None:
+            if self.top and self.lower == -INF:
+                lines.append(f"not proven: stopped by {how}; configurations with no bound (the model is undefined "
+                             f"there) are left unmeasured ({work})")
+            elif self.top and self.lower is not None:
                 ratio = f", {self.gap / self.top[-1].time:.1%} of it" if self.top[-1].time else ""
                 lines.append(f"not proven: stopped by {how}; the smallest bound left is {_num(self.lower)} against "
                              f"{self.top[-1].time:.6g} s measured (gap {self.gap:.6g} s{ratio}) ({work})")

@@ -406,3 +406,11 @@ def test_the_readme_tune_example_runs_from_the_repository_root(monkeypatch, tmp_
     assert code == 0
     with sqlite3.connect(db) as connection:
         assert {s for (s,) in connection.execute("SELECT status FROM measurements")} == {"ok"}
+
+
+def test_a_budget_that_leaves_unbounded_configurations_says_so():
+    space = Space.from_source("x = range(0, 4)\ny = range(1, 3)\n")
+    result = space.tune(lambda c: 1.0, "y / x", max_measurements=1)
+    assert not result.proven and result.lower == float("-inf") and result.as_dict()["gap"] is None
+    assert "no bound (the model is undefined there) are left unmeasured" in result.summary()
+    json.dumps(result.as_dict(), allow_nan=False)       # valid JSON: no Infinity
