@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,30 @@ AVAILABLE = {
     "needs_pyarrow": (lambda: importlib.util.find_spec("pyarrow") is not None,
                       "pyarrow (the `parquet` extra) is not installed"),
 }
+
+
+# Generated spaces (validation/generate.py, and the corpus it fills) compare categorical parameters
+# with values they never take on purpose: that such an `==` is always False is part of what they
+# test. The loader's note about it (`lint.categorical_typos`, a SolverspaceWarning) is expected in
+# the test files that draw them, and only there: everywhere else it is still shown.
+GENERATED_SPACE_NOTE = pytest.mark.filterwarnings(
+    r"ignore:.*never takes \((==|!=) is always:solverspace.errors.SolverspaceWarning")
+
+
+def draws_generated_spaces(module) -> bool:
+    """Whether a test module takes spaces from the generator (imports from `validation.generate`)."""
+    try:
+        return "validation.generate import" in Path(module.__file__).read_text(encoding="utf-8")
+    except (AttributeError, TypeError, OSError):
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    drawn: dict = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and drawn.setdefault(module.__name__, draws_generated_spaces(module)):
+            item.add_marker(GENERATED_SPACE_NOTE)
 
 
 def pytest_configure(config):

@@ -287,3 +287,22 @@ def test_a_space_built_from_a_model_refuses_to_pickle():
     with pytest.raises(ArgumentTypeError, match="built from a Model") as caught:
         pickle.dumps(Space(_small().model))
     assert "Space.load" in caught.value.hint and isinstance(caught.value, TypeError)
+
+
+# ----------------------------------------------------------------------------------- warnings
+def test_the_generated_space_note_is_filtered_only_where_spaces_are_generated(request):
+    """The ~60 notes of a default run came from generated spaces; tests/conftest.py filters them in
+    the files that draw those spaces (and only that note), not globally."""
+    import importlib
+    import warnings
+
+    from tests import conftest
+    assert conftest.draws_generated_spaces(importlib.import_module("tests.test_validation_generated"))
+    assert not conftest.draws_generated_spaces(sys.modules[__name__])
+    assert not list(request.node.iter_markers("filterwarnings"))
+    with warnings.catch_warnings(record=True) as seen:   # this file's filters: the note is shown
+        Space.from_source('k = iterator(["tex", "ldg"])\nrequire(k != "texx")\n', filename="typo_here.py")
+    assert any("never takes" in str(w.message) for w in seen)
+    note = conftest.GENERATED_SPACE_NOTE.args[0].split(":")[1]
+    import re
+    assert re.match(note, str(seen[0].message), re.I)   # the filter matches the note it means to hide
