@@ -15,7 +15,7 @@ from .backends import BACKENDS, backends_with, get_backend
 from .check import parse_assignment
 from .errors import BackendUnavailableError, OutputError, SolverspaceError, SolverspaceWarning
 from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
-from .output import atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout
+from .output import STDOUT, atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout
 from .results import write_array
 from .space import Space
 
@@ -238,10 +238,8 @@ def cmd_sample(args) -> int:
     meta = {"space": space.model.source, "settings": space.settings, "method": info.method, "seed": info.seed,
             "n": info.n, "with_replacement": info.replace, "space_size": info.size,
             "space_size_exact": info.size_exact, "guarantee": info.guarantee}
-    if args.output is None:
-        print(args.sep.join(rows.dtype.names))
-        for row in rows.tolist():
-            print(args.sep.join(map(str, row)))
+    if args.output is None:   # CSV on standard output, by the one CSV rule (a value holding the separator is quoted)
+        write_array(rows, STDOUT, args.sep)
         return 0
     write_array(rows, args.output, args.sep)
     if sidecar is not None:

@@ -306,3 +306,15 @@ def test_the_generated_space_note_is_filtered_only_where_spaces_are_generated(re
     note = conftest.GENERATED_SPACE_NOTE.args[0].split(":")[1]
     import re
     assert re.match(note, str(seen[0].message), re.I)   # the filter matches the note it means to hide
+
+
+def test_sample_without_o_quotes_a_value_holding_the_separator(tmp_path, capsys):
+    """At 5b00030 `sample` without -o printed `a,b` unquoted: one value read back as two fields."""
+    import csv
+    import io
+    space = _space_file(tmp_path, 'k = iterator(["a,b", "c"])\n')
+    assert main(["sample", str(space), "-n", "2", "-q", "--method", "reference"]) == 0
+    printed = capsys.readouterr().out
+    assert main(["sample", str(space), "-n", "2", "-q", "--method", "reference", "-o", "-"]) == 0
+    assert capsys.readouterr().out == printed
+    assert sorted(map(tuple, csv.reader(io.StringIO(printed)))) == [("a,b",), ("c",), ("k",)]
