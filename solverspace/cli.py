@@ -14,6 +14,7 @@ from fractions import Fraction
 from .backends import BACKENDS, backends_with, get_backend
 from .check import parse_assignment
 from .errors import BackendUnavailableError, OutputError, SolverspaceError, SolverspaceWarning
+from .evaluate import allow_integers_of_any_length
 from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
 from .output import STDOUT, atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout
 from .results import write_array
@@ -361,7 +362,6 @@ def cmd_check(args) -> int:
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective (branch and bound, exhaustive, or CP-SAT)."""
     from .orders import format_value
-    sys.set_int_max_str_digits(0)   # an exact objective is printed whole, however many digits
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
@@ -400,9 +400,11 @@ def cmd_best(args) -> int:
 
 
 def _json_number(key: str, value) -> dict:
-    """An exact value for JSON: an int as is; a fraction as a float plus its exact text."""
+    """An exact value for JSON: an int as is; a fraction as a float (null past a float's range)
+    plus its exact text."""
     if isinstance(value, Fraction) and value.denominator != 1:
-        return {key: float(value), f"{key}_exact": f"{value.numerator}/{value.denominator}"}
+        from .objective import nearest_float
+        return {key: nearest_float(value), f"{key}_exact": f"{value.numerator}/{value.denominator}"}
     return {key: int(value)}
 
 
@@ -749,6 +751,7 @@ def _warn_once(message, category, filename, lineno, file=None, line=None, *, see
 
 
 def main(argv: list[str] | None = None) -> int:
+    allow_integers_of_any_length()   # before argparse reads a position of 5,000 digits
     _ignore_file_size_signal()
     previous = _on_sigterm()
     try:

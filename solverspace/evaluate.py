@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import sys
 import types
 from fractions import Fraction
 from typing import Callable
@@ -33,6 +34,16 @@ class Undefined(Exception):
         self.reason = ("an item absent from the order" if isinstance(expr, ir.OrderFn)
                        else "division or modulo by zero")
         super().__init__(f"{self.reason} in `{to_source(expr)}`")
+
+
+def allow_integers_of_any_length() -> None:
+    """Values are integers of any size, and counts are exact at any size (DESIGN.md), but Python
+    (3.11 and the security releases before it) refuses to convert an int of more than 4,300
+    digits to or from text (`ValueError: Exceeds the limit`), which would stop a load, a count or
+    a written row. The entry points (the command line, `Space.load`/`from_source`) lift it once
+    for the process; their inputs are the user's own files."""
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
 
 
 def normalise(value):

@@ -40,6 +40,7 @@ from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, CostDecl, DeclKind, De
 from .errors import (Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, check_text,
                      did_you_mean)
 from .kinds import ValueKind
+from .evaluate import allow_integers_of_any_length
 from .lint import categorical_typos
 from .lowering import FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree
 from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling
@@ -391,6 +392,7 @@ class _Loader:
 
     # ------------------------------------------------------------------------------ running
     def run(self) -> Model:
+        allow_integers_of_any_length()   # a value of 5,000 digits is a value (printed, written, parsed)
         self.function_defs, code = _compiled(self.source, self.filename)
         try:
             exec(code, self.globals, self.locals)  # the space file is a program in our language

@@ -57,6 +57,15 @@ def parse_objective(model, text: str, what: str = "objective",
     return lowered
 
 
+def nearest_float(value) -> float | None:
+    """The float nearest an exact objective value, or None where it passes a float's range (about
+    1.8e308; `x ** 400 / 3`): JSON has no infinity, and the exact value is written beside it."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
 def string_order(model) -> dict[str, int]:
     """Every categorical string of the space, numbered in order of first appearance in the file:
     the parameters, derived values and constraints by their line (then definition order), each

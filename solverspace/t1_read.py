@@ -33,6 +33,7 @@ from pathlib import Path
 
 from . import ir
 from .errors import Location, SettingError, SpaceDefinitionError, check_text, did_you_mean, python_name
+from .evaluate import allow_integers_of_any_length
 from .lowering import FunctionLowerer, balance_chains, fold_tree
 from .model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from .sources import read_text
@@ -63,11 +64,15 @@ def load_t1(path: str | Path, settings: dict | None = None) -> Model:
 
 def load_t1_text(text: str, filename: str = "<t1>") -> Model:
     """Load T1 JSON from its text (the tests' entry point)."""
+    allow_integers_of_any_length()   # a value of 5,000 digits is a value
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpaceDefinitionError(f"not valid JSON: {exc.msg} (column {exc.colno})",
                                    where=Location(filename, exc.lineno)) from None
+    except ValueError as exc:   # a number Python will not convert (its digit limit, if set again)
+        raise SpaceDefinitionError(f"a number in the file cannot be read: {exc}", where=Location(filename),
+                                   hint="write long integers as a `Values` string expression, e.g. \"[10**5000]\"") from None
     except RecursionError:
         raise SpaceDefinitionError("JSON nested too deeply to read", where=Location(filename),
                                    hint="a T1 file is a few levels deep: ConfigurationSpace.TuningParameters[]") from None

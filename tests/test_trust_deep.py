@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -150,3 +151,93 @@ def test_generated_sums_and_products_of_500_operands_agree_across_backends(sourc
     reference = space.count("reference")
     assert space.count("c") == reference
     assert space.count("cpsat") == reference
+
+
+# ----------------------------------------------------------------- integers past 4,300 digits
+
+BIG_TEXT = "1" + "0" * 4998 + "3"          # 10**4999 + 3, built as text (no int conversion)
+
+
+@pytest.fixture
+def python_digit_limit():
+    """Python's default limit on int <-> text conversion, as a fresh process has it (an earlier
+    test or command in this process may have lifted it)."""
+    if not hasattr(sys, "set_int_max_str_digits"):
+        pytest.skip("this Python converts integers of any length")
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(4300)
+    yield
+    sys.set_int_max_str_digits(previous)
+
+
+def test_a_t1_file_with_a_5000_digit_value_loads_and_counts(tmp_path, python_digit_limit):
+    path = tmp_path / "big.json"
+    path.write_text('{"General": {"FormatVersion": 1}, "ConfigurationSpace": {"TuningParameters": ['
+                    '{"Name": "a", "Type": "int", "Values": [1, 2]}, '
+                    f'{{"Name": "b", "Type": "int", "Values": [0, {BIG_TEXT}]}}], "Conditions": []}}}}')
+    space = Space.load(str(path))
+    assert space.count("reference") == 4
+    assert str(max(row[1] for row in space.rows("reference"))) == BIG_TEXT
+
+
+def test_a_5000_digit_value_is_listed_counted_and_written(tmp_path, python_digit_limit, capsys):
+    path = tmp_path / "big.py"
+    path.write_text("a = iterator(range(0, 3))\nb = iterator([1, 10**4999 + 3])\nrequire(b > a)\n")
+    space = Space.from_source(path.read_text())
+    assert space.count("reference") == 4
+    out = tmp_path / "rows.csv"
+    sys.set_int_max_str_digits(4300)
+    assert main(["enumerate", str(path), "-o", str(out), "--backend", "reference"]) == 0
+    assert out.read_text().count(BIG_TEXT) == 3
+
+
+@pytest.mark.needs_cpsat
+def test_a_count_of_5001_digits_is_printed_and_a_long_position_is_read(tmp_path, python_digit_limit, capsys):
+    path = tmp_path / "wide.py"
+    path.write_text("a = iterator(range(0, 3))\nb = range(0, 10**5000)\n")
+    assert main(["count", str(path), "--backend", "cpsat"]) == 0
+    assert "3" + "0" * 5000 in capsys.readouterr().out
+    sys.set_int_max_str_digits(4300)
+    main(["get", str(path), "1" + "0" * 4400])       # answered or refused by a backend, not by argparse
+    assert "invalid int value" not in capsys.readouterr().err
+
+
+# --------------------------------------------------------------- exact objectives, --top, ""
+
+@pytest.mark.parametrize("engine", ["bnb", "exhaustive-reference"])
+def test_an_objective_past_a_floats_range_prints_exactly_in_json(tmp_path, capsys, engine):
+    path = tmp_path / "power.py"
+    path.write_text("x = iterator(range(1, 40))\n")
+    assert main(["best", str(path), "--maximize", "x**400/3", "--top", "2", "--json", "--engine", engine]) == 0
+    first, second = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert first["x"] == 39 and first["objective"] == 39 ** 400 // 3          # whole: an exact integer
+    assert second["x"] == 38 and second["objective"] is None                # past float: null, exact beside
+    assert second["objective_exact"] == f"{38 ** 400}/3"
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("engine", ["bnb", "exhaustive"])
+def test_a_top_larger_than_the_space_is_cut_to_it(tmp_path, engine):
+    space = Space.from_source("x = iterator(range(1, 40))\n")
+    result = space.best("x", maximize=False, top=100_000_000_000, backend=engine)
+    assert result.engine == engine and not result.note
+    assert [r.objective for r in result.ranked] == list(range(1, 40))
+
+
+@pytest.mark.needs_cc
+def test_a_top_whose_lists_cannot_fit_is_refused_by_the_compiled_search_with_a_message():
+    from solverspace.translators.c_best import best_compiled
+    from solverspace.translators.errors import UnsupportedConstruct
+    space = Space.from_source("".join(f"p{i} = iterator(range(0, 1000))\n" for i in range(4)))
+    with pytest.raises(UnsupportedConstruct, match=r"--top 50000000 keeps up to 50000000 .* GiB") as refusal:
+        best_compiled(space.plan, "p0 + p1", maximize=False, top=50_000_000, threads=2)
+    assert "bnb-reference" in refusal.value.hint     # Space.best then searches in Python and says so
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_an_empty_objective_says_it_is_empty(tmp_path, capsys, text):
+    path = tmp_path / "s.py"
+    path.write_text("x = iterator(range(1, 4))\n")
+    assert main(["best", str(path), "--minimize", text]) == 2
+    err = capsys.readouterr().err
+    assert "objective is empty" in err and "iterator" not in err

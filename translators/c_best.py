@@ -337,6 +337,13 @@ int ss_best_units(int s, const int64_t *prefixes, int64_t nunits, int k, int pru
 """
 
 
+#: The compiled search allocates each thread's list of `top` entries up front (C: `ss_entry`, two
+#: 128-bit integers and the values; Python: the values again): `top` is cut to the space's size
+#: bound, and a list past this many bytes in all is refused (Space.best then searches in Python).
+MAX_KEPT_BYTES = 1 << 30
+ENTRY_BYTES = 32
+
+
 class CompiledBest:
     """One compiled search of a plan for an objective (minimised; `maximize` negates it)."""
 
@@ -347,6 +354,7 @@ class CompiledBest:
         generator = BestGenerator(plan, ir.Neg(expr) if maximize else expr)
         self.source, self.levels = generator.generate()
         self.items = generator.base.items
+        self.size_bound = generator.base.count_bound()   # no more configurations than this to keep
         self.shaped = build_shaped(self.source, CDEF_BEST)
         self.lib, self.ffi = self.shaped.module.lib, self.shaped.module.ffi
 
@@ -373,9 +381,26 @@ class CompiledBest:
             raise SolverspaceError(f"parameter {self.items[st.undef_item]!r}: range step is 0",
                                    hint="a range step must be a non-zero integer")
 
+    def kept(self, top: int) -> int:
+        """How many configurations each thread keeps: `top`, but never more than the space holds
+        (the product of the largest domain sizes bounds it); refused, by name, where the threads'
+        lists (allocated up front: threads x kept x width) would pass `MAX_KEPT_BYTES`."""
+        kept = min(top, self.size_bound)
+        width = max(len(self.plan.model.parameter_names), 1)
+        need = self.threads * kept * (ENTRY_BYTES + 16 * width)
+        if need > MAX_KEPT_BYTES:
+            raise UnsupportedConstruct(
+                "C", self.expr, f"--top {top} keeps up to {kept} configurations per thread, about "
+                f"{need / 2 ** 30:.1f} GiB for {self.threads} thread(s), more than the "
+                f"{MAX_KEPT_BYTES // 2 ** 30} GiB the compiled search allocates",
+                model=self.plan.model, hint="lower --top or --threads, or use --engine bnb-reference, "
+                                            "which keeps only the configurations it finds")
+        return kept
+
     def run(self, top: int, prune: bool, time_limit: float | None = None, progress=None):
         """(candidates: configurations, visited per level, pruned per level, evaluated, exact)."""
         ffi, lib = self.ffi, self.lib
+        top = self.kept(top)
         cancel = ffi.new("int[1]")
         start = time.perf_counter()
         depth, n, prefixes, visited_above = self.units(cancel)
