@@ -107,5 +107,10 @@ class PythonPrinter(ir.Visitor):
 
 
 def to_source(node: ir.Node) -> str:
-    """Python source text for a node, e.g. `blk_m // dim_m`."""
-    return PythonPrinter().doprint(node)
+    """Python source text for a node, e.g. `blk_m // dim_m`. A tree too deep to print (a sum of
+    thousands of terms built by Python before the loader balances it: a message about it) is
+    printed with its long chains balanced (`ir.regroup`), the same value."""
+    try:
+        return PythonPrinter().doprint(node)
+    except RecursionError:
+        return PythonPrinter().doprint(ir.regroup(node))

@@ -112,6 +112,8 @@ def test_a_long_chain_is_balanced_and_keeps_its_value_and_operand_order():
     env = {name: (i * 7919) % 1000 - 500 for i, name in enumerate(names)}
     from solverspace.evaluate import evaluate
     assert evaluate(balanced, env) == sum(-env[n] if i % 4 == 0 and i else env[n] for i, n in enumerate(names))
+    from solverspace.printing import to_source
+    assert to_source(deep).count("v") == 1000       # a message about the deep tree itself prints
     short = ir.BinOp("+", ir.BinOp("-", ir.Ref("a"), ir.Ref("b")), ir.Ref("c"))
     assert ir.regroup(short) == short   # short chains keep the user's grouping (and generated code)
 
