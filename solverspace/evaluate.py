@@ -6,7 +6,7 @@ tests' property checks all evaluate through here, so Python has exactly one mean
 
 - `//` and `%` are Python's floor operations; `/` is exact (`Fraction`, normalised to `int` when
   whole); division or modulo by zero raises `Undefined`, which callers count or turn into an error.
-- `and`/`or`/`if-else` evaluate only what Python would.
+- `and`/`or`/`if-else` evaluate only what Python would, and give what Python gives (an operand).
 """
 from __future__ import annotations
 
@@ -159,17 +159,29 @@ class _ExprCompiler(ir.Visitor):
         return ordered
 
     def _visit_And(self, n):
+        """Python's `and`: the first false operand, else the last (left to right, short-circuit)."""
         parts = [self.visit(o) for o in n.operands]
 
         def conj(env):
-            return all(p(env) for p in parts)  # all() short-circuits left to right
+            value = True
+            for p in parts:
+                value = p(env)
+                if not value:
+                    return value
+            return value
         return conj
 
     def _visit_Or(self, n):
+        """Python's `or`: the first true operand, else the last."""
         parts = [self.visit(o) for o in n.operands]
 
         def disj(env):
-            return any(p(env) for p in parts)
+            value = False
+            for p in parts:
+                value = p(env)
+                if value:
+                    return value
+            return value
         return disj
 
     def _visit_IfExp(self, n):

@@ -182,7 +182,19 @@ class Kinds(ir.Visitor):
             self.visit(o)
         return INT
 
-    _visit_And = _visit_Or = _visit_Not = _boolean
+    _visit_Not = _boolean
+
+    def _operand(self, n):
+        """Python's `a and b` / `a or b` is one of its operands: their kind, or None where they
+        differ (only its truth is usable then; `lowering.normalise_truth` rewrites a use of its
+        value into conditionals, whose mixing of kinds is refused)."""
+        kind = None
+        for o in n.operands:
+            seen = self.visit(o)
+            kind = _join(kind, INT if ir.is_boolean(o) else seen)
+        return None if kind == _MIXED else kind
+
+    _visit_And = _visit_Or = _operand
 
     def _visit_IfExp(self, n):
         self.visit(n.cond)

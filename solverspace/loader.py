@@ -42,7 +42,7 @@ from .errors import (Location, SettingError, SolverspaceError, SolverspaceWarnin
 from .kinds import ValueKind
 from .evaluate import allow_integers_of_any_length
 from .lint import categorical_typos
-from .lowering import FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree
+from .lowering import FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree, normalise_truth
 from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling
 from .options import check_kind, check_path, check_settings
 from .sources import read_text  # its home before sources.py; validation imports it from here
@@ -446,6 +446,7 @@ class _Loader:
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
         _check_texts(model)
         check_acyclic(model)
+        model = normalise_truth(model)   # Python's truth and and/or values, explicit for every backend
         model.kinds.check()
         if model.cost is not None and model.kinds.expr(model.cost) in (ValueKind.STR, ValueKind.ORDER):
             raise SpaceDefinitionError("cost(...) must be a number (a lower bound on the run time), "

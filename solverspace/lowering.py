@@ -422,22 +422,28 @@ def binop(op, left, right):
 
 
 def make_boolop(cls, operands):
-    """Short-circuit and/or, dropping constant operands that cannot change the result."""
+    """Short-circuit and/or, dropping constant operands that cannot change the result. Python's
+    `a and b` is one of its operands, not a bool: a deciding constant is kept as it is (`'' and x`
+    is `''`), and a neutral last one is kept where an operand before it is not a bool (`x and 5`
+    is 5 when x is true); `normalise_truth` then turns such a value use into conditionals."""
     kept = []
-    for o in operands:
+    for index, o in enumerate(operands):
         if isinstance(o, ir.Const):
             truth = bool(o.value)
             if (cls is ir.And and not truth) or (cls is ir.Or and truth):
                 # decides the result, but only if nothing before it can be undefined
+                same = type(o.value) is not str and o.value == truth   # 0, 1: the bool's value
                 if not kept:
-                    return ir.Const(truth)
-                kept.append(ir.Const(truth))
+                    return ir.Const(truth) if same else o
+                kept.append(ir.Const(truth) if same and all(ir.is_boolean(k) for k in kept) else o)
                 break
+            if index == len(operands) - 1 and not all(ir.is_boolean(k) for k in kept):
+                kept.append(o)   # the value of the whole when every operand before it is true (and)
             continue  # neutral
         kept.append(o)
     if not kept:
-        return ir.Const(cls is ir.And)
-    if len(kept) == 1 and ir.is_boolean(kept[0]):
+        return operands[-1] if operands else ir.Const(cls is ir.And)
+    if len(kept) == 1:
         return kept[0]
     return cls(tuple(kept))
 
@@ -563,3 +569,122 @@ def lower_expression(text: str, resolve: Callable[[str, int], ir.Node], *, filen
     if len(func.body) != 1 or not isinstance(func.body[0], ast.Return):
         raise SpaceDefinitionError(f"{what} {text!r} must be one expression")
     return fold_tree(FunctionLowerer(func, filename, resolve).lower())
+
+
+# Python's truth, made explicit once for every backend. ------------------------------------------
+#
+# In Python `a or b` is `a if a else b` and `a and b` is `b if a else a` (an operand, not a bool),
+# and a value used as a condition is true when it is not 0 (an integer) or not '' (a string).
+# C would take a string's integer code for its truth and every backend's and/or gives a bool, so
+# after loading (when the kind of every value is known) `normalise_truth` rewrites the model: every
+# condition (a constraint, the test of a conditional, an operand of and/or/not) is a bool by
+# construction (`x` becomes `x != 0`, `k` becomes `k != ''`) and every and/or whose value is used
+# becomes conditionals. Evaluation order is kept: the test of `a if a else b` evaluates `a` first,
+# as Python does, so a guard such as `b == 0 or a // b < 2` still avoids the division.
+
+_FALSY = {"int": ir.Const(0), "str": ir.Const("")}
+
+
+class _Truth:
+    """Rewrites one model's trees; `kinds` gives the kind of a (rewritten) expression."""
+
+    def __init__(self, model):
+        self.model = model
+        self.kinds = model.kinds
+        self.conditions: dict[str, bool] = {}
+
+    def is_condition(self, node: ir.Expr) -> bool:
+        """Whether `node`'s value is a bool by construction (a derived value defined by one too)."""
+        if isinstance(node, ir.Ref):
+            derived = self.model.derived_value.get(node.name)
+            if derived is None:
+                return False
+            if node.name not in self.conditions:
+                self.conditions[node.name] = False   # a cycle is refused later (check_acyclic)
+                self.conditions[node.name] = self.is_condition(derived.expr)
+            return self.conditions[node.name]
+        if isinstance(node, ir.IfExp):
+            return self.is_condition(node.then) and self.is_condition(node.orelse)
+        return ir.is_boolean(node)
+
+    def test(self, value: ir.Expr) -> ir.Expr:
+        """An already rewritten value as a condition: Python's truth of it, as a bool."""
+        if isinstance(value, ir.Const):
+            return value if type(value.value) is bool else ir.Const(bool(value.value))
+        if self.is_condition(value):
+            return value
+        kind = self.kinds.expr(value)
+        if kind == "order":   # an order is a tuple: true unless it is empty
+            return ir.Compare("!=", ir.OrderFn("len", (value,)), ir.Const(0))
+        falsy = _FALSY.get(kind)
+        return value if falsy is None else ir.Compare("!=", value, falsy)
+
+    def truth(self, node: ir.Expr) -> ir.Expr:
+        """`node` where only its truth is used."""
+        if isinstance(node, (ir.And, ir.Or)):
+            return self.same(node, (tuple(self.truth(o) for o in node.operands),))
+        if isinstance(node, ir.Not):
+            return self.same(node, (self.truth(node.operand),))
+        if isinstance(node, ir.IfExp):
+            return self.same(node, (self.truth(node.cond), self.truth(node.then), self.truth(node.orelse)))
+        return self.test(self.value(node))
+
+    def value(self, node: ir.Node) -> ir.Node:
+        """`node` where its value is used."""
+        if isinstance(node, (ir.Const, ir.Ref, ir.Closure)):
+            return node
+        if isinstance(node, (ir.And, ir.Or)):
+            return self.boolop_value(node)
+        if isinstance(node, ir.Not):
+            return self.same(node, (self.truth(node.operand),))
+        if isinstance(node, (ir.IfExp, ir.IfDomain)):
+            return self.same(node, (self.truth(node.cond), self.value(node.then), self.value(node.orelse)))
+        fields = []
+        for name in node.__dataclass_fields__:
+            field = getattr(node, name)
+            if isinstance(field, ir.Node):
+                field = self.value(field)
+            elif isinstance(field, tuple) and field and isinstance(field[0], ir.Node):
+                field = tuple(self.value(f) for f in field)
+            fields.append(field)
+        return self.same(node, fields)
+
+    def boolop_value(self, node) -> ir.Expr:
+        """`a or b` as `a if a else b`, `a and b` as `b if a else a` (kept as and/or over bools)."""
+        operands = [self.value(o) for o in node.operands]
+        if all(self.is_condition(o) for o in operands):
+            return self.same(node, (tuple(operands),))
+        result = operands[-1]
+        for operand in reversed(operands[:-1]):
+            chosen = (operand, result) if isinstance(node, ir.Or) else (result, operand)
+            result = ir.IfExp(self.test(operand), *chosen)
+        return result
+
+    @staticmethod
+    def same(node, fields):
+        """`node` itself where no field changed (so unchanged trees stay the same objects)."""
+        def unchanged(new, old):
+            if isinstance(old, tuple) and isinstance(new, tuple):
+                return len(new) == len(old) and all(a is b for a, b in zip(new, old))
+            return new is old
+        if all(unchanged(f, getattr(node, n)) for f, n in zip(fields, node.__dataclass_fields__)):
+            return node
+        return type(node)(*fields)
+
+
+def normalise_truth(model):
+    """`model` with Python's truth explicit (see above): conditions are bools, and/or used as a
+    value are conditionals. Trees that need nothing are kept as they are."""
+    import dataclasses
+    rewrite = _Truth(model)
+    parameters = tuple(dataclasses.replace(p, domain=rewrite.value(p.domain)) for p in model.parameters)
+    derived = tuple(dataclasses.replace(d, expr=rewrite.value(d.expr)) for d in model.derived)
+    constraints = tuple(dataclasses.replace(c, expr=rewrite.truth(c.expr)) for c in model.constraints)
+    cost = None if model.cost is None else rewrite.value(model.cost)
+    return dataclasses.replace(model, parameters=parameters, derived=derived, constraints=constraints, cost=cost)
+
+
+def normalise_expression(expr: ir.Expr, model, *, condition: bool = False) -> ir.Expr:
+    """One expression over `model` (an objective, a bound) with Python's truth explicit."""
+    rewrite = _Truth(model)
+    return rewrite.truth(expr) if condition else rewrite.value(expr)
