@@ -430,9 +430,11 @@ def regroup(node: Node) -> Node:
 
 
 def is_boolean(expr: Expr) -> bool:
-    """Whether an expression's value is a bool by construction."""
-    if isinstance(expr, (Compare, And, Or, Not)):
+    """Whether an expression's value is a bool by construction (Python's `x or 2` is x or 2)."""
+    if isinstance(expr, (Compare, Not)):
         return True
+    if isinstance(expr, (And, Or)):
+        return all(is_boolean(o) for o in expr.operands)
     if isinstance(expr, OrderFn):
         return expr.fn in ("before", "contains")
     if isinstance(expr, Const):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import ir
 from .errors import SpaceDefinitionError, did_you_mean
-from .lowering import lower_expression
+from .lowering import lower_expression, normalise_expression
 
 
 @dataclass
@@ -54,7 +54,7 @@ def parse_objective(model, text: str, what: str = "objective",
     lowered = lower_expression(text, resolve, filename=f"<{what}>", what=what, hint=f"e.g. {example}")
     if not isinstance(lowered, ir.Expr):
         raise SpaceDefinitionError(f"{what} {text!r} is an iterator, not a value")
-    return lowered
+    return normalise_expression(lowered, model)   # `x or 4` is x or 4, not a bool
 
 
 def nearest_float(value) -> float | None:

@@ -66,14 +66,14 @@ def read_condition(body: ast.expr, parameters: dict[str, tuple]) -> ast.expr:
     """The condition `body` (a parsed expression) in the language's subset, with Python's meaning.
 
     `parameters` maps each tuning parameter to its values. Rewrites (each keeps Python's value):
-    `a in [..]` inside a chain (`a < b in [..]`) -> `and` of the single comparisons; `and`/`or`
-    used as a value -> conditionals (Python gives an operand, not a bool); a value used as a
-    condition -> `!= 0` or `!= ''` (Python's truth, the same in every backend); a float literal ->
+    `a in [..]` inside a chain (`a < b in [..]`) -> `and` of the single comparisons; a float literal ->
     its exact decimal; `a ** -k` -> `1 / a ** k`; `a ** p` for a parameter `p` -> a conditional
     over `p`'s values; `a << k`, `a >> k` -> `a * 2 ** k`, `a // 2 ** k`; `~a` -> `-a - 1`;
     `pow(a, b)` -> `a ** b`; `sum([a, b])` -> `0 + a + b`; `int(e)` -> `e` truncated toward zero;
     `float(e)` -> `e`; `bool(e)` -> its truth; `s < 'b'` for a string parameter `s` -> `s in [its
-    values below 'b']`. Raises `ConditionRefused` for any other form.
+    values below 'b']`. Raises `ConditionRefused` for any other form. `and`/`or` used as a value
+    and a value used as a condition keep Python's meaning through `lowering.normalise_truth`, which
+    the T1 reader applies to the model as the space-file loader does.
     """
     return _Reader(parameters).truth(body)
 
@@ -118,7 +118,7 @@ class _Reader:
         read = self.value(node)
         if isinstance(read, ast.Constant):
             return _const(bool(read.value), node)
-        return _compare(read, ast.NotEq(), _const("" if self.is_string(node) else 0, node), node)
+        return read   # its truth (`!= 0`, `!= ''`) is made explicit for every backend by lowering.normalise_truth
 
     def value(self, node: ast.expr) -> ast.expr:
         """`node` where its value is used."""
@@ -247,15 +247,9 @@ class _Reader:
         return _binop(self.number(node.left), op, self.power(node, _const(2, node), node.right), node)
 
     def _value_BoolOp(self, node):
-        """As a value, Python's `a or b` is `a if a else b` and `a and b` is `b if a else a`."""
-        first, rest = node.values[0], node.values[1:]
-        if not rest:
-            return self.value(first)
-        others = self.value(_new(ast.BoolOp, node, op=node.op, values=rest)) if len(rest) > 1 \
-            else self.value(rest[0])
-        if isinstance(node.op, ast.Or):
-            return _new(ast.IfExp, node, test=self.truth(first), body=self.value(first), orelse=others)
-        return _new(ast.IfExp, node, test=self.truth(first), body=others, orelse=self.value(first))
+        """As a value, Python's `a or b` is `a if a else b` (an operand): kept as it is, the model's
+        and/or whose value is used become conditionals in `lowering.normalise_truth`, as in space files."""
+        return _new(ast.BoolOp, node, op=node.op, values=[self.value(v) for v in node.values])
 
     def _value_IfExp(self, node):
         return _new(ast.IfExp, node, test=self.truth(node.test), body=self.value(node.body),

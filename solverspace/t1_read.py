@@ -34,7 +34,7 @@ from pathlib import Path
 from . import ir
 from .errors import Location, SettingError, SpaceDefinitionError, check_text, did_you_mean, python_name
 from .evaluate import allow_integers_of_any_length
-from .lowering import FunctionLowerer, balance_chains, fold_tree
+from .lowering import FunctionLowerer, balance_chains, fold_tree, normalise_truth
 from .model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from .sources import read_text
 from .t1_conditions import ConditionRefused, read_condition
@@ -128,7 +128,7 @@ class _T1Importer:
         parameters = list(self.names.values())
         constraints = [self.condition(index, entry, condition_lines[index])
                        for index, entry in enumerate(conditions)]
-        return Model(self.filename, tuple(parameters), (), tuple(constraints), ())
+        return normalise_truth(Model(self.filename, tuple(parameters), (), tuple(constraints), ()))
 
     def parameter(self, index: int, entry, line) -> Parameter:
         what = f"tuning parameter {index + 1}"
