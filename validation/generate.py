@@ -212,10 +212,15 @@ class _Gen:
         """An integer expression; `py`: inside a function body (Python `x if c else y`)."""
         if depth <= 0 or self.boolean(0.3):
             return self.leaf()
-        op = self.pick(["+", "-", "*", "//", "%", "neg", "abs", "min", "max", "**", "ite", "cmp", "helper"])
+        op = self.pick(["+", "-", "*", "//", "%", "neg", "abs", "min", "max", "**", "ite", "cmp", "helper"]
+                       + (["andor"] if py else []))
         sub = lambda: self.int_expr(depth - 1, py)  # noqa: E731
         if op == "helper":
             return self.helper_call(depth - 1, py)
+        if op == "andor":  # Python's `a or b` / `a and b` as a value: one of the operands, not a bool
+            parts = [sub() for _ in range(self.draw(st.integers(2, 3)))]
+            word = self.pick(["and", "or"])
+            return E("(" + f" {word} ".join(p.paren() for p in parts) + ")", *_hull(*parts), atom=True)
         if op in ("+", "-", "*"):
             a, b = sub(), sub()
             apply = {"+": operator.add, "-": operator.sub, "*": operator.mul}[op]
@@ -294,7 +299,11 @@ class _Gen:
             return "True"
         if depth > 0:
             kinds += ["and", "or", "not"] + (["guard"] if dynamic_ints else [])
+        if py and depth > 0 and (dynamic_ints or self.s.cats):
+            kinds += ["truth", "truth"] if self.s.cats else ["truth"]
         kind = self.pick(kinds)
+        if kind == "truth":
+            return self.truth_test()
         sub = lambda: self.condition(depth - 1, py)  # noqa: E731
         if kind == "cmp":
             a, b = self.int_expr(1 if depth else 0, py), self.int_expr(1 if depth else 0, py)
@@ -339,6 +348,18 @@ class _Gen:
         word = ("and" if kind == "and" else "or") if py else ("&" if kind == "and" else "|")
         parts = [sub() for _ in range(self.draw(st.integers(2, 3)))]
         return f" {word} ".join(f"({p})" for p in parts)
+
+    def truth_test(self) -> str:
+        """A value used as a condition in a function body (Python's truth: an integer is true when
+        not 0, a string when not ''), or a string `or`/`and` compared as a value."""
+        dynamic = [n for n in self.s.ints if n not in self.s.static]
+        if self.s.cats and (not dynamic or self.boolean(0.6)):
+            name = self.pick(self.s.cats)
+            other = self.pick(sorted(set(self.s.cats[name]) | {"", "a"}))
+            return self.pick([name, f"not {name}", f"({name} if {self.condition(0, py=True)} else '')",
+                              f"({name} or {other!r}) == {other!r}", f"({name} and {other!r}) != {other!r}"])
+        value = self.int_expr(1, py=True)
+        return self.pick([value.paren(), f"not {value.paren()}"])
 
     def lenient(self, polarity: str, depth: int, py: bool = False) -> str:
         """A constraint's condition, biased so that it keeps most candidates (random conditions
