@@ -22,6 +22,7 @@ Capabilities and the methods a backend object has for them:
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -29,7 +30,7 @@ from .errors import BackendUnavailableError, OptionError, SpaceDefinitionError
 from .draws import Positions
 from .options import check_threads
 from .orders import has_orders
-from .reference import ReferenceEnumerator, WorkBudgetExceeded
+from .reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
 from .results import Stats, rows_to_array, write_rows
 
 CAPABILITIES = {
@@ -105,6 +106,9 @@ class ReferenceBackend:
     complete = check  # a partial assignment: the reference looks for a completion by listing
 
 
+LISTED_LIMIT = 2_000_000   # rows `ListedPositions` holds in memory (about 0.5-1 GB of Python tuples)
+
+
 class ListedPositions(Positions):
     """Positions of the canonical order over a space listed in Python (small spaces only)."""
 
@@ -114,7 +118,13 @@ class ListedPositions(Positions):
     def __init__(self, plan):
         self.model = plan.model
         self.columns = plan.model.parameter_names
-        self.rows = list(ReferenceEnumerator(plan).rows(()))
+        self.rows = list(itertools.islice(ReferenceEnumerator(plan).rows(()), LISTED_LIMIT + 1))
+        if len(self.rows) > LISTED_LIMIT:
+            self.rows = []
+            raise BackendUnavailableError(
+                f"the reference lists the whole space to draw positions, and it has more than {LISTED_LIMIT:,} "
+                f"valid configurations", hint="use the compiled positions (sample --method exact, space[i]) "
+                                              "or CP-SAT (sample --method cpsat)")
         self.position = {row: i for i, row in enumerate(self.rows)}
 
     def size(self) -> int:
@@ -131,6 +141,17 @@ class ListedPositions(Positions):
 
 
 # ------------------------------------------------------------------------------ auto
+class BeyondBudgetError(BackendUnavailableError):
+    """`auto` has no backend for a space: one of its domains is larger than the reference's
+    budget and the C backend (and, for counts, CP-SAT) refuses the space."""
+
+
+def _unsupported():
+    """The translators' refusal class (imported late: asking `auto` imports no translator)."""
+    from solverspace.translators.errors import UnsupportedConstruct
+    return UnsupportedConstruct
+
+
 AUTO_REFERENCE_BUDGET = 40_000  # candidate values: about 0.05-0.3 s of the reference (0.14-0.9 M/s, T1 spaces)
 AUTO_REFERENCE_LIMIT = 700_000  # ... and at most this many when the walk so far says the whole fits:
                                 # 0.6-1.2 s of the reference, about what generating and compiling cost
@@ -192,11 +213,13 @@ class AutoBackend:
         self.quick = False
         self.scheduled = 0
 
-    def _answer(self, plan, with_derived, by_reference, by_c):
+    def _answer(self, plan, with_derived, by_reference, by_c, by_cpsat=None):
         """`by_reference(enumerator)` within the budget when nothing is compiled, else `by_c(backend)`
-        (the quick build of a small space, see the class)."""
+        (the quick build of a small space, see the class); `by_cpsat(backend)` where C refuses a
+        space with a domain larger than the budget (`_beyond_budget`)."""
         compiled = _c(**self.c_options)
         self.quick = False
+        self.stopped = None
         if not compiled.is_built(plan, with_derived):
             quick = self._quick_backend(compiled, plan)
             if quick is not None and quick.is_built(plan, with_derived):   # built by an earlier cold call
@@ -208,6 +231,7 @@ class AutoBackend:
                 answer = by_reference(enumerator)
                 self.answered_by = "reference"
             except WorkBudgetExceeded:
+                self.stopped = enumerator.stopped_domain
                 estimate = enumerator.estimated_work()
                 if quick is not None and estimate is not None and estimate <= self.quick_work:
                     self.answered_by, self.quick = "c", True
@@ -219,7 +243,43 @@ class AutoBackend:
                     self._leave_build(plan, with_derived)
                 return answer
         self.answered_by = "c"
-        return by_c(compiled)
+        try:
+            return by_c(compiled)
+        except _unsupported() as refusal:
+            return self._beyond_budget(refusal, by_cpsat)
+
+    def _beyond_budget(self, refusal, by_cpsat):
+        """C refused after the reference stopped at its budget. Where one domain alone holds more
+        values than the budget (an order of 13 items, `range(10**20)` under a constraint): CP-SAT
+        when it can answer (`by_cpsat`: counts only), else a refusal naming the parameter, its
+        size and what to do; otherwise C's own refusal (it points to the reference)."""
+        if self.stopped is None or self.stopped[1] <= self.budget:
+            raise refusal
+        name, size = self.stopped
+        why = [f"the C backend refuses the space ({str(refusal).splitlines()[0]})"]
+        if by_cpsat is not None:
+            try:
+                backend = _cpsat()
+                answer = by_cpsat(backend)
+                self.answered_by = "cpsat"
+                return answer
+            except (_unsupported(), BackendUnavailableError) as exc:
+                why.append(f"so does CP-SAT ({str(exc).splitlines()[0]})")
+        if size > WALK_LIMIT:
+            hint = (f"narrow the domain of {name!r}: no backend walks more than 2**63 values of one domain "
+                    f"(a parameter that nothing reads or tests is counted by a multiply at any size)")
+        else:
+            hint = (f"--backend reference walks it in Python ({size:,} values in this loop alone: exact "
+                    f"and slow), or narrow the domain of {name!r}")
+        raise BeyondBudgetError(f"auto: parameter {name!r} has {size:,} values, more than the reference's "
+                                f"budget of {self.budget:,} candidate values, and {'; '.join(why)}", hint=hint)
+
+    def _refused_lazily(self, rows):
+        """C's rows, a generator that raises its refusal only when iterated (see `_beyond_budget`)."""
+        try:
+            yield from rows
+        except _unsupported() as refusal:
+            self._beyond_budget(refusal, None)
 
     def _builds_behind(self) -> bool:
         from . import background
@@ -248,14 +308,15 @@ class AutoBackend:
             enumerator.strict = strict
             enumerator.count()
             return enumerator.stats
-        return self._answer(plan, (), by_reference, lambda c: c.count(plan, strict=strict, progress=progress))
+        return self._answer(plan, (), by_reference, lambda c: c.count(plan, strict=strict, progress=progress),
+                            lambda cpsat: cpsat.count(plan, strict=strict, progress=progress))
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         def by_reference(enumerator):
             enumerator.strict = strict
             return list(enumerator.rows(with_derived))   # whole within the budget, then handed out
-        return iter(self._answer(plan, with_derived, by_reference,
-                                 lambda c: c.rows(plan, strict=strict, with_derived=with_derived, progress=progress)))
+        return iter(self._answer(plan, with_derived, by_reference, lambda c: self._refused_lazily(
+            c.rows(plan, strict=strict, with_derived=with_derived, progress=progress))))
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None):
         def by_reference(enumerator):

@@ -26,6 +26,7 @@ empty sequence is the empty string).
 from __future__ import annotations
 
 import itertools
+import math
 
 from . import ir
 from .errors import SpaceDefinitionError
@@ -40,46 +41,193 @@ class AbsentItem(Exception):
 
 
 # ------------------------------------------------------------------------------ values
-def permutations(items: tuple) -> list[tuple]:
-    return list(itertools.permutations(items))
+class OrderDomain:
+    """The values of an order iterator without listing them: `size` is computed arithmetically
+    (n!, a multinomial, a sum of falling factorials), iteration is a generator in the documented
+    order, and membership is tested on the tuple itself. A permutation of 13 items holds
+    6,227,020,800 orders; listing them would exhaust the machine, so nothing here ever lists.
+    `len()` works like `range`'s (Python's own OverflowError past `sys.maxsize`); code that may
+    meet such sizes reads `size`."""
+
+    __slots__ = ()
+
+    @property
+    def size(self) -> int:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+    def _key(self) -> tuple:
+        raise NotImplementedError
 
 
-def interleavings(parts: tuple[tuple, ...]) -> list[tuple]:
-    """Every merge of `parts` keeping each part's order; taking from the lowest part first."""
-    parts = tuple(p for p in parts if p)
-    result: list[tuple] = []
+class Permutations(OrderDomain):
+    """Every order of `items`, in `itertools.permutations` order; n! of them."""
 
-    def merge(heads: list[int], prefix: list):
-        done = True
-        for i, part in enumerate(parts):
-            if heads[i] < len(part):
-                done = False
-                prefix.append(part[heads[i]])
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple):
+        self.items = tuple(items)
+
+    @property
+    def size(self) -> int:
+        return math.factorial(len(self.items))
+
+    def __iter__(self):
+        return itertools.permutations(self.items)
+
+    def __contains__(self, order) -> bool:
+        return (type(order) is tuple and len(order) == len(self.items)
+                and len(set(order)) == len(order) and set(order) == set(self.items))
+
+    def _key(self) -> tuple:
+        return self.items
+
+    def __repr__(self) -> str:
+        return f"permutation({list(self.items)!r})"
+
+
+class Interleavings(OrderDomain):
+    """Every merge of `parts` keeping each part's order, taking from the lowest part first;
+    (sum of lengths)! / (product of each length!) of them (empty parts are dropped)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple[tuple, ...]):
+        self.parts = tuple(tuple(p) for p in parts if p)
+
+    @property
+    def size(self) -> int:
+        total, size = 0, 1
+        for part in self.parts:
+            total += len(part)
+            size *= math.comb(total, len(part))
+        return size
+
+    def __iter__(self):
+        """Depth first without recursion: `heads[i]` items of part i are placed; `choice[d]` is
+        the part that gave the item at depth d."""
+        parts, length = self.parts, sum(map(len, self.parts))
+        heads, prefix, choice = [0] * len(parts), [], []
+        start = 0   # the first part to try at the current depth
+        while True:
+            i = next((k for k in range(start, len(parts)) if heads[k] < len(parts[k])), None)
+            if i is not None:
+                prefix.append(parts[i][heads[i]])
                 heads[i] += 1
-                merge(heads, prefix)
-                heads[i] -= 1
-                prefix.pop()
-        if done:
-            result.append(tuple(prefix))
+                choice.append(i)
+                start = 0
+                if len(prefix) < length:
+                    continue
+                yield tuple(prefix)
+            elif not prefix:   # no part left at depth 0: nothing more (or the empty merge)
+                if length == 0:
+                    yield ()
+                return
+            i = choice.pop()    # backtrack: undo the last placement, try the next part there
+            prefix.pop()
+            heads[i] -= 1
+            start = i + 1
 
-    merge([0] * len(parts), [])
-    return result
+    def __contains__(self, order) -> bool:
+        if type(order) is not tuple or len(order) != sum(map(len, self.parts)):
+            return False
+        where = {item: i for i, part in enumerate(self.parts) for item in part}
+        if set(order) != set(where) or len(set(order)) != len(order):
+            return False
+        return all(tuple(x for x in order if where[x] == i) == part for i, part in enumerate(self.parts))
+
+    def _key(self) -> tuple:
+        return self.parts
+
+    def __repr__(self) -> str:
+        return f"interleave({', '.join(repr(list(p)) for p in self.parts)})"
 
 
-def sequences(items: tuple, min_len: int, max_len: int) -> list[tuple]:
+class Sequences(OrderDomain):
+    """Ordered selections without repetition of `min_len` to `max_len` of `items`, depth first
+    (each selection, then its extensions by each unused item in item order); the sum over the
+    lengths k of n! / (n - k)!."""
+
+    __slots__ = ("items", "min_len", "max_len")
+
+    def __init__(self, items: tuple, min_len: int, max_len: int):
+        self.items, self.min_len, self.max_len = tuple(items), min_len, max_len
+
+    @property
+    def size(self) -> int:
+        n = len(self.items)
+        return sum(math.perm(n, k) for k in range(max(self.min_len, 0), min(self.max_len, n) + 1))
+
+    def __iter__(self):
+        """Depth first without recursion: `stack[d]` is the next item index to try at depth d."""
+        items, low, high = self.items, self.min_len, min(self.max_len, len(self.items))
+        if high < 0 or low > high:
+            return
+        prefix, used, stack = [], set(), [0]
+        if low <= 0:
+            yield ()
+        while stack:
+            k = stack[-1]
+            while k < len(items) and (items[k] in used or len(prefix) >= high):
+                k += 1
+            if k == len(items):
+                stack.pop()
+                if prefix:
+                    used.discard(prefix.pop())
+                continue
+            stack[-1] = k + 1
+            prefix.append(items[k])
+            used.add(items[k])
+            if len(prefix) >= low:
+                yield tuple(prefix)
+            stack.append(0)
+
+    def __contains__(self, order) -> bool:
+        return (type(order) is tuple and self.min_len <= len(order) <= self.max_len
+                and len(set(order)) == len(order) and set(order) <= set(self.items))
+
+    def _key(self) -> tuple:
+        return self.items, self.min_len, self.max_len
+
+    def __repr__(self) -> str:
+        return f"sequence({list(self.items)!r}, {self.min_len}, {self.max_len})"
+
+
+def permutations(items: tuple) -> Permutations:
+    return Permutations(items)
+
+
+def interleavings(parts: tuple[tuple, ...]) -> Interleavings:
+    """Every merge of `parts` keeping each part's order; taking from the lowest part first."""
+    return Interleavings(parts)
+
+
+def sequences(items: tuple, min_len: int, max_len: int) -> Sequences:
     """Depth first: a selection, then its extensions by each unused item in item order."""
-    result: list[tuple] = []
+    return Sequences(items, min_len, max_len)
 
-    def extend(prefix: tuple):
-        if min_len <= len(prefix) <= max_len:
-            result.append(prefix)
-        if len(prefix) < max_len:
-            for item in items:
-                if item not in prefix:
-                    extend(prefix + (item,))
 
-    extend(())
-    return result
+def domain_size(values) -> int:
+    """The number of values of an evaluated domain (a list, a `range`, an `OrderDomain`) without
+    `len()`, which stops at `sys.maxsize` (`range(10**20)` has 10**20 values)."""
+    if type(values) is range:
+        step = values.step
+        span = values.stop - values.start
+        return max(0, (span + step - (1 if step > 0 else -1)) // step)
+    if isinstance(values, OrderDomain):
+        return values.size
+    return len(values)
 
 
 # ------------------------------------------------------------------------------ functions

@@ -10,6 +10,7 @@ from typing import Callable, Iterator
 from .errors import Location, SpaceEvaluationError, UndefinedOperationError
 from . import ir
 from .evaluate import Undefined, compile_domain, compile_expr
+from .orders import domain_size
 from .plan import Plan
 from .printing import to_source
 from .results import Stats
@@ -41,6 +42,14 @@ class WorkBudgetExceeded(Exception):
     """The enumeration tried more candidate values than its budget allowed (see `budget`)."""
 
 
+WALK_LIMIT = 2**63 - 1   # the most values of one domain the reference walks one by one
+
+
+class DomainTooLargeError(SpaceEvaluationError):
+    """A domain the reference would have to walk value by value has more than `WALK_LIMIT`
+    values (`range(10**20)` under a constraint): the walk would never end, so it is refused."""
+
+
 class ReferenceEnumerator:
     """Enumerate a plan in Python. `fixed` pins parameters to one value each (used by `check`).
     `budget`: stop with `WorkBudgetExceeded` after trying that many candidate values (all loops
@@ -59,6 +68,7 @@ class ReferenceEnumerator:
         self.work = 0
         self._place = [[0, 1] for _ in range(self.ESTIMATE_LEVELS)]   # [value index, values] per outer loop
         self._stopped_at: int | None = None   # the depth where the budget was last reached
+        self.stopped_domain: tuple[str, int] | None = None   # (parameter, its number of values) there
         self.strict = strict
         self.fixed = fixed or {}
         self.progress = progress
@@ -83,6 +93,8 @@ class ReferenceEnumerator:
             for level in plan.levels]
         position = {name: i for i, name in enumerate(plan.order)}
         self.column_positions = [position[p] for p in model.parameter_names]
+        self._multiplying = False
+        self._free = _free_levels(plan, self.fixed)
 
     # ------------------------------------------------------------------------------ results
     def rows(self, with_derived: tuple[str, ...] = ()) -> Iterator[tuple]:
@@ -93,10 +105,17 @@ class ReferenceEnumerator:
             yield tuple(env[n] for n in names)
 
     def count(self) -> int:
-        total = 0
-        for _ in self._leaves():
-            total += 1
-        return total
+        """The number of valid configurations. A loop that nothing reads, with nothing tested at
+        it, multiplies the count of the loops inside it instead of repeating them (its values
+        are never walked: `range(10**20)` alone counts 10**20 at once, a permutation of 13 items
+        13! without listing one); every other loop is walked as `rows()` walks it."""
+        self._multiplying = True
+        try:
+            for _ in self._leaves():
+                pass
+        finally:
+            self._multiplying = False
+        return self.stats.count
 
     # ------------------------------------------------------------------------------ walking
     def _leaves(self) -> Iterator[dict]:
@@ -112,25 +131,17 @@ class ReferenceEnumerator:
             yield env
             return
         level = self.levels[index]
-        try:
-            values = level.domain(env)
-        except Undefined as exc:
-            self._undefined(exc, env, level.name)
+        values = self._values(level, env)
+        if values is None:
             return
-        except SpaceEvaluationError as exc:
-            raise _with_configuration(exc, env, self._where(level.name)) from None
-        if level.name in self.fixed:
-            wanted = self.fixed[level.name]
-            values = [wanted] if wanted in values else []
+        if self._multiplying and index in self._free:
+            self._multiply(index, env, values)
+            return
+        total = self._charge(index, level, values)
         report = self.progress if index == 0 and self.progress else None
-        total = len(values) if report else 0
-        if self.budget is not None:
-            self.work += len(values)
-            if self.work > self.budget:
-                self._over_budget(index)
         tracked = self._place[index] if index < self.ESTIMATE_LEVELS else None
         if tracked:
-            tracked[1] = len(values)
+            tracked[1] = min(total, _FLOAT_SAFE)
         for done, value in enumerate(values, 1):
             if tracked:
                 tracked[0] = done - 1
@@ -140,6 +151,62 @@ class ReferenceEnumerator:
             if report:
                 report(done, total)
         env.pop(level.name, None)
+
+    def _values(self, level: _CompiledLevel, env: dict):
+        """The values of `level` under `env` (pinned to the `fixed` one), or None when its domain
+        is undefined there (tallied)."""
+        try:
+            values = level.domain(env)
+        except Undefined as exc:
+            self._undefined(exc, env, level.name)
+            return None
+        except SpaceEvaluationError as exc:
+            raise _with_configuration(exc, env, self._where(level.name)) from None
+        if level.name in self.fixed:
+            wanted = self.fixed[level.name]
+            values = [wanted] if wanted in values else []
+        return values
+
+    def _charge(self, index: int, level: _CompiledLevel, values) -> int:
+        """The size of `values`, counted against the budget before any is walked (sized
+        arithmetically, never listed); a domain too large to walk is refused."""
+        size = domain_size(values)
+        if self.budget is not None:
+            self.work += size
+            if self.work > self.budget:
+                self.stopped_domain = (level.name, size)
+                self._over_budget(index)
+        if size > WALK_LIMIT:
+            raise DomainTooLargeError(
+                f"parameter {level.name!r} has {size} values, more than 2**63: the reference walks a domain "
+                f"value by value here (something is tested at or inside its loop) and would never finish",
+                where=self._where(level.name),
+                hint="narrow its domain; a parameter that no constraint, derived value or other domain "
+                     "reads is counted by a multiply at any size")
+        return size
+
+    def _multiply(self, index: int, env: dict, values) -> None:
+        """Count a free loop (`_free_levels`): the loops inside it once, for its first value,
+        then every tally times its number of values (the inner loops read nothing of it, so each
+        value gives the same)."""
+        size = domain_size(values)
+        if self.budget is not None:
+            self.work += 1
+            if self.work > self.budget:
+                self._over_budget(index)
+        if size == 0:
+            return
+        level = self.levels[index]
+        if index < self.ESTIMATE_LEVELS:
+            self._place[index][:] = [0, 1]
+        before = _tallies(self.stats)
+        env[level.name] = next(iter(values))
+        for _ in self._descend(index + 1, env):
+            pass
+        env.pop(level.name, None)
+        _scale(self.stats, before, size)
+        if index == 0 and self.progress:
+            self.progress(1, 1)
 
     def fraction_done(self, depth: int, levels: int | None = None) -> float:
         """The share of the walk before the current place, read off the outer loops above `depth`
@@ -201,6 +268,37 @@ class ReferenceEnumerator:
         self.stats.undefined_by[where] = self.stats.undefined_by.get(where, 0) + 1
         if self.stats.first_undefined is None:
             self.stats.first_undefined = (f"{where}: {to_source(exc.expr)}", bound)
+
+
+_FLOAT_SAFE = 2**1000   # a loop's size as `fraction_done` reads it (a float cannot hold 10**400)
+
+
+def _free_levels(plan: Plan, fixed: dict) -> frozenset[int]:
+    """The loops whose values only multiply the count: nothing computed or tested at the loop,
+    not pinned, and no later domain, derived value or constraint reads the parameter."""
+    free, read = set(), set()
+    for index in range(len(plan.levels) - 1, -1, -1):
+        level = plan.levels[index]
+        name = level.parameter.name
+        if not level.derived and not level.constraints and name not in fixed and name not in read:
+            free.add(index)
+        read |= level.parameter.depends_on
+        for item in (*level.derived, *level.constraints):
+            read |= item.depends_on
+    return frozenset(free)
+
+
+def _tallies(stats: Stats) -> tuple[int, int, dict]:
+    return stats.count, stats.undefined, dict(stats.undefined_by)
+
+
+def _scale(stats: Stats, before: tuple[int, int, dict], size: int) -> None:
+    """Multiply what the walk added to `stats` since `before` by `size` (a free loop's values)."""
+    count, undefined, by = before
+    stats.count = count + (stats.count - count) * size
+    stats.undefined = undefined + (stats.undefined - undefined) * size
+    for where, n in list(stats.undefined_by.items()):
+        stats.undefined_by[where] = by.get(where, 0) + (n - by.get(where, 0)) * size
 
 
 def _format(values: dict) -> str:

@@ -6,10 +6,20 @@ and constraints using every order function) and `brute_count()`, which counts it
 `itertools` and Python predicates written separately from the language (no solverspace code),
 so the backends are checked against an independent oracle. `validate` cross-checks the backends
 on such spaces too (`solverspace validate FILE`): the reference lists, C and CP-SAT count.
+
+`big_order_space(seed)` draws order domains past the reference's listing budget (a permutation
+of up to 16 items, interleavings of up to 40, sequences of up to 14: up to 2 * 10**13 values),
+beside small integer parameters, with a count computed arithmetically (`math.factorial` over the
+items, not the language's code): nothing may list such a domain, so a backend either counts
+it exactly (the reference multiplies by a free order's size; auto goes on from there) or
+refuses it with a message; a test runs them under a memory limit. With `constrained=True` the
+order is read by a precedence rule over at most 9 items (8! = 40,320 is past auto's budget of
+40,000), and the count is halved: the walk is still feasible, in constant memory.
 """
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Callable
@@ -163,3 +173,51 @@ def _add_rule(rng, space: OrderSpace, order) -> None:
     else:
         space.lines.append(f"require((first({name}) == {a!r}) | contains({name}, {c!r}))")
         space.rules.append(lambda env: _first(env[name]) == a or c in env[name])
+
+
+@dataclass
+class BigOrderSpace:
+    """A generated space with an order domain past the listing budget and its exact count."""
+
+    seed: int
+    source: str
+    expected: int
+    order_size: int   # the number of values of the order parameter alone
+
+
+def _order_size(kind: str, n: int, cut: int, lo: int, hi: int) -> int:
+    """The values of the order iterator, by formula: n!; a multinomial; falling factorials."""
+    if kind == "permutation":
+        return math.factorial(n)
+    if kind == "interleave":
+        return math.factorial(n) // (math.factorial(cut) * math.factorial(n - cut))
+    return sum(math.factorial(n) // math.factorial(n - k) for k in range(max(lo, 0), min(hi, n) + 1))
+
+
+def big_order_space(seed: int, *, constrained: bool = False) -> BigOrderSpace:
+    """A random space whose order parameter has more values than auto's reference budget (see
+    the module docstring); `expected` is its exact count."""
+    rng = random.Random(seed)
+    kind = "permutation" if constrained else rng.choice(("permutation", "interleave", "sequence"))
+    n = rng.randint(8, 9) if constrained else {"permutation": rng.randint(9, 16), "interleave": rng.randint(20, 40),
+                                               "sequence": rng.randint(9, 14)}[kind]
+    items = [f"s{i}" for i in range(n)]
+    cut, lo, hi = rng.randint(n // 2 - 2, n // 2 + 2), rng.randint(0, 2), rng.randint(n - 3, n + 1)
+    if kind == "permutation":
+        line = f"o = permutation({items!r})"
+    elif kind == "interleave":
+        line = f"o = interleave({items[:cut]!r}, {items[cut:]!r})"
+    else:
+        line = f"o = sequence({items!r}, {lo}, {hi})"
+    size = _order_size(kind, n, cut, lo, hi)
+    lines = [line] if rng.random() < 0.5 else []
+    a, b = rng.randint(1, 6), rng.randint(1, 6)
+    lines += [f"a = range(0, {a})", f"b = range(-2, {b})", "require(a + b != 1)"]
+    small = sum(1 for x in range(a) for y in range(-2, b) if x + y != 1)
+    if line not in lines:
+        lines.append(line)
+    expected = size * small
+    if constrained:
+        lines.append(f"require(before(o, {items[0]!r}, {items[-1]!r}))")
+        expected //= 2
+    return BigOrderSpace(seed, "\n".join(lines) + "\n", expected, size)
