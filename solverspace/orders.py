@@ -13,6 +13,10 @@ and the order functions.
   order: `()`, `a`, `a>b`, `a>b>c`, `a>c`, ...); lengths outside 0..len(items) simply have no
   selections (as an empty range).
 
+The values of an order iterator are an `OrderDomain`, never a list: its size is a formula (n!,
+a multinomial, a sum of falling factorials), it iterates lazily in the order above, and tests
+membership on the tuple, so 13 items (6,227,020,800 permutations) cost no memory (issue 23).
+
 Functions: `position(o, x)` (0-based; *undefined* when `x` is not in `o`, like a division by
 zero: the configuration is invalid and counted as undefined), `before(o, a, b)` (both in `o` and
 `a` earlier: total, never undefined), `first(o)` and `last(o)` (undefined on an empty order),
@@ -41,25 +45,38 @@ class AbsentItem(Exception):
 
 
 # ------------------------------------------------------------------------------ values
+LISTED = 50_000   # an order domain of at most this many values is listed at its first walk (a constant
+                  # domain is one object for the whole enumeration: later walks read the list)
+
+
 class OrderDomain:
     """The values of an order iterator without listing them: `size` is computed arithmetically
     (n!, a multinomial, a sum of falling factorials), iteration is a generator in the documented
     order, and membership is tested on the tuple itself. A permutation of 13 items holds
-    6,227,020,800 orders; listing them would exhaust the machine, so nothing here ever lists.
-    `len()` works like `range`'s (Python's own OverflowError past `sys.maxsize`); code that may
-    meet such sizes reads `size`."""
+    6,227,020,800 orders; listing them would exhaust the machine, so nothing here lists a domain
+    of more than `LISTED` values. `len()` works like `range`'s (Python's own OverflowError past
+    `sys.maxsize`); code that may meet such sizes reads `size` (or `domain_size`)."""
 
-    __slots__ = ()
+    __slots__ = ("size", "_listed")
 
-    @property
-    def size(self) -> int:
-        raise NotImplementedError
+    def __init__(self, size: int):
+        self.size, self._listed = size, None
 
     def __len__(self) -> int:
         return self.size
 
     def __bool__(self) -> bool:
         return self.size > 0
+
+    def __iter__(self):
+        if self._listed is None:
+            if self.size > LISTED:
+                return self._generate()
+            self._listed = list(self._generate())
+        return iter(self._listed)
+
+    def _generate(self):
+        raise NotImplementedError
 
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and self._key() == other._key()
@@ -78,12 +95,9 @@ class Permutations(OrderDomain):
 
     def __init__(self, items: tuple):
         self.items = tuple(items)
+        super().__init__(math.factorial(len(self.items)))
 
-    @property
-    def size(self) -> int:
-        return math.factorial(len(self.items))
-
-    def __iter__(self):
+    def _generate(self):
         return itertools.permutations(self.items)
 
     def __contains__(self, order) -> bool:
@@ -105,39 +119,41 @@ class Interleavings(OrderDomain):
 
     def __init__(self, parts: tuple[tuple, ...]):
         self.parts = tuple(tuple(p) for p in parts if p)
-
-    @property
-    def size(self) -> int:
         total, size = 0, 1
         for part in self.parts:
             total += len(part)
             size *= math.comb(total, len(part))
-        return size
+        super().__init__(size)
 
-    def __iter__(self):
-        """Depth first without recursion: `heads[i]` items of part i are placed; `choice[d]` is
-        the part that gave the item at depth d."""
-        parts, length = self.parts, sum(map(len, self.parts))
-        heads, prefix, choice = [0] * len(parts), [], []
-        start = 0   # the first part to try at the current depth
+    def _generate(self):
+        """Depth first without recursion: `heads[i]` items of part i are placed; `taken[d]` is
+        the part that gave the item at depth d; `k` the next part to try at the current depth."""
+        parts = self.parts
+        sizes = [len(p) for p in parts]
+        length, m = sum(sizes), len(parts)
+        if length == 0:
+            yield ()
+            return
+        heads, prefix, taken = [0] * m, [None] * length, [0] * length
+        depth = k = 0
         while True:
-            i = next((k for k in range(start, len(parts)) if heads[k] < len(parts[k])), None)
-            if i is not None:
-                prefix.append(parts[i][heads[i]])
-                heads[i] += 1
-                choice.append(i)
-                start = 0
-                if len(prefix) < length:
+            while k < m and heads[k] == sizes[k]:
+                k += 1
+            if k < m:
+                prefix[depth] = parts[k][heads[k]]
+                heads[k] += 1
+                taken[depth] = k
+                depth += 1
+                if depth < length:
+                    k = 0
                     continue
                 yield tuple(prefix)
-            elif not prefix:   # no part left at depth 0: nothing more (or the empty merge)
-                if length == 0:
-                    yield ()
+            elif depth == 0:
                 return
-            i = choice.pop()    # backtrack: undo the last placement, try the next part there
-            prefix.pop()
-            heads[i] -= 1
-            start = i + 1
+            depth -= 1             # backtrack: undo the last placement, try the next part there
+            k = taken[depth]
+            heads[k] -= 1
+            k += 1
 
     def __contains__(self, order) -> bool:
         if type(order) is not tuple or len(order) != sum(map(len, self.parts)):
@@ -163,35 +179,43 @@ class Sequences(OrderDomain):
 
     def __init__(self, items: tuple, min_len: int, max_len: int):
         self.items, self.min_len, self.max_len = tuple(items), min_len, max_len
-
-    @property
-    def size(self) -> int:
         n = len(self.items)
-        return sum(math.perm(n, k) for k in range(max(self.min_len, 0), min(self.max_len, n) + 1))
+        super().__init__(sum(math.perm(n, k) for k in range(max(min_len, 0), min(max_len, n) + 1)))
 
-    def __iter__(self):
-        """Depth first without recursion: `stack[d]` is the next item index to try at depth d."""
+    def _generate(self):
+        """Depth first without recursion: `nexts[d]` is the next item index to try at depth d."""
         items, low, high = self.items, self.min_len, min(self.max_len, len(self.items))
         if high < 0 or low > high:
             return
-        prefix, used, stack = [], set(), [0]
+        n = len(items)
         if low <= 0:
             yield ()
-        while stack:
-            k = stack[-1]
-            while k < len(items) and (items[k] in used or len(prefix) >= high):
+        if high == 0:
+            return
+        used, prefix, chosen, nexts = [False] * n, [], [], [0] * (high + 1)
+        depth = 0
+        while depth >= 0:
+            k = nexts[depth]
+            while k < n and used[k]:
                 k += 1
-            if k == len(items):
-                stack.pop()
-                if prefix:
-                    used.discard(prefix.pop())
+            if k == n:                 # this depth is exhausted: drop the item placed above it
+                depth -= 1
+                if depth >= 0:
+                    used[prefix.pop()] = False
+                    chosen.pop()
                 continue
-            stack[-1] = k + 1
-            prefix.append(items[k])
-            used.add(items[k])
+            nexts[depth] = k + 1
+            used[k] = True
+            prefix.append(k)
+            chosen.append(items[k])
             if len(prefix) >= low:
-                yield tuple(prefix)
-            stack.append(0)
+                yield tuple(chosen)
+            if len(prefix) < high:
+                depth += 1
+                nexts[depth] = 0
+            else:
+                used[prefix.pop()] = False
+                chosen.pop()
 
     def __contains__(self, order) -> bool:
         return (type(order) is tuple and self.min_len <= len(order) <= self.max_len

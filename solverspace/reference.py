@@ -2,9 +2,16 @@
 
 No optimization beyond the plan's placement (each derived value computed, and each constraint
 tested, right after the loop of its last input). Every backend is checked against this.
+
+Domains are sized before they are walked (`orders.domain_size`: a range or an order domain by
+arithmetic, never by listing), so a budget acts before the first value and a domain of more
+than 2**63 values is refused rather than walked forever. One thing is not walked: when counting,
+a loop that nothing reads and nothing is tested at multiplies the count of the loops inside it
+(`_free_levels`), the walk that the literal plan implies, done arithmetically.
 """
 from __future__ import annotations
 
+import sys
 from typing import Callable, Iterator
 
 from .errors import Location, SpaceEvaluationError, UndefinedOperationError
@@ -42,7 +49,7 @@ class WorkBudgetExceeded(Exception):
     """The enumeration tried more candidate values than its budget allowed (see `budget`)."""
 
 
-WALK_LIMIT = 2**63 - 1   # the most values of one domain the reference walks one by one
+WALK_LIMIT = sys.maxsize   # the most values of one domain the reference walks one by one (2**63 - 1)
 
 
 class DomainTooLargeError(SpaceEvaluationError):
@@ -131,13 +138,30 @@ class ReferenceEnumerator:
             yield env
             return
         level = self.levels[index]
-        values = self._values(level, env)
-        if values is None:
+        try:
+            values = level.domain(env)
+        except Undefined as exc:
+            self._undefined(exc, env, level.name)
             return
+        except SpaceEvaluationError as exc:
+            raise _with_configuration(exc, env, self._where(level.name)) from None
+        if level.name in self.fixed:
+            wanted = self.fixed[level.name]
+            values = [wanted] if wanted in values else []
         if self._multiplying and index in self._free:
             self._multiply(index, env, values)
             return
-        total = self._charge(index, level, values)
+        try:
+            total = len(values)   # sized, never listed: an order domain computes it (orders.OrderDomain)
+        except OverflowError:     # past sys.maxsize (range(10**20)): only arithmetic knows
+            total = domain_size(values)
+        if self.budget is not None:   # counted against the budget before any value is walked
+            self.work += total
+            if self.work > self.budget:
+                self.stopped_domain = (level.name, total)
+                self._over_budget(index)
+        if total > WALK_LIMIT:
+            self._refuse_walk(level, total)
         report = self.progress if index == 0 and self.progress else None
         tracked = self._place[index] if index < self.ESTIMATE_LEVELS else None
         if tracked:
@@ -152,38 +176,13 @@ class ReferenceEnumerator:
                 report(done, total)
         env.pop(level.name, None)
 
-    def _values(self, level: _CompiledLevel, env: dict):
-        """The values of `level` under `env` (pinned to the `fixed` one), or None when its domain
-        is undefined there (tallied)."""
-        try:
-            values = level.domain(env)
-        except Undefined as exc:
-            self._undefined(exc, env, level.name)
-            return None
-        except SpaceEvaluationError as exc:
-            raise _with_configuration(exc, env, self._where(level.name)) from None
-        if level.name in self.fixed:
-            wanted = self.fixed[level.name]
-            values = [wanted] if wanted in values else []
-        return values
-
-    def _charge(self, index: int, level: _CompiledLevel, values) -> int:
-        """The size of `values`, counted against the budget before any is walked (sized
-        arithmetically, never listed); a domain too large to walk is refused."""
-        size = domain_size(values)
-        if self.budget is not None:
-            self.work += size
-            if self.work > self.budget:
-                self.stopped_domain = (level.name, size)
-                self._over_budget(index)
-        if size > WALK_LIMIT:
-            raise DomainTooLargeError(
-                f"parameter {level.name!r} has {size} values, more than 2**63: the reference walks a domain "
-                f"value by value here (something is tested at or inside its loop) and would never finish",
-                where=self._where(level.name),
-                hint="narrow its domain; a parameter that no constraint, derived value or other domain "
-                     "reads is counted by a multiply at any size")
-        return size
+    def _refuse_walk(self, level: _CompiledLevel, size: int):
+        raise DomainTooLargeError(
+            f"parameter {level.name!r} has {size} values, more than 2**63: the reference walks a domain "
+            f"value by value here (something is tested at or inside its loop) and would never finish",
+            where=self._where(level.name),
+            hint="narrow its domain; a parameter that no constraint, derived value or other domain "
+                 "reads is counted by a multiply at any size")
 
     def _multiply(self, index: int, env: dict, values) -> None:
         """Count a free loop (`_free_levels`): the loops inside it once, for its first value,
