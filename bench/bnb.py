@@ -9,7 +9,7 @@ each device (peak rates from `gemm/devices.py`, each sourced there) for an N x N
 
 it prints the space size, then per engine the time and the answer:
 
-- `bnb`: branch and bound compiled in C (translators/c_best.py), with prefixes visited against
+- `bnb`: branch and bound compiled in C (translators/c/best.py), with prefixes visited against
   the space size; `exhaustive`: every valid configuration evaluated by the same compiled walk.
   Both are timed warm (`build` is the first call: generation and compilation, paid once per
   space shape and objective) and their time is the whole `Space.best` call;
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solverspace import Space  # noqa: E402
-from solverspace.errors import SolverspaceError  # noqa: E402
+from solverspace.core.errors import SolverspaceError  # noqa: E402
 from solverspace.gemm.devices import PEAK_RATES  # noqa: E402
 
 SETTINGS = {

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solverspace import Space  # noqa: E402
 from solverspace.backends import BACKENDS  # noqa: E402
-from solverspace.translators.cpsat import best, complete, count  # noqa: E402
-from solverspace.translators.cpsat_count import Counter, Options, describe  # noqa: E402
+from solverspace.translators.cpsat.backend import best, complete, count  # noqa: E402
+from solverspace.translators.cpsat.count import Counter, Options, describe  # noqa: E402
 
 
 def timed(fn, *args, **kwargs):

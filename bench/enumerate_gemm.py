@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solverspace import Space  # noqa: E402
-from solverspace.translators.c_backend import CBackend, CEnumerator  # noqa: E402
-from solverspace.translators.c_optimize import Options  # noqa: E402
+from solverspace.translators.c.backend import CBackend, CEnumerator  # noqa: E402
+from solverspace.translators.c.optimize import Options  # noqa: E402
 
 H100 = {"device": "h100", "precision": "single", "arithmetic": "real", "shared_memory": "opt-in"}
 

@@ -23,7 +23,7 @@ interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + syste
 Then a sweep of the GEMM space over 20 values of `max_threads_per_block`: `solverspace sweep` cold
 (an empty cache: the points' programs generated, the one-pass module compiled) and warm (the
 minimum of `--repeat` later runs), against one warm count; `methods` says how the points were
-counted (`one-pass`: all in one walk, `translators/c_lanes.py`; `per-point`: one count each).
+counted (`one-pass`: all in one walk, `translators/c/lanes.py`; `per-point`: one count each).
 `--only-sweep` measures only that line (and the warm GEMM count it is compared with).
 
     python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt] [--no-cpsat] [--only-sweep]
@@ -107,7 +107,7 @@ def ours(target: str, backend: str, cache: str) -> tuple[float, int | None, str]
 def kt_problem(path: Path, folder: Path) -> Path:
     """The T1 file as Kernel Tuner input: tune_params (value lists) and restriction strings."""
     sys.path.insert(0, str(ROOT))
-    from solverspace.evaluate import compile_domain
+    from solverspace.lang.evaluate import compile_domain
     from solverspace.t1 import load_t1
     model = load_t1(path)
     document = json.loads(path.read_text())["ConfigurationSpace"]

@@ -42,7 +42,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from solverspace import Space
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     print(f"{'n':>3} {'valid':>12} {'C build s':>10} {'C count s':>10} {'CP-SAT s':>10} {'reference s':>12}")
     for n in (int(s) for s in args.sizes.split(",")):
         space = Space.from_source(source(n))

@@ -37,7 +37,7 @@ SPACES = {
 def child(name: str) -> None:
     from solverspace import Space
     from solverspace.sampling import sample
-    from solverspace.translators.c_backend import CBackend, CEnumerator
+    from solverspace.translators.c.backend import CBackend, CEnumerator
     space = Space.load("gemm", SPACES[name])
     CBackend().enumerator(space.plan)  # build (or load from cache): not timed
     CEnumerator.clear_cache()
@@ -56,7 +56,7 @@ CPSAT_RUNS = {"default tables": None, "tables below 2,000 solutions": 2_000}
 
 def child_cpsat(label: str) -> None:
     from solverspace import Space
-    from solverspace.translators.cpsat_samplers import CpSatSampler
+    from solverspace.translators.cpsat.samplers import CpSatSampler
     from solverspace.validation.uniformity import chi_square_p
     space = Space.load("gemm")
     limit = CPSAT_RUNS[label]

@@ -28,10 +28,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solverspace import Space  # noqa: E402
-from solverspace.translators.cpsat_samplers import CpSatSampler  # noqa: E402
-from solverspace.translators.cpsat_count import Options  # noqa: E402
-from solverspace.translators.cpsat_hash import (HI_THRESH, LO_THRESH, PIVOT, UNIGEN_EPSILON, HashedSpace,  # noqa: E402
-                                    NearUniformSampler, approximate_count, approxmc_rounds)
+from solverspace.translators.cpsat.samplers import CpSatSampler  # noqa: E402
+from solverspace.translators.cpsat.count import Options  # noqa: E402
+from solverspace.translators.cpsat.hashing import (
+    HI_THRESH, LO_THRESH, PIVOT, UNIGEN_EPSILON, HashedSpace, NearUniformSampler, approximate_count,
+    approxmc_rounds)
 
 
 def distance_from_uniform(configs, rows):

@@ -40,7 +40,7 @@ def child(path: str) -> None:
     start = time.perf_counter()
     from solverspace.space import Space
     from solverspace.t1 import load_t1
-    from solverspace.translators.c_backend import CEnumerator
+    from solverspace.translators.c.backend import CEnumerator
     from solverspace.translators.errors import UnsupportedConstruct
     begin = time.perf_counter()
     space = Space(load_t1(path))

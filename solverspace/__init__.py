@@ -4,21 +4,38 @@
     >>> Space.load("gemm", {"device": "k40c"}).parameters[:3]
     ('dim_m', 'dim_n', 'blk_m')
 """
+import sys as _sys
+from importlib.util import spec_from_file_location as _spec_from_file_location
 from pathlib import Path as _Path
 
-# The repository keeps translators/, gemm/ and validation/ beside this folder; an installed wheel
-# has them inside it (pyproject.toml's package-dir). Run from a checkout (the tests, `python -m`),
-# the subpackages are found beside it: `solverspace.translators` is one name in both layouts.
-_CHECKOUT = _Path(__file__).resolve().parent.parent
-if not (_Path(__file__).parent / "translators").is_dir() and (_CHECKOUT / "translators" / "__init__.py").is_file():
-    __path__.append(str(_CHECKOUT))  # noqa: F821 (a package's __path__)
 
-from .errors import (BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError,
-                     SolverspaceWarning, SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
-from .loader import load, load_source
-from .npy import read_npy
-from .space import Space
-from .t1 import export_t1, load_t1
+class _CheckoutFinder:
+    """The repository keeps translators/, gemm/ and validation/ beside this folder; an installed
+    wheel has them inside it (pyproject.toml's package-dir). Run from a checkout (the tests,
+    `python -m`), these three, and nothing else of the checkout, are found under the same names."""
+    root = _Path(__file__).resolve().parent.parent
+    mapped = {"solverspace.translators": "translators", "solverspace.gemm": "gemm",
+              "solverspace.validation": "validation"}
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        folder = cls.mapped.get(name)
+        if folder is None:
+            return None
+        return _spec_from_file_location(name, cls.root / folder / "__init__.py",
+                                        submodule_search_locations=[str(cls.root / folder)])
+
+
+if not (_Path(__file__).parent / "translators").is_dir() and (_CheckoutFinder.root / "translators" / "__init__.py").is_file():
+    _sys.meta_path.append(_CheckoutFinder)
+
+from solverspace.core.errors import (
+    BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError, SolverspaceWarning,
+    SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
+from solverspace.loader import load, load_source
+from solverspace.core.npy import read_npy
+from solverspace.space import Space
+from solverspace.t1 import export_t1, load_t1
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
            "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError",

@@ -26,12 +26,12 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from .errors import BackendUnavailableError, OptionError, SpaceDefinitionError
-from .draws import Positions
-from .options import check_threads
-from .orders import has_orders
-from .reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
-from .results import Stats, rows_to_array, write_rows
+from solverspace.core.errors import BackendUnavailableError, OptionError, SpaceDefinitionError
+from solverspace.core.draws import Positions
+from solverspace.core.options import check_threads
+from solverspace.lang.order_domains import has_orders
+from solverspace.analysis.reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
+from solverspace.core.results import Stats, rows_to_array, write_rows
 
 CAPABILITIES = {
     "count": "count configurations",
@@ -96,11 +96,11 @@ class ReferenceBackend:
         return self.positions(plan)   # samples are drawn positions
 
     def funnel(self, plan, *, progress=None):
-        from .funnel import reference_funnel
+        from solverspace.analysis.funnel import reference_funnel
         return reference_funnel(plan)
 
     def check(self, plan, assignment: dict):
-        from .check import check
+        from solverspace.analysis.check import check
         return check(plan, assignment)
 
     complete = check  # a partial assignment: the reference looks for a completion by listing
@@ -135,7 +135,7 @@ class ListedPositions(Positions):
 
     def index(self, values: dict) -> int | None:
         if has_orders(self.model):  # an order given as written in files (i>j>k) or as a list
-            from .check import orders_as_tuples
+            from solverspace.analysis.check import orders_as_tuples
             values = orders_as_tuples(self.model, values)
         return self.position.get(tuple(values[c] for c in self.columns))
 
@@ -282,7 +282,7 @@ class AutoBackend:
             self._beyond_budget(refusal, None)
 
     def _builds_behind(self) -> bool:
-        from . import background
+        from solverspace import background
         return self.build_behind is not False and (self.build_behind is not None or background.enabled())
 
     def _quick_backend(self, compiled, plan):
@@ -296,7 +296,7 @@ class AutoBackend:
         """The module of this plan, built behind the answer (never raises, never waits)."""
         if not self._builds_behind():
             return
-        from . import background
+        from solverspace import background
         self.scheduled += background.schedule(plan, self.c_options, with_derived)
 
     def _go_on(self, work: int, fraction: float) -> int | None:
@@ -349,7 +349,7 @@ def _auto(*, threads: int | None = None, optimizations=None, literal: bool = Fal
 class SearchBackend:
     """`best` by walking the plan's loop nest: `bnb` cuts subtrees by sound bounds of the
     objective, `exhaustive` evaluates every valid configuration. Compiled in C
-    (`translators.c_best`), or in Python over the reference's walk (`solverspace.search`) for
+    (`translators.c_best`), or in Python over the reference's walk (`solverspace.analysis.search`) for
     the `-reference` engines. Where the C translation refuses the space or the objective (orders,
     values past its integers), `bnb` and `exhaustive` run their Python walk and say so in the
     result (`engine`, `note`): the same exact answer, slower. So do they where the search
@@ -359,11 +359,11 @@ class SearchBackend:
         self.name, self.time_limit, self.threads = engine, time_limit, threads
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
-        from .search import best
+        from solverspace.analysis.search import best
         walk = self.name.removesuffix("-reference")
         if walk == self.name:
-            from solverspace.translators.c_best import best_compiled
-            from solverspace.translators.c_build import CompilerError
+            from solverspace.translators.c.best import best_compiled
+            from solverspace.translators.c.build import CompilerError
             from solverspace.translators.errors import UnsupportedConstruct
             try:
                 return best_compiled(plan, objective, maximize=maximize, top=top, prune=walk == "bnb",
@@ -394,7 +394,7 @@ def _reference() -> ReferenceBackend:
 
 def _c(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=()):
     """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names)."""
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     return CBackend.configured(threads=threads, optimizations=optimizations, literal=literal, disable=disable)
 
 
@@ -403,7 +403,7 @@ def _cpsat(*, time_limit: float | None = None, workers: int | None = None, seed:
     """`sinks=False`: every parameter through CP-SAT (validation: no constraint counted by the
     reference's evaluator)."""
     try:
-        from solverspace.translators.cpsat import CpSatBackend
+        from solverspace.translators.cpsat.backend import CpSatBackend
     except ImportError as exc:
         raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
                                       hint="pip install 'ortools>=9.10'") from None

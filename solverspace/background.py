@@ -11,7 +11,7 @@ a space the reference can answer: every call would pay the reference again.
   is ignored. The answer given now is the reference's, as before.
 - One background builder at a time per cache directory (a lock file, `background.lock`): it
   takes the waiting jobs (`pending_*.job`) one by one, builds each exactly as `--backend c`
-  would (the plan cache entry and the module, `translators/c_plan_cache.py`), and exits when
+  would (the plan cache entry and the module, `translators/c/plan_cache.py`), and exits when
   none is left. A job that fails is dropped and its error logged.
 - `background.log` in the cache directory: one JSON line per job (what, how long, the
   builder's CPU seconds so far, any error).
@@ -67,7 +67,7 @@ def schedule(plan, c_options: dict, with_derived=()) -> bool:
     """Leave a job to build `plan`'s C module, and start a builder when none runs. True when a
     job was left; never raises (the current command must not notice)."""
     try:
-        from solverspace.translators.c_build import cache_dir, write_atomically   # imported by auto already
+        from solverspace.translators.c.build import cache_dir, write_atomically   # imported by auto already
         options = {k: v for k, v in c_options.items() if k != "threads"}   # threads do not change the module
         data = pickle.dumps({"plan": plan, "options": options, "with_derived": tuple(with_derived)},
                             protocol=pickle.HIGHEST_PROTOCOL)
@@ -117,7 +117,7 @@ def build_job(job: Path) -> dict:
         plan = content["plan"]
         record.update(space=str(plan.model.source),
                       settings={s.name: str(s.value) for s in plan.model.settings if s.value != s.default})
-        from solverspace.translators.c_backend import CBackend
+        from solverspace.translators.c.backend import CBackend
         CBackend.configured(**content["options"]).enumerator(plan, content["with_derived"])   # generates and compiles
         record["ok"] = True
     except Exception as exc:   # noqa: BLE001 - logged; the foreground compiles it when needed, and says why
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     folder = Path(argv[0]) if argv else None
     if folder is None:
-        from solverspace.translators.c_build import cache_dir
+        from solverspace.translators.c.build import cache_dir
         folder = cache_dir()
     try:
         os.nice(10)   # behind whatever the user runs next

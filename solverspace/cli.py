@@ -11,14 +11,16 @@ import time
 import warnings
 from fractions import Fraction
 
-from .backends import BACKENDS, backends_with, get_backend
-from .check import parse_assignment
-from .errors import BackendUnavailableError, OutputError, SolverspaceError, SolverspaceWarning
-from .evaluate import allow_integers_of_any_length
-from .options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS
-from .output import STDOUT, atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout
-from .results import write_array
-from .space import Space
+from solverspace.backends import BACKENDS, backends_with, get_backend
+from solverspace.analysis.check import parse_assignment
+from solverspace.core.errors import BackendUnavailableError, OutputError, SolverspaceError, SolverspaceWarning
+from solverspace.lang.evaluate import allow_integers_of_any_length
+from solverspace.core.options import (
+    NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS)
+from solverspace.core.output import (
+    STDOUT, atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout)
+from solverspace.core.results import write_array
+from solverspace.space import Space
 
 LISTING_BACKENDS = backends_with("write")  # the backends that write configurations (CP-SAT counts only)
 
@@ -83,7 +85,7 @@ def _answered(backend) -> str:
 
 def _dask(args, space, with_derived=()):
     """`--engine dask`: the Dask engine for this command's options (solverspace.dask_engine)."""
-    from .dask_engine import for_command
+    from solverspace.dask_engine import for_command
     return for_command(args, space, _settings(args.set), with_derived)
 
 
@@ -141,7 +143,7 @@ def _print_undefined(stats):
 
 def cmd_sweep(args) -> int:
     """`sweep`: count the space for every combination of the settings' listed values."""
-    from .sweep import parse_grid
+    from solverspace.sweep import parse_grid
     grid = parse_grid(args.set)
     if not grid:
         raise SolverspaceError("sweep needs at least one --set NAME=V1,V2,...", hint="e.g. --set device=k40c,p100,v100")
@@ -268,7 +270,7 @@ def cmd_export_t1(args) -> int:
     """`export-t1`: the space as a T1 JSON file (dependent ranges as superset lists + conditions)."""
     from pathlib import Path
 
-    from .t1 import write_t1
+    from solverspace.t1 import write_t1
     check_output_path(args.output, "-o")
     space = _load(args)
     _check_output(args, space)
@@ -298,13 +300,13 @@ def cmd_emit_c(args) -> int:
 
 
 def cmd_explain(args) -> int:
-    from .explain import explain
+    from solverspace.analysis.explain import explain
     if args.plot is not None:
-        from .pictures import check_plot_path
+        from solverspace.analysis.pictures import check_plot_path
         check_plot_path(args.plot)
     space = _load(args)
     if args.plot is not None:
-        from .pictures import plot_dag
+        from solverspace.analysis.pictures import plot_dag
         plot_dag(space.plan, args.plot)
         print(f"drew the dependency DAG to {args.plot}", file=sys.stderr)
     print(explain(space.plan))
@@ -313,7 +315,7 @@ def cmd_explain(args) -> int:
 
 def cmd_funnel(args) -> int:
     if args.plot is not None:
-        from .pictures import check_plot_path
+        from solverspace.analysis.pictures import check_plot_path
         check_plot_path(args.plot)
     space = _load(args)
     progress = _Progress(not args.quiet, "funnel")
@@ -322,7 +324,7 @@ def cmd_funnel(args) -> int:
     finally:
         progress.close()
     if args.plot is not None:
-        from .pictures import plot_funnel
+        from solverspace.analysis.pictures import plot_funnel
         plot_funnel(funnel, args.plot)
         print(f"drew the funnel to {args.plot}", file=sys.stderr)
     print(funnel.to_json() if args.json else funnel.table())
@@ -339,7 +341,7 @@ def cmd_settings(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from .orders import format_value
+    from solverspace.core.orders import format_value
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     result = space.check(assignment)
@@ -361,12 +363,12 @@ def cmd_check(args) -> int:
 
 def cmd_best(args) -> int:
     """`best`: the K best configurations by an objective (branch and bound, exhaustive, or CP-SAT)."""
-    from .orders import format_value
+    from solverspace.core.orders import format_value
     space = _load(args)
     maximize = args.maximize is not None
     objective = args.maximize if maximize else args.minimize
     if objective is None:
-        from .objective import model_or_declared
+        from solverspace.analysis.objective import model_or_declared
         _, objective = model_or_declared(space.model, None, "--minimize/--maximize")
     progress = _Progress(not args.quiet, "searching")
     try:
@@ -403,13 +405,13 @@ def _json_number(key: str, value) -> dict:
     """An exact value for JSON: an int as is; a fraction as a float (null past a float's range)
     plus its exact text."""
     if isinstance(value, Fraction) and value.denominator != 1:
-        from .objective import nearest_float
+        from solverspace.analysis.objective import nearest_float
         return {key: nearest_float(value), f"{key}_exact": f"{value.numerator}/{value.denominator}"}
     return {key: int(value)}
 
 
 def cmd_tune(args) -> int:
-    """`tune`: measured search; measures only what the bound cannot rule out (solverspace.tune)."""
+    """`tune`: measured search; measures only what the bound cannot rule out (solverspace.analysis.tune)."""
     space = _load(args)
     db = args.db if args.db is not None else space._default_tune_db()
     quiet = args.quiet
@@ -437,7 +439,7 @@ def cmd_tune(args) -> int:
 def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
-    from .orders import format_value
+    from solverspace.core.orders import format_value
     space = _load(args)
     assignment = parse_assignment(space.model, args.assignment)
     if set(assignment) == set(space.parameters):

@@ -11,11 +11,11 @@ shared compile cache, `$SOLVERSPACE_CACHE`) and reuses them for every task it ru
 - count: the sum of the blocks' counts (and undefined tallies): the single-process count.
 - enumerate: one shard per partition, `part-NNNNN.parquet` (or `.npy`), written by the worker
   (atomically) into the output directory, which must therefore be reachable from every worker
-  (the same machine, or a shared file system), plus `_manifest.json` (`solverspace.manifest`).
+  (the same machine, or a shared file system), plus `_manifest.json` (`solverspace.core.manifest`).
   Shards in name order are the single-process output row for row. A rerun skips the shards the
   manifest records as complete whose size and SHA-256 still match.
 - sample: the positions are drawn in this process exactly as the single-process `exact` method
-  draws them (one seeded generator over [0, count), `solverspace.draws`), then routed to the
+  draws them (one seeded generator over [0, count), `solverspace.core.draws`), then routed to the
   partitions that hold them, whose tasks fill only the units holding a position. So the sample
   is the single-process sample, row for row, for any number of workers or partitions.
 
@@ -35,10 +35,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import manifest as shards
-from .dask_tasks import EngineError, Job, c_backend, count_task, identity, load_space, outcome, rows_task, write_task
-from .errors import SolverspaceError, UndefinedOperationError
-from .results import Stats
+from solverspace.core import manifest as shards
+from solverspace.dask_tasks import (
+    EngineError, Job, c_backend, count_task, identity, load_space, outcome, rows_task, write_task)
+from solverspace.core.errors import SolverspaceError, UndefinedOperationError
+from solverspace.core.results import Stats
 
 DASK_HINT = 'install the dask extra: from a solverspace checkout, pip install ".[dask]"'
 ADDRESS_HINT = "give the address the scheduler prints when it starts (tcp://HOST:8786 by default)"
@@ -152,7 +153,7 @@ class DaskEngine:
     def __init__(self, space, job: Job, *, scheduler: str | None = None, workers: int | None = None,
                  threads: int | None = None, partitions: int | None = None, strict: bool = False,
                  progress: bool = True):
-        from .loader import resolve_space_path
+        from solverspace.loader import resolve_space_path
         if space.model.source != str(resolve_space_path(job.space)):
             space = load_space(job)   # loaded from a relative path: as the workers load it (absolute)
         self.space, self.strict, self.partitions = space, strict, partitions
@@ -205,7 +206,7 @@ class DaskEngine:
     def split(self, depth: int | None = None) -> Split:
         """The prefix table: at `depth`, or at the shallowest depth with enough prefixes for
         balanced partitions on this many workers."""
-        from .translators.c_partition import prefix_table
+        from solverspace.translators.c.partition import prefix_table
         parts = self.partitions or PARTITIONS_PER_WORKER * self.n_workers
         minimum = max(MIN_UNITS, UNITS_PER_PARTITION * parts)
         found, prefixes, stats = prefix_table(self._driver_enumerator(), minimum, depth)
@@ -269,7 +270,7 @@ class DaskEngine:
         return Stats(count=sum(split.counts), undefined=split.undefined, first_undefined=split.first_undefined)
 
     def _partitions(self, split: Split) -> list[tuple[int, int]]:
-        from .translators.c_partition import balanced_partitions
+        from solverspace.translators.c.partition import balanced_partitions
         total = sum(split.counts)
         parts = self.partitions or max(PARTITIONS_PER_WORKER * self.n_workers, -(-total // ROWS_PER_PARTITION))
         return balanced_partitions(split.counts, parts)
@@ -278,12 +279,12 @@ class DaskEngine:
     def enumerate(self, directory, fmt: str = "parquet") -> dict:
         """Write one shard per partition into `directory` (resuming a previous run of the same
         command); returns the manifest."""
-        from .translators.c_backend import SpaceTooLargeError
-        from .translators.c_partition import prefix_digest
+        from solverspace.translators.c.backend import SpaceTooLargeError
+        from solverspace.translators.c.partition import prefix_digest
         if fmt not in ("parquet", "npy"):
             raise EngineError(f"--engine dask writes .parquet or .npy shards, not {fmt!r}", hint="--format parquet or npy")
         if fmt == "parquet":
-            from .results import require_pyarrow
+            from solverspace.core.results import require_pyarrow
             require_pyarrow()
         directory = _output_directory(directory)
         run = hashlib.sha256(f"{self.job.identity}\0{fmt}".encode()).hexdigest()
@@ -346,7 +347,7 @@ class DaskEngine:
 
     def _resumed_split(self, manifest: dict, directory: Path) -> Split:
         """The prefix table at the manifest's depth, which must be this run's (same digest)."""
-        from .translators.c_partition import prefix_digest
+        from solverspace.translators.c.partition import prefix_digest
         deepest = self._driver_enumerator().generated.max_prefix_depth
         if manifest["depth"] > deepest:
             shards.refuse(directory, f"its prefix depth {manifest['depth']} is deeper than this space's loops "
@@ -361,9 +362,9 @@ class DaskEngine:
         """(rows, SampleInfo): the single-process `exact` sample, its rows filled by tasks."""
         import numpy as np
 
-        from .draws import draw_positions
-        from .sampling import SampleInfo
-        from .translators.c_backend import EnumeratorPositions
+        from solverspace.core.draws import draw_positions
+        from solverspace.sampling import SampleInfo
+        from solverspace.translators.c.backend import EnumeratorPositions
         split = self.count_units(self.split())
         total = sum(split.counts)
         positions = draw_positions(total, n, seed, replace)
@@ -411,7 +412,7 @@ def _has_dashboard() -> bool:
 
 def _output_directory(directory) -> Path:
     """The output directory, created if needed; an existing one must be empty or hold a manifest."""
-    from .errors import OutputError
+    from solverspace.core.errors import OutputError
     directory = Path(directory).absolute()   # the workers write there: not relative to their directory
     if directory.exists() and not directory.is_dir():
         raise OutputError(f"-o {str(directory)!r} is a file; --engine dask writes a directory of shards",

@@ -33,20 +33,24 @@ import warnings
 from collections.abc import MutableMapping
 from pathlib import Path
 
-from . import ir
-from .dag import check_acyclic
-from .dsl import (FLOAT_HINT, MEMBERSHIP, ConstraintDecl, CostDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES,
-                  SettingDecl, Sym, as_node, make_namespace_functions, membership, values_domain)
-from .errors import (Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, check_text,
-                     did_you_mean)
-from .kinds import ValueKind
-from .evaluate import allow_integers_of_any_length
-from .lint import categorical_typos
-from .lowering import FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree, normalise_truth
-from .model import Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling
-from .options import check_kind, check_path, check_settings
-from .sources import read_text  # its home before sources.py; validation imports it from here
-from .t1_read import load_t1, load_t1_text
+from solverspace.lang import ir
+from solverspace.lang.dag import check_acyclic
+from solverspace.lang.dsl import (
+    FLOAT_HINT, MEMBERSHIP, ConstraintDecl, CostDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES,
+    SettingDecl, Sym, as_node, make_namespace_functions, membership, values_domain)
+from solverspace.core.errors import (
+    Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, check_text,
+    did_you_mean)
+from solverspace.lang.kinds import ValueKind
+from solverspace.lang.evaluate import allow_integers_of_any_length
+from solverspace.lang.lint import categorical_typos
+from solverspace.lang.lowering import (
+    FunctionLowerer, as_domain, balance_chains, bind_arguments, fold_tree, normalise_truth)
+from solverspace.lang.model import (
+    Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling)
+from solverspace.core.options import check_kind, check_path, check_settings
+from solverspace.core.sources import read_text  # its home before sources.py; validation imports it from here
+from solverspace.t1_read import load_t1, load_t1_text
 
 BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
 

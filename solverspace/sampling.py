@@ -10,7 +10,7 @@ A sample is held in memory before it is written: at most `draws.MAX_SAMPLE` rows
 
 Each method belongs to a backend of the registry (`solverspace.backends`: `exact` to `c`,
 `reference` to `reference`, `cpsat` and `cpsat-xor` to `cpsat`), which makes its sampler; this
-module draws from it and says what the sample guarantees. Positions and sizes: `solverspace.draws`.
+module draws from it and says what the sample guarantees. Positions and sizes: `solverspace.core.draws`.
 
 Methods:
 - `exact` (default): the compiled enumerator counts the configurations under each prefix of the
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backends import REGISTRY, backend_for_method, get_backend
-from .draws import SampleSizeError
-from .options import check_seed, check_threads
+from solverspace.backends import REGISTRY, backend_for_method, get_backend
+from solverspace.core.draws import SampleSizeError
+from solverspace.core.options import check_seed, check_threads
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .backends import backends_with, get_backend
-from .check import CheckResult
-from .dag import DAG
-from .errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
-from .loader import load_source, load_text, read_space
-from .model import Model
-from .options import check_kind, check_path, check_separator, check_whole
-from .output import check_not_input, check_output_path
-from .plan import Plan, make_plan
-from .results import FORMATS, Stats, check_stream_format, format_of, write_rows
+from solverspace.backends import backends_with, get_backend
+from solverspace.analysis.check import CheckResult
+from solverspace.lang.dag import DAG
+from solverspace.core.errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
+from solverspace.loader import load_source, load_text, read_space
+from solverspace.lang.model import Model
+from solverspace.core.options import check_kind, check_path, check_separator, check_whole
+from solverspace.core.output import check_not_input, check_output_path
+from solverspace.analysis.plan import Plan, make_plan
+from solverspace.core.results import FORMATS, Stats, check_stream_format, format_of, write_rows
 
 
 def _backend(backend, capability: str, **options):
@@ -84,7 +84,7 @@ class Space:
         `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`
         yields a `SweepPoint` (settings, count, undefined, exact, seconds, backend, method) per
         combination; `one_pass=False` counts every combination on its own."""
-        from .sweep import sweep
+        from solverspace.sweep import sweep
         return sweep(lambda settings: cls.load(space, settings, max_closure_values=max_closure_values), grid,
                      backend, base=base, strict=strict, **options)
 
@@ -172,7 +172,7 @@ class Space:
     def draw(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
              progress=None):
         """`sample` with what reproduces it: (structured array, `sampling.SampleInfo`)."""
-        from .sampling import sample
+        from solverspace.sampling import sample
         n = check_whole(n, "n", "a whole number of configurations")
         return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
@@ -277,27 +277,27 @@ class Space:
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
              time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,
              timeout: float | None = None, progress=None):
-        """Measured search (`solverspace.tune`): the fastest configuration by `measure` (a callable
+        """Measured search (`solverspace.analysis.tune`): the fastest configuration by `measure` (a callable
         configuration -> seconds, or a shell command template "./bench {dim_m} ..."), measuring only
         what the lower bound `bound` (a model in the space language; None: the space's declared
         cost) cannot rule out. Returns a `TuneResult` (best, time, proven, gap, ...). `db`: the
         SQLite file of measurements (default `<space stem>.tune.sqlite` next to the space file, in
         the current directory for a built-in space, none for a space given as text)."""
-        from .tune import tune
+        from solverspace.analysis.tune import tune
         if db is None:
             db = self._default_tune_db()
         return tune(self.plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
                     repeat=repeat, aggregate=aggregate, db=str(db), timeout=timeout, progress=progress)
 
     def _default_tune_db(self) -> str:
-        from .loader import BUILTIN_SPACES, resolve_space_path
-        from .tune_db import default_path
+        from solverspace.loader import BUILTIN_SPACES, resolve_space_path
+        from solverspace.analysis.tune_db import default_path
         builtin = next((name for name in BUILTIN_SPACES
                         if str(resolve_space_path(name)) == self.model.source), None)
         return default_path(self.model.source, builtin)
 
     def funnel(self, backend="c", *, progress=None, **options):
-        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.funnel`)."""
+        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.analysis.funnel`)."""
         return _backend(backend, "funnel", **options).funnel(self.plan, progress=progress)
 
     def emit(self, backend="c", *, with_derived=(), **options) -> str:

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from .backends import get_backend
-from .errors import OptionError
+from solverspace.backends import get_backend
+from solverspace.core.errors import OptionError
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def _compiled(chosen):
     if getattr(chosen, "name", None) == "c":
         return chosen
     if getattr(chosen, "name", None) == "auto":
-        from .backends import _c
+        from solverspace.backends import _c
         return _c(**chosen.c_options)
     return None
 
@@ -135,7 +135,7 @@ def _groups(spaces) -> list[tuple[list[int], bool]]:
 
 
 def _chunks(members: list[int]) -> list[list[int]]:
-    from .translators.c_lanes import MAX_LANES
+    from solverspace.translators.c.lanes import MAX_LANES
     return [members[k:k + MAX_LANES] for k in range(0, len(members), MAX_LANES)]
 
 
@@ -143,7 +143,7 @@ def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
     """`group` split by the shape of each point's generated program (`translators.c_shapes`:
     the text between its integer literals); only when that splits it. A point the C backend
     refuses is left out (its per-point count says why)."""
-    from .translators.c_lanes import program_shape
+    from solverspace.translators.c.lanes import program_shape
     shapes: dict[str, list[int]] = {}
     for i, space in zip(group, spaces):
         shape = program_shape(space.plan, compiled.options)
@@ -156,11 +156,11 @@ def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
 
 def _count_lanes(spaces, compiled):
     """(LaneResult, None) for points counted in one walk, or (None, why not)."""
-    from .errors import SolverspaceError
-    from .translators import c_lanes
-    from .translators.c_build import CompilerError
-    from .translators.c_plan_cache import generation_key
-    from .translators.errors import UnsupportedConstruct
+    from solverspace.core.errors import SolverspaceError
+    from solverspace.translators.c import lanes as c_lanes
+    from solverspace.translators.c.build import CompilerError
+    from solverspace.translators.c.plan_cache import generation_key
+    from solverspace.translators.errors import UnsupportedConstruct
     plans = [space.plan for space in spaces]
     key = c_lanes.lanes_key([generation_key(plan, compiled.options, (), False, False) for plan in plans])
     remembered = c_lanes.load_program(key) if key else None

@@ -12,9 +12,9 @@ This module only re-exports; limits are read where they are defined (monkeypatch
 """
 from __future__ import annotations
 
-from .t1_format import MAX_VALUES, T1_TYPES
-from .t1_read import MAX_WORK, load_t1, load_t1_text
-from .t1_write import MAX_EXPORT_COMBINATIONS, T1ExportError, export_t1, write_t1
+from solverspace.t1_format import MAX_VALUES, T1_TYPES
+from solverspace.t1_read import MAX_WORK, load_t1, load_t1_text
+from solverspace.t1_write import MAX_EXPORT_COMBINATIONS, T1ExportError, export_t1, write_t1
 
 __all__ = ["load_t1", "load_t1_text", "export_t1", "write_t1", "T1ExportError",
            "T1_TYPES", "MAX_VALUES", "MAX_WORK", "MAX_EXPORT_COMBINATIONS"]

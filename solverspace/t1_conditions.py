@@ -24,7 +24,7 @@ import ast
 import operator
 from fractions import Fraction
 
-from .errors import did_you_mean
+from solverspace.core.errors import did_you_mean
 
 __all__ = ["ConditionRefused", "read_condition", "MAX_EXPANSION"]
 

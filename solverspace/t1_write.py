@@ -17,12 +17,12 @@ import itertools
 import json
 from pathlib import Path
 
-from . import ir
-from .errors import Location, SpaceDefinitionError, SpaceEvaluationError
-from .lowering import fold_tree
-from .model import Model, Parameter
-from .printing import to_source
-from .t1_format import MAX_VALUES
+from solverspace.lang import ir
+from solverspace.core.errors import Location, SpaceDefinitionError, SpaceEvaluationError
+from solverspace.lang.lowering import fold_tree
+from solverspace.lang.model import Model, Parameter
+from solverspace.lang.printing import to_source
+from solverspace.t1_format import MAX_VALUES
 
 __all__ = ["export_t1", "write_t1", "T1ExportError", "MAX_EXPORT_COMBINATIONS"]
 
@@ -48,7 +48,7 @@ def export_t1(model: Model, *, name: str | None = None) -> dict:
 
 def write_t1(model: Model, path: str | Path, *, name: str | None = None) -> dict:
     """Export to a T1 file (written to a temporary name, then renamed); returns the document."""
-    from .output import atomic_output, check_output_path
+    from solverspace.core.output import atomic_output, check_output_path
     path = check_output_path(path)
     document = export_t1(model, name=name)
     with atomic_output(path, "w", encoding="utf-8") as handle:
@@ -82,7 +82,7 @@ class _T1Exporter:
         return ir.substitute(node, self.inlined)
 
     def run(self, name: str) -> dict:
-        from .plan import loop_order
+        from solverspace.analysis.plan import loop_order
         model = self.model
         ordered = next((p for p in model.parameters if model.kinds.of(p.name) == "order"), None)
         if ordered is not None:   # T1 has no order functions to write position(...) with
@@ -178,7 +178,7 @@ class _T1Exporter:
 
     def parameter(self, p: Parameter, supersets: dict) -> tuple[list, ir.Expr | None]:
         """The value list (exact, or a superset) and the membership condition (None if exact)."""
-        from .evaluate import Undefined, compile_domain
+        from solverspace.lang.evaluate import Undefined, compile_domain
         domain = self.expand(p.domain)
         closures = [n for n in ir.walk(domain) if isinstance(n, ir.Closure)]
         for c in closures:
@@ -249,7 +249,7 @@ class _T1Exporter:
         if isinstance(node, ir.IfDomain):
             return ir.IfExp(node.cond, self.member(x, node.then, p), self.member(x, node.orelse, p))
         if isinstance(node, ir.Closure):  # no inputs (checked above): its fixed value list
-            from .evaluate import compile_domain
+            from solverspace.lang.evaluate import compile_domain
             values = compile_domain(node, p.name, closure_globals=dict(self.model.closure_globals),
                                     max_closure_values=self.model.max_closure_values)({})
             return _or(tuple(ir.Compare("==", x, ir.Const(v)) for v in values))

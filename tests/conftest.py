@@ -30,7 +30,7 @@ AVAILABLE = {
 # test. The loader's note about it (`lint.categorical_typos`, a SolverspaceWarning) is expected in
 # the test files that draw them, and only there: everywhere else it is still shown.
 GENERATED_SPACE_NOTE = pytest.mark.filterwarnings(
-    r"ignore:.*never takes \((==|!=) is always:solverspace.errors.SolverspaceWarning")
+    r"ignore:.*never takes \((==|!=) is always:solverspace.core.errors.SolverspaceWarning")
 
 
 def draws_generated_spaces(module) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from solverspace import Space
 from solverspace.backends import AutoBackend, get_backend
-from solverspace.reference import ReferenceEnumerator, WorkBudgetExceeded
+from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 
 pytestmark = pytest.mark.needs_cc
 

@@ -111,7 +111,7 @@ def test_failures_are_logged_and_never_reach_the_command(cache, spawned, monkeyp
 
     def no_cache():
         raise OSError("read-only")
-    monkeypatch.setattr("solverspace.translators.c_build.cache_dir", no_cache)
+    monkeypatch.setattr("solverspace.translators.c.build.cache_dir", no_cache)
     space = Space.from_source(SMALL)
     auto = AutoBackend(build_behind=True, build_work=0)
     assert space.count(auto) == space.count("reference") and auto.scheduled == 0

@@ -13,7 +13,7 @@ import pytest
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.draws import SampleSizeError, draw_positions
+from solverspace.core.draws import SampleSizeError, draw_positions
 from solverspace.translators.errors import UnsupportedConstruct
 
 needs_cc = pytest.mark.needs_cc        # (tests/conftest.py)
@@ -56,7 +56,7 @@ def test_c_count_is_exact_past_64_bits(name):
 
 @needs_cc
 def test_c_unit_offsets_are_python_ints_past_64_bits():
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     space = Space.from_source(MIXED)
     enumerator = CBackend(threads=2).enumerator(space.plan)
     offsets = enumerator.offsets()
@@ -68,8 +68,8 @@ def test_c_unit_offsets_are_python_ints_past_64_bits():
 def test_gemm_counts_stay_int64():
     """The common case pays (almost) nothing: int64 counts where the bound proves 63 bits (tiny),
     int64 checked for overflow where it does not (K40c's bound is 2**97), wide only after one."""
-    from solverspace.translators.c_codegen import CGenerator
-    from solverspace.translators.c_optimize import Options
+    from solverspace.translators.c.codegen import CGenerator
+    from solverspace.translators.c.optimize import Options
     tiny = CGenerator(Space.load("gemm", {"device": "tiny"}).plan, Options()).generate()
     assert tiny.count_words == 1 and "ss_cadd" not in tiny.source and "_overflow" not in tiny.source
     k40c = CGenerator(Space.load("gemm", {"device": "k40c"}).plan, Options()).generate()
@@ -117,7 +117,7 @@ def test_positions_in_a_space_past_64_bits():
 def test_descending_to_a_position_agrees_with_listing(monkeypatch, source):
     """With every unit 'too large to list', each position is found by descending subtree counts;
     it must give exactly the listing order (the reference's), and index() must invert it."""
-    import solverspace.translators.c_backend as c_backend
+    import solverspace.translators.c.backend as c_backend
     monkeypatch.setattr(c_backend, "MAX_FILL_ROWS", 0)
     space = Space.from_source(source)
     rows = list(space.rows())

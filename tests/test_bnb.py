@@ -12,15 +12,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.errors import SolverspaceError, SpaceDefinitionError
-from solverspace.evaluate import Undefined, compile_expr
+from solverspace.core.errors import SolverspaceError, SpaceDefinitionError
+from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.loader import load_source
-from solverspace.lower_bound import PrefixBound, bottleneck
-from solverspace.objective import model_or_declared
-from solverspace.plan import make_plan
-from solverspace.printing import to_source
-from solverspace.reference import ReferenceEnumerator
-from solverspace.search import best
+from solverspace.analysis.lower_bound import PrefixBound, bottleneck
+from solverspace.analysis.objective import model_or_declared
+from solverspace.analysis.plan import make_plan
+from solverspace.lang.printing import to_source
+from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.analysis.search import best
 from solverspace.validation.generate import spaces
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -247,7 +247,7 @@ def test_cpsat_refuses_an_objective_it_cannot_represent_instead_of_a_time_limit_
     """Found by bench/bnb.py: CP-SAT answered 'stopped by the time limit: not proven best' with no
     configuration after 0.01 s, when its model was invalid (coefficients past 64 bits)."""
     pytest.importorskip("ortools")
-    from solverspace.errors import BackendUnavailableError
+    from solverspace.core.errors import BackendUnavailableError
     space = Space.load(_write(tmp_path, "a = range(1, 1025)\nb = range(1, 1025)\n"))
     objective = "max(137438953472 / 1660, 549755813888 * (a + b) / (a * b * 288))"
     with pytest.raises(SolverspaceError, match="64-bit range"):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from solverspace import Space, SpaceEvaluationError, UndefinedOperationError
-from solverspace.translators.c_backend import CBackend
-from solverspace.translators.c_optimize import ALL_OPTIMIZATIONS, Options
+from solverspace.translators.c.backend import CBackend
+from solverspace.translators.c.optimize import ALL_OPTIMIZATIONS, Options
 from solverspace.translators.errors import UnsupportedConstruct
 
 pytestmark = pytest.mark.needs_cc
@@ -204,7 +204,7 @@ def test_small_batches_stream_the_same_bytes(tmp_path):
 
 
 def test_tightening_lowers_loop_stops_in_the_generated_code():
-    from solverspace.translators.c_codegen import CGenerator
+    from solverspace.translators.c.codegen import CGenerator
     source = CGenerator(Space.load("gemm").plan, Options(frozenset({"tighten"}))).generate().source
     assert source.count("int64_t cap_ =") >= 4  # dim_n and blk_k, in both nests
     plain = CGenerator(Space.load("gemm").plan, Options.literal()).generate().source
@@ -237,8 +237,8 @@ def test_overflow_and_unsupported_division_are_refused_with_the_line():
 def test_a_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path))
     space = Space.from_source("a = range(1, 9)\nrequire(a % 3 != 0)\n")
-    from solverspace.translators import c_build
-    from solverspace.translators.c_codegen import CDEF, CGenerator
+    from solverspace.translators.c import build as c_build
+    from solverspace.translators.c.codegen import CDEF, CGenerator
     source = CGenerator(space.plan, Options()).generate().source + "/* corrupt-cache test */\n"
     path = c_build.module_path(source, CDEF)
     path.write_bytes(b"not a shared object")  # e.g. a build killed half-way by another process
@@ -250,7 +250,7 @@ def test_a_missing_compiler_gives_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path))
     monkeypatch.setenv("CC", "/nonexistent/cc")
     space = Space.from_source("a = range(1, 9)\nrequire(a % 5 != 0)\n")
-    from solverspace.translators.c_build import CompilerError
+    from solverspace.translators.c.build import CompilerError
     with pytest.raises(CompilerError, match="cannot run the C compiler '/nonexistent/cc'") as info:
         CBackend().count(space.plan)
     assert "generated source:" in str(info.value)

@@ -1,5 +1,5 @@
 """Issue 14: the compiled search (`translators.c_best`). Its bounds, as expressions over the names
-known at each loop (`solverspace.bound_expr`), are never above the objective on any valid
+known at each loop (`solverspace.analysis.bound_expr`), are never above the objective on any valid
 completion; its branch and bound and its exhaustive evaluation return exactly what Python's
 exhaustive evaluation returns (ties included), for any number of threads."""
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
-from solverspace.bound_expr import lower_bound_expr
-from solverspace.evaluate import Undefined, compile_expr
-from solverspace.plan import make_plan
-from solverspace.printing import to_source
-from solverspace.search import best
-from solverspace.translators.c_best import best_compiled
+from solverspace.analysis.bound_expr import lower_bound_expr
+from solverspace.lang.evaluate import Undefined, compile_expr
+from solverspace.analysis.plan import make_plan
+from solverspace.lang.printing import to_source
+from solverspace.analysis.search import best
+from solverspace.translators.c.best import best_compiled
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
 from tests.test_bnb import FAST, ROOFLINE, load_generated, walk_prefixes
@@ -60,7 +60,7 @@ def test_the_bound_expression_of_every_prefix_is_below_every_completion(source, 
     model = load_generated(source)
     if model.cost is None:
         return
-    from solverspace import ir
+    from solverspace.lang import ir
     expr = ir.Neg(model.cost) if maximize else model.cost
     assert_bound_expressions_are_below_every_completion(make_plan(model), expr)
 

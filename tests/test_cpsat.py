@@ -1,8 +1,8 @@
-"""The CP-SAT lowering against solverspace.evaluate, operator by operator.
+"""The CP-SAT lowering against solverspace.lang.evaluate, operator by operator.
 
 Each check lowers an expression of two parameters `x` and `y` (value lists with negative values
 and zeros), enumerates every solution of the CP-SAT model and compares, for every (x, y), the
-lowered value and definedness with Python's (`solverspace.evaluate`). Counting the solutions also
+lowered value and definedness with Python's (`solverspace.lang.evaluate`). Counting the solutions also
 checks that the lowering's auxiliary variables are functions of the parameters: exactly one
 solution per (x, y).
 """
@@ -21,9 +21,9 @@ from hypothesis import strategies as st  # noqa: E402
 from ortools.sat.python import cp_model  # noqa: E402
 
 from solverspace import Space  # noqa: E402
-from solverspace.errors import BackendUnavailableError, SpaceEvaluationError  # noqa: E402
-from solverspace.evaluate import Undefined, evaluate  # noqa: E402
-from solverspace.translators.cpsat import CpSatRefusal, Lowering, count  # noqa: E402
+from solverspace.core.errors import BackendUnavailableError, SpaceEvaluationError  # noqa: E402
+from solverspace.lang.evaluate import Undefined, evaluate  # noqa: E402
+from solverspace.translators.cpsat.backend import CpSatRefusal, Lowering, count  # noqa: E402
 
 XS = [-7, -3, -2, -1, 0, 1, 2, 3, 5]
 YS = [-4, -2, -1, 0, 1, 3, 4]
@@ -180,7 +180,7 @@ def test_categorical_values_are_codes_compared_for_equality():
 
 
 def test_ordering_categorical_values_is_refused_with_the_line():
-    from solverspace.kinds import KindError
+    from solverspace.lang.kinds import KindError
     with pytest.raises(KindError, match=r"cat\.py:3: .*`kind < 'b'` orders the categorical"):  # at load
         Space.from_source('kind = iterator(["a", "b"])\nx = range(3)\nrequire(kind < "b")\n', filename="cat.py")
 
@@ -212,7 +212,7 @@ def test_fraction_in_a_domain_is_refused():
 def test_doctests_and_listing_is_refused():
     import doctest
 
-    import solverspace.translators.cpsat as cpsat_module
+    import solverspace.translators.cpsat.backend as cpsat_module
     assert doctest.testmod(cpsat_module).failed == 0
     s = Space.from_source("x = range(3)")
     with pytest.raises(BackendUnavailableError, match="cpsat backend cannot list configurations") as refused:

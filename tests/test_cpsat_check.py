@@ -9,11 +9,11 @@ pytest.importorskip("ortools")
 
 from solverspace import Space  # noqa: E402
 from solverspace.cli import main  # noqa: E402
-from solverspace.errors import SpaceDefinitionError  # noqa: E402
-from solverspace.evaluate import compile_expr  # noqa: E402
-from solverspace.translators.cpsat import CpSatRefusal, best, complete  # noqa: E402
-from solverspace.objective import parse_objective  # noqa: E402
-from solverspace.translators.cpsat_explain import feasible_with  # noqa: E402
+from solverspace.core.errors import SpaceDefinitionError  # noqa: E402
+from solverspace.lang.evaluate import compile_expr  # noqa: E402
+from solverspace.translators.cpsat.backend import CpSatRefusal, best, complete  # noqa: E402
+from solverspace.analysis.objective import parse_objective  # noqa: E402
+from solverspace.translators.cpsat.explain import feasible_with  # noqa: E402
 
 TINY = ["--set", "device=tiny"]
 
@@ -112,7 +112,7 @@ def test_best_matches_brute_force_on_the_scaled_down_device(objective, maximize)
 
 
 def test_best_walks_large_tie_classes_in_order(monkeypatch):
-    from solverspace.translators import cpsat_best
+    from solverspace.translators.cpsat import best as cpsat_best
     monkeypatch.setattr(cpsat_best, "TIE_ENUMERATION", 3)  # force the one-by-one walk
     s = Space.load("gemm", {"device": "tiny", "precision": "double"})
     got = [(r.objective, tuple(r.configuration.values())) for r in best(s, "dim_vec", top=6).ranked]

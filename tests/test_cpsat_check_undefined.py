@@ -10,7 +10,7 @@ pytest.importorskip("ortools")
 
 from solverspace import Space  # noqa: E402
 from solverspace.cli import main  # noqa: E402
-from solverspace.translators.cpsat import complete  # noqa: E402
+from solverspace.translators.cpsat.backend import complete  # noqa: E402
 
 DERIVED = """
 a = range(0, 5)

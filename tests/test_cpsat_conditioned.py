@@ -27,14 +27,14 @@ require((bx * tx + 2 * t) * (by * ty + 2 * t) * (2 + sh) <= 2000)
 
 
 def _count_with_strategy(space):
-    from solverspace.translators.cpsat_count import Counter
-    from solverspace.translators.cpsat_solver import Options
+    from solverspace.translators.cpsat.count import Counter
+    from solverspace.translators.cpsat.solver import Options
     counter = Counter(space.model, space.plan, Options(workers=1))
     return counter.count(counter.full_problem(), None)
 
 
 def test_hotspot_shape_is_conditioned_and_exact(monkeypatch):
-    from solverspace.translators import cpsat_count
+    from solverspace.translators.cpsat import count as cpsat_count
     monkeypatch.setattr(cpsat_count, "SINK_VALUES", 0)  # else `u` is summed in Python (tests/test_cpsat_sinks.py)
     space = Space.from_source(HOTSPOT_LIKE)
     result = _count_with_strategy(space)
@@ -43,7 +43,7 @@ def test_hotspot_shape_is_conditioned_and_exact(monkeypatch):
 
 
 def test_small_components_are_not_conditioned(monkeypatch):
-    from solverspace.translators import cpsat_count
+    from solverspace.translators.cpsat import count as cpsat_count
     monkeypatch.setattr(cpsat_count, "CONDITION_MIN_SPACE", 10 ** 9)
     monkeypatch.setattr(cpsat_count, "SINK_VALUES", 0)
     space = Space.from_source(HOTSPOT_LIKE)
@@ -59,7 +59,7 @@ def test_generated_spaces_conditioned_everywhere_agree_with_the_reference(source
     """With the size threshold off, every component with an articulation parameter is conditioned
     (most of the T1-style spaces have one); sinks are not summed in Python here, else many
     articulations would go with them."""
-    from solverspace.translators import cpsat_count
+    from solverspace.translators.cpsat import count as cpsat_count
     saved = cpsat_count.CONDITION_MIN_SPACE, cpsat_count.SINK_VALUES
     cpsat_count.CONDITION_MIN_SPACE, cpsat_count.SINK_VALUES = 0, 0
     try:

@@ -15,8 +15,8 @@ from tests.test_paper_examples import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_
 
 from solverspace import Space, UndefinedOperationError  # noqa: E402
 from solverspace.backends import get_backend  # noqa: E402
-from solverspace.translators.cpsat import CpSatBackend, LowerBound, count  # noqa: E402
-from solverspace.translators.cpsat_count import Counter, Options  # noqa: E402
+from solverspace.translators.cpsat.backend import CpSatBackend, LowerBound, count  # noqa: E402
+from solverspace.translators.cpsat.count import Counter, Options  # noqa: E402
 
 VARIANTS = list(itertools.product(["single", "double"], ["real", "complex"], [0, 1], [0, 1]))
 

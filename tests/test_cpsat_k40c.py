@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("ortools")
 
 from solverspace import Space  # noqa: E402
-from solverspace.translators.cpsat import count  # noqa: E402
+from solverspace.translators.cpsat.backend import count  # noqa: E402
 
 EXPECTED = {  # (precision, arithmetic, trans_a, trans_b): (count, undefined)
     ("single", "real", 0, 0): (5_723_408, 1360),
@@ -41,7 +41,7 @@ def test_k40c_double_real_nn_is_the_papers_count():
     assert stats.exact and stats.count == 75_475 * 16 == 1_207_600
     # the reader pairs are enumerated with the rest: without their pruning the outer part of the
     # K40c space has over a million solutions (59,166 instead); since the counts are conditioned
-    # on an articulation parameter (translators/cpsat_count.py), the strategy says which
+    # on an articulation parameter (translators/cpsat/count.py), the strategy says which
     assert stats.strategy == "conditioned on dim_vec" and stats.solutions == 59_166
 
 

@@ -2,7 +2,7 @@
 whose conditions accept some value of it whatever the others are (Hotspot's `blocks_per_sm`,
 default 0) is left out of the CP-SAT enumeration; each solution of the rest is weighed by the
 number of its accepted values, memoised on the values of the sub-expressions that do not read it
-(`translators/cpsat_sinks.py`). Counts must equal the reference's."""
+(`translators/cpsat/sinks.py`). Counts must equal the reference's."""
 from __future__ import annotations
 
 import itertools
@@ -25,8 +25,8 @@ require((bps == 0) | ((bx * tx + 2 * t) * (by * ty + 2 * t) * (2 + sh) * bps <= 
 
 
 def _counter(space):
-    from solverspace.translators.cpsat_count import Counter
-    from solverspace.translators.cpsat_solver import Options
+    from solverspace.translators.cpsat.count import Counter
+    from solverspace.translators.cpsat.solver import Options
     return Counter(space.model, space.plan, Options(workers=1))
 
 
@@ -77,7 +77,7 @@ def test_undefined_keys_are_undefined_only_where_read():
     assert "s counted in Python" in result.strategy
     expected = space.stats()  # the reference
     assert result.count == expected.count
-    from solverspace.translators.cpsat import count
+    from solverspace.translators.cpsat.backend import count
     got = count(space)
     assert (got.count, got.undefined, got.undefined_by) == (expected.count, expected.undefined, expected.undefined_by)
 
@@ -85,7 +85,7 @@ def test_undefined_keys_are_undefined_only_where_read():
 def test_the_sampler_still_draws_every_parameter():
     """The exact sampler lists its tables over every parameter: no sink is summed there."""
     import numpy as np
-    from solverspace.translators.cpsat_sample import SelfReducibleSampler
+    from solverspace.translators.cpsat.sample import SelfReducibleSampler
     space = Space.from_source(HOTSPOT_LIKE)
     sampler = SelfReducibleSampler(space.plan)
     assert sampler.size() == space.count("reference")
@@ -99,7 +99,7 @@ def test_the_sampler_still_draws_every_parameter():
 def test_generated_spaces_with_every_candidate_summed_agree_with_the_reference(source):
     """With the default proof skipped, every parameter that qualifies as a sink is counted in
     Python (the proof only decides whether that pays; the count is exact either way)."""
-    from solverspace.translators import cpsat_count
+    from solverspace.translators.cpsat import count as cpsat_count
     saved = cpsat_count.Counter._has_default
     cpsat_count.Counter._has_default = lambda self, *args: True
     try:
@@ -112,9 +112,9 @@ def test_native_keys_mean_what_the_evaluator_means():
     """Key sub-expressions over integer parameters run as native Python; division or modulo by
     zero raises ZeroDivisionError exactly where the evaluator raises Undefined, and values (and
     their types) agree; anything else (`/`, strings, orders) keeps the evaluator."""
-    from solverspace import ir
-    from solverspace.evaluate import Undefined, compile_expr
-    from solverspace.translators.cpsat_sinks import _key_function, _native
+    from solverspace.lang import ir
+    from solverspace.lang.evaluate import Undefined, compile_expr
+    from solverspace.translators.cpsat.sinks import _key_function, _native
     a, b, c = ir.Ref("a"), ir.Ref("b"), ir.Ref("c")
     nodes = [
         ir.BinOp("*", ir.BinOp("+", a, ir.Const(2)), ir.BinOp("-", b, c)),

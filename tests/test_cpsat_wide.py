@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 pytest.importorskip("ortools")
 
 from solverspace import Space  # noqa: E402
-from solverspace.check import check as check_config  # noqa: E402
-from solverspace.translators.cpsat_samplers import CpSatSampler  # noqa: E402
-from solverspace.translators import cpsat_wide  # noqa: E402
-from solverspace.translators.cpsat import complete, count  # noqa: E402
+from solverspace.analysis.check import check as check_config  # noqa: E402
+from solverspace.translators.cpsat.samplers import CpSatSampler  # noqa: E402
+from solverspace.translators.cpsat import wide as cpsat_wide  # noqa: E402
+from solverspace.translators.cpsat.backend import complete, count  # noqa: E402
 from solverspace.validation.generate import wide_spaces  # noqa: E402
 from solverspace.validation.validate import validate_source  # noqa: E402
 
@@ -58,7 +58,7 @@ def test_counts_beyond_64_bits_stay_exact():
 
 
 def test_a_constrained_range_beyond_64_bits_is_refused_by_name():
-    from solverspace.translators.cpsat import CpSatRefusal
+    from solverspace.translators.cpsat.backend import CpSatRefusal
     with pytest.raises(CpSatRefusal, match=r"range\(0, 10{30}\)` in parameter 'p'.*64-bit"):
         count(space("p = range(10**30)\nq = range(3)\nrequire(p % 7 == q)"), workers=1)
 
@@ -138,6 +138,6 @@ def test_generated_wide_spaces_cpsat_counts_agree_with_c(tmp_path_factory, sourc
 
 
 def test_describe_names_the_residue_classes():
-    from solverspace.translators.cpsat_count import describe
+    from solverspace.translators.cpsat.count import describe
     s = space("p = range(10**12)\nq = range(10)\nrequire(p % 7 == q)\nrequire(p % 3 != q % 3)")
     assert describe(s.plan) == "counted by residue classes: p (a wide range read only modulo 21): 21 sub-counts of q"

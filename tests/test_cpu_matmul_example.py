@@ -128,7 +128,7 @@ def test_bound_text_is_what_the_readme_shows():
 
 
 def test_the_declared_cost_is_the_bound_of_bound_py():
-    from solverspace.objective import parse_objective
+    from solverspace.analysis.objective import parse_objective
     space = Space.load(str(SPACE))
     assert space.model.cost == parse_objective(space.model, bound.BOUND)
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from solverspace import (SettingError, SolverspaceError, Space, SpaceDefinitionError, SpaceEvaluationError,
-                         UndefinedOperationError)
+from solverspace import (
+    SettingError, SolverspaceError, Space, SpaceDefinitionError, SpaceEvaluationError,
+    UndefinedOperationError)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import pytest
 
 from solverspace import OptionError, OutputError, Space, read_npy
 from solverspace.cli import LISTING_BACKENDS, build_parser, main
-from solverspace.output import atomic_output, check_output_path
+from solverspace.core.output import atomic_output, check_output_path
 
 ROOT = Path(__file__).parents[1]
 TINY = ["--set", "device=tiny"]
@@ -200,7 +200,7 @@ def test_read_only_directory_injected(tmp_path, capsys, monkeypatch):
     def read_only(path, *args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
     monkeypatch.setattr("solverspace.cli._load", _fail_if_loaded)
-    monkeypatch.setattr("solverspace.output.os.open", read_only)
+    monkeypatch.setattr("solverspace.core.output.os.open", read_only)
     for argv in OUTPUT_COMMANDS:
         code, _, err = run(capsys, *(a.replace("{out}", str(tmp_path / "out.svg")) for a in argv))
         assert code == 2 and "Read-only file system" in err and str(tmp_path) in err and "Traceback" not in err
@@ -366,7 +366,7 @@ def test_unusable_cache_directory_falls_back_to_a_temporary_one(tmp_path, capsys
 
 
 def test_cache_fallback_warns_once(tmp_path, monkeypatch):
-    from solverspace.translators import c_build
+    from solverspace.translators.c import build as c_build
     monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "file"))
     (tmp_path / "file").write_text("")
     with warnings.catch_warnings(record=True) as caught:

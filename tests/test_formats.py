@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from solverspace.cli import main
-from solverspace.errors import BackendUnavailableError, SpaceDefinitionError
-from solverspace.results import format_of
+from solverspace.core.errors import BackendUnavailableError, SpaceDefinitionError
+from solverspace.core.results import format_of
 from solverspace.space import Space
 
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -120,7 +120,7 @@ def test_empty_space(tmp_path, fmt, reader):
 
 
 def test_jsonl_fast_path_matches_the_general_path():
-    from solverspace.translators.c_backend import CEnumerator, jsonl_bytes
+    from solverspace.translators.c.backend import CEnumerator, jsonl_bytes
     for name in ("categorical", "gemm-tiny", "awkward"):
         space = _space(name)
         enumerator = CEnumerator.get(space.plan)
@@ -152,7 +152,7 @@ def test_format_from_extension():
 @needs_pyarrow
 def test_parquet_is_written_in_row_groups(tmp_path):
     import pyarrow.parquet as pq
-    from solverspace.translators.c_backend import CEnumerator
+    from solverspace.translators.c.backend import CEnumerator
     space = _space("gemm-tiny")
     target = tmp_path / "groups.parquet"
     CEnumerator.get(space.plan).write(target, "parquet", batch_rows=50)

@@ -6,14 +6,14 @@ import shutil
 import pytest
 
 from solverspace import Space
-from solverspace.funnel import reference_funnel
+from solverspace.analysis.funnel import reference_funnel
 
 needs_cc = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
 GEMM_CONSTRAINTS = 12
 
 
 def c_funnel(space, threads=2):
-    from solverspace.translators.c_backend import CEnumerator
+    from solverspace.translators.c.backend import CEnumerator
     return CEnumerator(space.plan, threads=threads, funnel=True).funnel()
 
 
@@ -116,7 +116,7 @@ def test_plotting_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
             raise ImportError(name)
         return real_import(name, *args, **kwargs)
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    from solverspace.errors import SolverspaceError
-    from solverspace.pictures import plot_dag
+    from solverspace.core.errors import SolverspaceError
+    from solverspace.analysis.pictures import plot_dag
     with pytest.raises(SolverspaceError, match=r"solverspace\[plot\]"):
         plot_dag(Space.load("gemm").plan, tmp_path / "x.svg")

@@ -1,7 +1,7 @@
 """Strings and integers are never confused, in every backend alike (DESIGN.md, fixed semantics):
 `"a" == 0` is False, ordering a string is refused, a value list mixing kinds is refused at load,
 and a closure iterator receives values (strings as strings), tabulated once over its inputs'
-actual values (`solverspace.kinds`, `solverspace.closures`)."""
+actual values (`solverspace.lang.kinds`, `solverspace.lang.closures`)."""
 from __future__ import annotations
 
 import os
@@ -13,8 +13,8 @@ import pytest
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.errors import SpaceDefinitionError
-from solverspace.kinds import INT, STR, KindError
+from solverspace.core.errors import SpaceDefinitionError
+from solverspace.lang.kinds import INT, STR, KindError
 
 needs_c = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
 
@@ -28,7 +28,7 @@ def reference_rows(s: Space) -> list:
 
 
 def c_rows(s: Space) -> list:
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     return sorted(CBackend(threads=2).rows(s.plan), key=repr)
 
 
@@ -98,7 +98,7 @@ def test_closure_over_a_sparse_input_is_tabulated_over_its_values():
 
 def test_a_closure_that_cannot_be_tabulated_is_refused_by_name():
     from solverspace.translators.errors import UnsupportedConstruct
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     s = space("a = range(0, 10 ** 6)\n@iterator\ndef k(a):\n    yield a % 3\n")
     with pytest.raises(UnsupportedConstruct, match="input 'a' takes too many values to tabulate"):
         CBackend(threads=1).count(s.plan)
@@ -106,7 +106,7 @@ def test_a_closure_that_cannot_be_tabulated_is_refused_by_name():
 
 def test_partial_check_with_a_closure_over_a_categorical_input(capsys):
     pytest.importorskip("ortools")
-    from solverspace.translators.cpsat_explain import complete
+    from solverspace.translators.cpsat.explain import complete
     s = space(CLOSURE_OVER_CATEGORICAL)
     result = complete(s.plan, {"alg": "one"})
     assert result.feasible is True and result.completion["alg"] == "one"
@@ -122,8 +122,8 @@ def test_a_string_never_equals_an_integer_in_any_backend():
     assert reference_rows(s) == expected
     assert c_rows(s) == expected
     assert cpsat_count(s) == 4
-    from solverspace.translators.c_backend import CBackend
-    from solverspace.translators.c_optimize import Options
+    from solverspace.translators.c.backend import CBackend
+    from solverspace.translators.c.optimize import Options
     stats = CBackend(threads=1, options=Options.literal()).count(s.plan)
     assert (stats.count, stats.undefined) == (4, s.stats().undefined)  # the decided != keeps 1 // x
 

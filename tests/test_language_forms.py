@@ -14,7 +14,7 @@ import pytest
 
 from solverspace import Space, SpaceDefinitionError
 from solverspace.cli import main
-from solverspace.errors import SolverspaceWarning
+from solverspace.core.errors import SolverspaceWarning
 from solverspace.validation import validate_source
 
 FAST = {"cpsat_options": {"workers": 1}, "threads": 2}

@@ -1,29 +1,63 @@
-"""The package's shape: no import circle between files, and nothing below the backend registry
-imports the layers above it (the CLI, `Space`, the loader, sampling, T1, validation).
+"""The package's shape, from one table: every module belongs to one layer, imports go down (or
+stay within a layer), never up, and no import circle joins two files.
 
 Imports are read from the source with `ast` (imports inside functions included, since a lazy
 import is still a dependency), resolved to the project's modules under their installed names.
+The README's "Where things are" is drawn from `LAYERS` (a test checks they say the same).
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators", "gemm": "solverspace.gemm",
            "validation": "solverspace.validation"}
-# above the registry: what may use it (and each other)
-ABOVE = ("solverspace.cli", "solverspace.__main__", "solverspace.space", "solverspace.sampling",
-         "solverspace.loader", "solverspace.t1", "solverspace.sweep", "solverspace.validation", "solverspace.gemm",
-         "solverspace.dask_engine", "solverspace.dask_tasks")
-REGISTRY = "solverspace.backends"
+
+# Bottom to top: a module may import its own layer and the layers below it. A layer is a list of
+# module names; a name ending in ".*" is a package with everything under it.
+LAYERS: list[tuple[str, list[str], str]] = [
+    ("core", ["solverspace.core", "solverspace.core.*"],
+     "errors, option checks, output paths and formats, order values: shared by everything"),
+    ("language", ["solverspace.lang", "solverspace.lang.*"],
+     "the expression IR, lowering, evaluation, the DSL, the model and its facts"),
+    ("analysis", ["solverspace.analysis", "solverspace.analysis.*"],
+     "the plan, the reference walk, check, funnel, objectives, bounds, best and tune"),
+    ("backends", ["solverspace.translators", "solverspace.translators.*"],
+     "translators/: the C backend (c/) and the CP-SAT backend (cpsat/), and what they share"),
+    ("registry", ["solverspace.backends", "solverspace.background"],
+     "the one way to a backend, and the builds left behind an answer"),
+    ("API", ["solverspace", "solverspace.loader", "solverspace.t1", "solverspace.t1_read", "solverspace.t1_write",
+             "solverspace.t1_format", "solverspace.t1_conditions", "solverspace.sampling", "solverspace.space", "solverspace.sweep",
+             "solverspace.dask_engine", "solverspace.dask_tasks"],
+     "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
+    ("validation", ["solverspace.validation", "solverspace.validation.*"],
+     "validation/: cross-validation of every backend, the space generators, snapshots"),
+    ("command line", ["solverspace.cli", "solverspace.__main__"], "the `solverspace` command"),
+    ("spaces", ["solverspace.gemm", "solverspace.gemm.*"], "gemm/: the built-in GEMM space and its device table"),
+]
+# Families of one layer that must not import each other.
+SIBLINGS = [("solverspace.translators.c.*", "solverspace.translators.cpsat.*")]
+
+
+def matches(name: str, pattern: str) -> bool:
+    return name.startswith(pattern[:-1]) if pattern.endswith(".*") else name == pattern
+
+
+def layer_of(name: str) -> int | None:
+    found = [i for i, (_, patterns, _) in enumerate(LAYERS) if any(matches(name, p) for p in patterns)]
+    return found[0] if len(found) == 1 else None
 
 
 def modules() -> dict[str, Path]:
     found = {}
     for folder, package in FOLDERS.items():
-        for path in sorted((ROOT / folder).glob("*.py")):
-            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = [package, *path.relative_to(ROOT / folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
     return found
 
 
@@ -54,6 +88,16 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 def graph() -> dict[str, set[str]]:
     known = modules()
     return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def upward(edges: dict[str, set[str]]) -> list[str]:
+    """Every import that runs from a layer to one above it, as 'a (layer) -> b (layer)'."""
+    found = []
+    for name in sorted(edges):
+        for target in sorted(edges[name]):
+            if layer_of(target) > layer_of(name):
+                found.append(f"{name} ({LAYERS[layer_of(name)][0]}) -> {target} ({LAYERS[layer_of(target)][0]})")
+    return found
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -88,24 +132,42 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _above(name: str) -> bool:
-    return name == "solverspace" or any(name == a or name.startswith(a + ".") or name.startswith(a + "_")
-                                        for a in ABOVE)
-
-
 def test_the_checker_finds_modules_and_imports():
     edges = graph()
-    assert "solverspace.translators.c_backend" in edges and "solverspace.backends" in edges
-    assert "solverspace.results" in edges["solverspace.translators.c_backend"]
+    assert "solverspace.translators.c.backend" in edges and "solverspace.backends" in edges
+    assert "solverspace.core.results" in edges["solverspace.translators.c.backend"]
     assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_every_module_is_in_exactly_one_layer():
+    assert [name for name in graph() if layer_of(name) is None] == []
+
+
+def test_imports_never_run_up_a_layer():
+    assert upward(graph()) == []
+
+
+def test_a_wrong_import_is_caught():
+    """The check itself: the language importing the registry, or core importing the CLI, is named."""
+    edges = {"solverspace.lang.model": {"solverspace.backends"}, "solverspace.core.errors": {"solverspace.cli"},
+             "solverspace.backends": {"solverspace.lang.model"}, "solverspace.cli": set()}
+    assert upward(edges) == ["solverspace.core.errors (core) -> solverspace.cli (command line)",
+                             "solverspace.lang.model (language) -> solverspace.backends (registry)"]
+
+
+def test_sibling_backends_do_not_import_each_other():
+    edges = graph()
+    crossing = [f"{a} -> {b}" for a, targets in edges.items() for b in targets for left, right in SIBLINGS
+                if (matches(a, left) and matches(b, right)) or (matches(a, right) and matches(b, left))]
+    assert crossing == []
 
 
 def test_no_import_circle_between_files():
     assert cycles(graph()) == []
 
 
-def test_nothing_below_the_registry_imports_the_layers_above_it():
-    edges = graph()
-    below = [name for name in edges if not _above(name) and name != REGISTRY]
-    offending = {name: sorted(t for t in edges[name] if _above(t) or t == REGISTRY) for name in below}
-    assert {name: targets for name, targets in offending.items() if targets} == {}
+def test_the_readme_lists_every_layer_in_order():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"^\| (\w[\w ]*) \|", section, flags=re.M)
+    assert named[1:] == [name for name, _, _ in LAYERS]   # after the header row

@@ -2,8 +2,8 @@
 import pytest
 
 from solverspace import Space, SpaceDefinitionError
-from solverspace.explain import explain
-from solverspace.plan import make_plan
+from solverspace.analysis.explain import explain
+from solverspace.analysis.plan import make_plan
 
 GEMM_PARAMETERS = ("dim_m dim_n blk_m blk_n blk_k dim_vec vec_mul dim_m_a dim_n_a dim_m_b dim_n_b "
                    "tex_a tex_b shmem_l1 shmem_banks").split()

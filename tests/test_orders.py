@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from solverspace import Space
-from solverspace.errors import BackendUnavailableError, SpaceDefinitionError, UndefinedOperationError
+from solverspace.core.errors import BackendUnavailableError, SpaceDefinitionError, UndefinedOperationError
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate_orders import order_space
 

@@ -44,7 +44,7 @@ def test_the_wheel_has_one_top_level_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"solverspace"}
-    for module in ("translators/c_backend.py", "translators/cpsat.py", "gemm/space.py", "gemm/devices.py",
+    for module in ("translators/c/backend.py", "translators/cpsat/backend.py", "gemm/space.py", "gemm/devices.py",
                    "validation/validate.py"):
         assert f"solverspace/{module}" in names
     top_level = next(n for n in names if n.endswith(".dist-info/top_level.txt")) if any(

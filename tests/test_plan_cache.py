@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from solverspace import Space
-from solverspace.translators import c_plan_cache
-from solverspace.translators.c_codegen import CGenerator
-from solverspace.translators.c_optimize import Options
+from solverspace.translators.c import plan_cache as c_plan_cache
+from solverspace.translators.c.codegen import CGenerator
+from solverspace.translators.c.optimize import Options
 
 pytestmark = pytest.mark.needs_cc
 

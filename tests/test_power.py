@@ -10,11 +10,12 @@ import time
 
 import pytest
 
-from solverspace import Space, ir
+from solverspace import Space
+from solverspace.lang import ir
 from solverspace.backends import get_backend
-from solverspace.bounds import Bounds, Interval
+from solverspace.lang.bounds import Bounds, Interval
 from solverspace.cli import main
-from solverspace.symbolic import simplify
+from solverspace.lang.symbolic import simplify
 
 HUGE = "x = range(1, 4)\nrequire(x ** 10000 > 5)\n"
 UNIT = "x = range(-1, 2)\ny = range(3)\nrequire(x ** 10000 + x ** 10001 * y <= 1)\n"  # |x| <= 1: fits

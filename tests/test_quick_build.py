@@ -10,11 +10,11 @@ import pytest
 
 from solverspace import Space, background
 from solverspace.backends import AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AutoBackend, get_backend
-from solverspace.reference import ReferenceEnumerator, WorkBudgetExceeded
-from solverspace.translators import c_build
-from solverspace.translators.c_backend import CBackend, CEnumerator
-from solverspace.translators.c_codegen import CDEF, CGenerator
-from solverspace.translators.c_optimize import Options
+from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
+from solverspace.translators.c import build as c_build
+from solverspace.translators.c.backend import CBackend, CEnumerator
+from solverspace.translators.c.codegen import CDEF, CGenerator
+from solverspace.translators.c.optimize import Options
 
 from .test_auto import CORPUS
 from .test_auto import SMALL as _SMALL

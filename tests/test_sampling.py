@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 from solverspace import Space
-from solverspace.check import check as check_config
-from solverspace.draws import SampleSizeError, draw_positions
+from solverspace.analysis.check import check as check_config
+from solverspace.core.draws import SampleSizeError, draw_positions
 from solverspace.validation.uniformity import chi_square_p
 
 pytestmark = pytest.mark.needs_cc

@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from scipy import stats
 
 from solverspace import Space
-from solverspace.check import check as check_config
+from solverspace.analysis.check import check as check_config
 from solverspace.sampling import SampleSizeError, sample
-from solverspace.translators.cpsat_samplers import CpSatSampler
-from solverspace.translators.cpsat_count import Options
-from solverspace.translators.cpsat_sample import SelfReducibleSampler, below, pick
+from solverspace.translators.cpsat.samplers import CpSatSampler
+from solverspace.translators.cpsat.count import Options
+from solverspace.translators.cpsat.sample import SelfReducibleSampler, below, pick
 from solverspace.validation.generate import spaces
 
 from solverspace.validation.uniformity import chi_square_p

@@ -17,8 +17,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from solverspace import Space, SpaceEvaluationError, UndefinedOperationError
-from solverspace.errors import SpaceDefinitionError
-from solverspace.plan import make_plan
+from solverspace.core.errors import SpaceDefinitionError
+from solverspace.analysis.plan import make_plan
 
 
 def space(source: str, settings: dict | None = None, **options) -> Space:

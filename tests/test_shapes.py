@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from solverspace import Space
-from solverspace.translators import c_shapes
-from solverspace.translators.c_backend import CBackend, CEnumerator
-from solverspace.translators.c_build import CompilerError
-from solverspace.translators.c_codegen import CDEF, CGenerator
-from solverspace.translators.c_optimize import Options
+from solverspace.translators.c import shapes as c_shapes
+from solverspace.translators.c.backend import CBackend, CEnumerator
+from solverspace.translators.c.build import CompilerError
+from solverspace.translators.c.codegen import CDEF, CGenerator
+from solverspace.translators.c.optimize import Options
 
 pytestmark = pytest.mark.needs_cc
 

@@ -37,7 +37,7 @@ def _space(tmp_path, text) -> Path:
 
 def _prebuild(path):
     """Compile the C module in this process (the subprocess then finds it cached)."""
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     CBackend().enumerator(Space.load(path).plan)
 
 

@@ -1,4 +1,4 @@
-"""One-pass sweeps (`translators/c_lanes.py`): the points of a sweep counted in one walk give
+"""One-pass sweeps (`translators/c/lanes.py`): the points of a sweep counted in one walk give
 exactly the count and the undefined tally of counting each point on its own, and a sweep says
 which method answered each point."""
 from __future__ import annotations

@@ -4,11 +4,12 @@ import itertools
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from solverspace import Space, ir
-from solverspace.bounds import Bounds
-from solverspace.evaluate import Undefined, evaluate
-from solverspace.printing import to_source
-from solverspace.symbolic import divisors, from_sympy, simplify, to_sympy
+from solverspace import Space
+from solverspace.lang import ir
+from solverspace.lang.bounds import Bounds
+from solverspace.lang.evaluate import Undefined, evaluate
+from solverspace.lang.printing import to_source
+from solverspace.lang.symbolic import divisors, from_sympy, simplify, to_sympy
 
 NAMES = ("x", "y", "z")
 DOMAINS = {"x": range(-4, 5), "y": range(-3, 4), "z": range(0, 6)}
@@ -81,7 +82,7 @@ def test_bounds_contain_every_value(expr):
     source = "x = range(-4, 5)\ny = range(-3, 4)\nz = range(0, 6)\n"
     space = Space.from_source(source)
     model = space.model
-    from solverspace.model import Derived, Model
+    from solverspace.lang.model import Derived, Model
     model = Model(model.source, model.parameters, (Derived("d", expr),), (), ())
     interval = Bounds(model).of("d")
     for env in _points():

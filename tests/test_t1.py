@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from solverspace.cli import main
-from solverspace.errors import SettingError, SpaceDefinitionError
+from solverspace.core.errors import SettingError, SpaceDefinitionError
 from solverspace.loader import load, load_source
 from solverspace.space import Space
 from solverspace.t1 import T1ExportError, export_t1, load_t1, load_t1_text, write_t1
@@ -82,7 +82,7 @@ def test_peer_file_imports(name):
     conditions = json.loads((PEER / name).read_text())["ConfigurationSpace"].get("Conditions", [])
     assert len(model.constraints) == len(conditions)  # no constraint added
     if cartesian is not None:
-        from solverspace.evaluate import compile_domain
+        from solverspace.lang.evaluate import compile_domain
         sizes = [len(compile_domain(p.domain, p.name)({})) for p in model.parameters]
         assert math.prod(sizes) == cartesian
 
@@ -360,7 +360,7 @@ def test_export_refuses_closures_with_inputs():
 
 
 def test_export_refuses_mixed_value_types():
-    from solverspace.kinds import KindError
+    from solverspace.lang.kinds import KindError
     with pytest.raises(KindError, match="mixes strings and integers"):  # refused when loaded, for every backend
         export_t1(load_source('x = iterator([1, "a"])'))
 

@@ -24,8 +24,8 @@ import pytest
 pytest.importorskip("distributed", reason="Dask's distributed scheduler (the `dask` extra) is not installed")
 
 from solverspace.cli import main  # noqa: E402
-from solverspace import manifest as shards  # noqa: E402
-from solverspace.manifest import NAME, ManifestError, shard_name  # noqa: E402
+from solverspace.core import manifest as shards  # noqa: E402
+from solverspace.core.manifest import NAME, ManifestError, shard_name  # noqa: E402
 
 TINY = ["gemm", "--set", "device=tiny"]
 

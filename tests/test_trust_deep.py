@@ -11,9 +11,10 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solverspace import Space, ir
+from solverspace import Space
+from solverspace.lang import ir
 from solverspace.cli import main
-from solverspace.errors import SolverspaceError
+from solverspace.core.errors import SolverspaceError
 
 # --------------------------------------------------------------------------------- long sums
 
@@ -110,9 +111,9 @@ def test_a_long_chain_is_balanced_and_keeps_its_value_and_operand_order():
     assert depth <= 12
     assert [n.name for n in ir.walk(balanced) if isinstance(n, ir.Ref)] == names
     env = {name: (i * 7919) % 1000 - 500 for i, name in enumerate(names)}
-    from solverspace.evaluate import evaluate
+    from solverspace.lang.evaluate import evaluate
     assert evaluate(balanced, env) == sum(-env[n] if i % 4 == 0 and i else env[n] for i, n in enumerate(names))
-    from solverspace.printing import to_source
+    from solverspace.lang.printing import to_source
     assert to_source(deep).count("v") == 1000       # a message about the deep tree itself prints
     short = ir.BinOp("+", ir.BinOp("-", ir.Ref("a"), ir.Ref("b")), ir.Ref("c"))
     assert ir.regroup(short) == short   # short chains keep the user's grouping (and generated code)
@@ -228,7 +229,7 @@ def test_a_top_larger_than_the_space_is_cut_to_it(tmp_path, engine):
 
 @pytest.mark.needs_cc
 def test_a_top_whose_lists_cannot_fit_is_refused_by_the_compiled_search_with_a_message():
-    from solverspace.translators.c_best import best_compiled
+    from solverspace.translators.c.best import best_compiled
     from solverspace.translators.errors import UnsupportedConstruct
     space = Space.from_source("".join(f"p{i} = iterator(range(0, 1000))\n" for i in range(4)))
     with pytest.raises(UnsupportedConstruct, match=r"--top 50000000 keeps up to 50000000 .* GiB") as refusal:

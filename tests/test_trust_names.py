@@ -13,15 +13,16 @@ import sys
 
 import pytest
 
-from solverspace.check import parse_assignment
-from solverspace.errors import OptionError, SettingError, SolverspaceError, SpaceDefinitionError, SpaceEvaluationError
+from solverspace.analysis.check import parse_assignment
+from solverspace.core.errors import (
+    OptionError, SettingError, SolverspaceError, SpaceDefinitionError, SpaceEvaluationError)
 from solverspace.loader import load, load_source
 from solverspace.space import Space
 from solverspace.t1_read import load_t1_text
 
 LIGATURE = "\ufb01"   # 'ﬁ', which Python reads as 'fi'
 # generated spaces compare categorical values they never take (a lint warning, not news here)
-pytestmark = pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::solverspace.core.errors.SolverspaceWarning")
 
 
 def t1(parameters, conditions=()) -> str:
@@ -104,7 +105,7 @@ def test_set_arguments_are_normalised():
 
 
 def test_did_you_mean_says_the_name_is_the_same_once_normalised():
-    from solverspace.errors import did_you_mean
+    from solverspace.core.errors import did_you_mean
     hint = did_you_mean(LIGATURE, ["fi", "fo"])
     assert hint.startswith(f"{LIGATURE!r} is 'fi'") and "U+FB01" in hint and "did you mean" not in hint
 
@@ -184,7 +185,7 @@ def test_the_csv_reads_back_as_the_values(tmp_path):
 def test_a_sample_written_as_csv_is_quoted(tmp_path):
     """5b00030 joined a sample's values with the separator, unquoted (`q,x` became two fields)."""
     import csv
-    from solverspace.results import write_array
+    from solverspace.core.results import write_array
     space = Space.from_source(odd_space(ODD, False), filename="odd.py")
     path = tmp_path / "sample.csv"
     write_array(space.sample(len(ODD), seed=1), path)
@@ -199,7 +200,7 @@ def test_validate_compares_the_bytes_it_writes(monkeypatch):
     pytest.importorskip("cffi")
     import importlib
     validate_module = importlib.import_module("solverspace.validation.validate")
-    from solverspace.results import write_rows
+    from solverspace.core.results import write_rows
     source = odd_space(["a", "cut~here"], False)
     assert validate_module.validate_source(source, backends=("c", "reference")).status == 0
 
@@ -216,8 +217,7 @@ def test_validate_compares_the_bytes_it_writes(monkeypatch):
 # ------------------------------------------------------------------------------ generated (property tests)
 from hypothesis import HealthCheck, given, settings, strategies as st   # noqa: E402
 
-from solverspace.validation.generate import (colliding_spaces, independent_spaces, nul_spaces,  # noqa: E402
-                                             respell, spaces)
+from solverspace.validation.generate import colliding_spaces, independent_spaces, nul_spaces, respell, spaces
 
 QUICK = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -3,7 +3,7 @@
 An order parameter of 13 items has 6,227,020,800 values; the reference used to list them
 (`list(itertools.permutations(items))`) before `auto`'s budget could act, and grew until the
 kernel killed it. `range(10**20)` crashed the reference and `auto` with `len()`'s OverflowError.
-Now order domains are sized arithmetically and iterated lazily (`solverspace.orders`), the
+Now order domains are sized arithmetically and iterated lazily (`solverspace.core.orders`), the
 reference counts a loop nothing reads by a multiply, refuses a walk of more than 2**63 values of
 one domain, and `auto` sends a domain larger than its budget to C (or CP-SAT), or refuses naming
 the parameter and its size.
@@ -24,10 +24,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from solverspace import Space
-from solverspace import orders
+from solverspace.core import orders
 from solverspace.backends import get_backend
-from solverspace.errors import SolverspaceError
-from solverspace.reference import ReferenceEnumerator
+from solverspace.core.errors import SolverspaceError
+from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.validation.generate import spaces
 from solverspace.validation.generate_orders import big_order_space
 
@@ -101,7 +101,7 @@ def test_sequences_size_order_and_membership(items, lo, hi):
 
 def test_sizes_are_arithmetic_past_the_machine():
     got = _bounded("""
-        from solverspace import orders
+        from solverspace.core import orders
         print(json.dumps([str(orders.permutations(tuple(range(30))).size),
                           str(orders.interleavings((tuple(range(30)), tuple(range(30, 60)))).size),
                           str(orders.sequences(tuple(range(20)), 0, 20).size),
@@ -151,7 +151,7 @@ def test_auto_refuses_a_big_order_that_c_and_cpsat_refuse_naming_it():
     the reference's budget: a refusal naming the parameter, its size and what to do."""
     got = _bounded(f"""
         from solverspace import Space
-        from solverspace.errors import SolverspaceError
+        from solverspace.core.errors import SolverspaceError
         s = Space.from_source("p = permutation(list({LETTERS!r}))\\n@iterator\\ndef t(p):\\n    yield p[0]\\n")
         found = []
         for ask in (lambda: s.count("auto"), lambda: list(s.rows("auto"))):
@@ -228,7 +228,7 @@ def test_range_past_2_63_counts_by_a_multiply():
 def test_range_past_2_63_walked_is_refused_naming_it():
     got = _bounded("""
         from solverspace import Space
-        from solverspace.errors import SolverspaceError
+        from solverspace.core.errors import SolverspaceError
         space = Space.from_source("x = range(10**20)\\nrequire(x % 7 == 0)")
         found = []
         for ask in (lambda: space.count("reference"), lambda: space.count("auto"), lambda: list(space.rows("auto"))):

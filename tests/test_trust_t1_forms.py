@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solverspace.cli import main
-from solverspace.errors import SolverspaceError, SpaceDefinitionError
+from solverspace.core.errors import SolverspaceError, SpaceDefinitionError
 from solverspace.space import Space
 from solverspace.t1 import load_t1_text
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from solverspace import Space
-from solverspace.errors import SolverspaceError
+from solverspace.core.errors import SolverspaceError
 
 X, Y = list(range(-2, 3)), list(range(-1, 3))
 CATEGORIES = {  # the first value gets code 0 in C: with '' first or last, or absent
@@ -100,7 +100,7 @@ def test_integer_forms_mean_what_python_means(body):
     _check_every_backend(Space.from_source(_source(body, None)), _python_valid(body, None))
 
 
-@pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")
+@pytest.mark.filterwarnings("ignore::solverspace.core.errors.SolverspaceWarning")
 @pytest.mark.parametrize("categories", list(CATEGORIES.values()), ids=list(CATEGORIES))
 @pytest.mark.parametrize("body", [pytest.param(b, id=i) for b, i in STRING_FORMS])
 def test_string_forms_mean_what_python_means(body, categories):
@@ -131,7 +131,7 @@ def test_objective_keeps_the_operand():
         assert (ranked[0].objective, ranked[0].configuration) == (10, {"x": 0})
 
 
-@pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")
+@pytest.mark.filterwarnings("ignore::solverspace.core.errors.SolverspaceWarning")
 def test_module_level_derived_values_as_conditions():
     """A derived bool (`b = x > 0`) and a derived string used as conditions in a body."""
     source = ("x = iterator(range(-2, 3))\nk = iterator(['a', ''])\nb = x > 0\ns = k\n"

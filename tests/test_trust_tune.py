@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solverspace import Space, ir, tune_db
+from solverspace import Space
+from solverspace.lang import ir
+from solverspace.analysis import tune_db
 from solverspace.cli import main
-from solverspace.errors import OptionError, OutputError, SolverspaceWarning
-from solverspace.tune_measure import TAIL, Command, DidNotRun
+from solverspace.core.errors import OptionError, OutputError, SolverspaceWarning
+from solverspace.analysis.tune_measure import TAIL, Command, DidNotRun
 from solverspace.validation.generate import spaces
 from tests.test_tune import Counting, truth
 
@@ -145,7 +147,7 @@ def undefined_models(draw):
     return space, draw(st.sampled_from(DIVIDING)).format(*names, v=value)
 
 
-@pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")   # lint notes on generated spaces
+@pytest.mark.filterwarnings("ignore::solverspace.core.errors.SolverspaceWarning")   # lint notes on generated spaces
 def test_tune_finds_the_true_best_when_the_model_is_undefined_somewhere():
     """The true best over every valid configuration (a Python measurement of each), against
     tune's proven best; configurations with no bound are made the fastest half the time."""

@@ -16,7 +16,7 @@ import pytest
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.errors import SolverspaceError
+from solverspace.core.errors import SolverspaceError
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = "x = range(1, 7)\ny = range(x, 7)\nrequire(x + y < 8)\n"   # 12 configurations
@@ -103,7 +103,7 @@ def test_the_next_build_removes_what_a_killed_build_left(tmp_path, monkeypatch):
 
 @pytest.mark.needs_cc
 def test_a_failed_compile_keeps_the_source_it_names(tmp_path, monkeypatch):
-    from solverspace.translators.c_build import CompilerError
+    from solverspace.translators.c.build import CompilerError
     cache = tmp_path / "cache"
     monkeypatch.setenv("SOLVERSPACE_CACHE", str(cache))
     failing = tmp_path / "failcc"
@@ -243,7 +243,7 @@ WRONG_TYPES = [   # (call, the argument the message must name)
 @pytest.mark.parametrize("call, named", WRONG_TYPES, ids=[n for _, n in WRONG_TYPES])
 def test_a_wrong_argument_type_is_a_typed_error_naming_it(tmp_path, monkeypatch, call, named):
     """Each of these escaped as a NumPy, cffi or pathlib TypeError (or an untyped one) at 5b00030."""
-    from solverspace.errors import ArgumentTypeError
+    from solverspace.core.errors import ArgumentTypeError
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ArgumentTypeError) as caught:
         call(_small())
@@ -283,7 +283,7 @@ def test_every_loaded_space_pickles_as_its_text_and_settings(tmp_path, make):
 
 
 def test_a_space_built_from_a_model_refuses_to_pickle():
-    from solverspace.errors import ArgumentTypeError
+    from solverspace.core.errors import ArgumentTypeError
     with pytest.raises(ArgumentTypeError, match="built from a Model") as caught:
         pickle.dumps(Space(_small().model))
     assert "Space.load" in caught.value.hint and isinstance(caught.value, TypeError)

@@ -12,11 +12,12 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solverspace import Space, ir
+from solverspace import Space
+from solverspace.lang import ir
 from solverspace.cli import main
-from solverspace.errors import OptionError, OutputError, SolverspaceWarning, SpaceDefinitionError
-from solverspace.evaluate import Undefined, compile_expr
-from solverspace.objective import parse_objective
+from solverspace.core.errors import OptionError, OutputError, SolverspaceWarning, SpaceDefinitionError
+from solverspace.lang.evaluate import Undefined, compile_expr
+from solverspace.analysis.objective import parse_objective
 from solverspace.validation.generate import spaces
 
 SMALL = """
@@ -89,7 +90,7 @@ def space_and_model(draw):
     return space, draw(st.sampled_from(TEMPLATES)).format(*names)
 
 
-@pytest.mark.filterwarnings("ignore::solverspace.errors.SolverspaceWarning")   # lint notes on generated spaces
+@pytest.mark.filterwarnings("ignore::solverspace.core.errors.SolverspaceWarning")   # lint notes on generated spaces
 def test_synthetic_measurement_gives_the_true_optimum_with_fewer_measurements():
     totals = {"measured": 0, "size": 0, "cases": 0}
 

@@ -4,7 +4,8 @@ import shlex
 
 import pytest
 
-from solverspace import Space, ir
+from solverspace import Space
+from solverspace.lang import ir
 from solverspace.cli import main
 from solverspace.validation import validate, validate_source
 
@@ -83,7 +84,7 @@ def test_samples_are_checked():
 
 
 def test_unknown_backend_is_refused():
-    from solverspace.errors import BackendUnavailableError
+    from solverspace.core.errors import BackendUnavailableError
     with pytest.raises(BackendUnavailableError, match="unknown validation backend 'gpu'"):
         validate_source("x = range(3)\n", backends=("gpu",))
 
@@ -92,7 +93,7 @@ def test_unknown_backend_is_refused():
 def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, tmp_path, capsys):
     """Break the C printer's `//` (C's `/` truncates toward zero; Python floors): validate must
     say so and name a configuration on which the reference and C differ."""
-    from solverspace.translators.c_expr import CExpressionPrinter
+    from solverspace.translators.c.expr import CExpressionPrinter
     original = CExpressionPrinter._visit_FloorDiv
 
     def truncating(self, n):
@@ -125,8 +126,8 @@ def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, t
 
 def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
     """Only the literal plan broken: C optimized, the reference and C literal still compared."""
-    from solverspace.translators.c_expr import CExpressionPrinter
-    from solverspace.translators import c_codegen
+    from solverspace.translators.c.expr import CExpressionPrinter
+    from solverspace.translators.c import codegen as c_codegen
     original = CExpressionPrinter._visit_Mod
 
     def wrong_modulo(self, n):
@@ -156,7 +157,7 @@ def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
 def test_broken_cpsat_subtraction_is_found_by_bisection(monkeypatch, tmp_path):
     """CP-SAT only counts; a broken lowering of `-` is located by fixing one parameter after
     another on restricted copies of the space."""
-    from solverspace.translators.cpsat import Lowering
+    from solverspace.translators.cpsat.backend import Lowering
     original = Lowering._visit_Sub
 
     def swapped(self, n):
@@ -217,7 +218,7 @@ def test_cli_validate_gemm_tiny(capsys):
 def test_a_different_row_order_is_caught(monkeypatch):
     """Same rows, another order (as a C enumerator that ignored the plan's loop order would list
     them): the set digests agree, the order digests do not, and the first differing row is named."""
-    from solverspace.translators.c_backend import CEnumerator
+    from solverspace.translators.c.backend import CEnumerator
     original = CEnumerator.batches
 
     def reversed_batches(self, *args, **kwargs):

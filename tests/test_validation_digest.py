@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from solverspace import Space
-from solverspace.validation.digest import (MASK, Digest, array_row_hashes, digest_array, digest_rows, multiset_difference,
-                               row_hash, string_word, value_word)
+from solverspace.validation.digest import (
+    MASK, Digest, array_row_hashes, digest_array, digest_rows, multiset_difference, row_hash, string_word,
+    value_word)
 
 INT_DTYPES = ["i1", "i2", "i4", "i8", "u1", "u2", "u4"]
 _LIMITS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in INT_DTYPES}
@@ -102,8 +103,8 @@ C_SPACES = {
 @pytest.mark.parametrize("name", sorted(C_SPACES))
 def test_reference_rows_and_c_arrays_have_the_same_digest(name):
     pytest.importorskip("cffi")
-    from solverspace.translators.c_backend import CBackend
-    from solverspace.translators.c_optimize import Options
+    from solverspace.translators.c.backend import CBackend
+    from solverspace.translators.c.optimize import Options
     space = Space.from_source(C_SPACES[name])
     rows = list(space.rows())
     for options in (Options(), Options.literal()):
@@ -117,7 +118,7 @@ def test_reference_rows_and_c_arrays_have_the_same_digest(name):
 
 def test_gemm_tiny_digest_python_equals_numpy():
     pytest.importorskip("cffi")
-    from solverspace.translators.c_backend import CBackend
+    from solverspace.translators.c.backend import CBackend
     space = Space.load("gemm", {"device": "tiny", "precision": "single"})
     array = CBackend(threads=2).array(space.plan)
     assert digest_rows(list(space.rows())) == digest_array(array, space.parameters)

@@ -1,8 +1,8 @@
 """Typed refusals shared by the translators."""
 from __future__ import annotations
 
-from solverspace.errors import Location, SolverspaceError
-from solverspace.printing import to_source
+from solverspace.core.errors import Location, SolverspaceError
+from solverspace.lang.printing import to_source
 
 
 class UnsupportedConstruct(SolverspaceError, ValueError):

@@ -30,15 +30,15 @@ matching the other's), and an order passed to a closure iterator.
 """
 from __future__ import annotations
 
-from solverspace import ir
-from solverspace.errors import BackendUnavailableError
-from solverspace.kinds import ORDER
-from solverspace.lowering import fold, make_boolop, make_if
-from solverspace.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind
-from solverspace.orders import has_orders, order_items
-from solverspace.plan import Plan, make_plan
+from solverspace.lang import ir
+from solverspace.core.errors import BackendUnavailableError
+from solverspace.lang.kinds import ORDER
+from solverspace.lang.lowering import fold, make_boolop, make_if
+from solverspace.lang.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind
+from solverspace.lang.order_domains import has_orders, order_items
+from solverspace.analysis.plan import Plan, make_plan
 
-from .errors import UnsupportedConstruct
+from solverspace.translators.errors import UnsupportedConstruct
 
 HINT = "use --backend reference (the Python enumerator supports every order construct)"
 _UNDEFINED = ir.Compare("==", ir.BinOp("//", ir.Const(1), ir.Const(0)), ir.Const(0))  # never defined
@@ -305,7 +305,7 @@ class SlotLayout:
                 continue
             names, end = self.orders[name]
             if type(value) is str:
-                from solverspace.orders import parse_order
+                from solverspace.core.orders import parse_order
                 value = parse_order(value, () if end == "" else (0,))
             if type(value) not in (tuple, list) or len(value) > len(names):
                 return None

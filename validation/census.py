@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import ast
 
-from solverspace import ir
-from solverspace.kinds import STR
-from solverspace.model import Model
+from solverspace.lang import ir
+from solverspace.lang.kinds import STR
+from solverspace.lang.model import Model
 
 SPARSE_SPAN = 1000   # an input is sparse when its values span 1000x more integers than it has values
 PAST_64_BITS = 2 ** 64

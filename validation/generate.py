@@ -1048,7 +1048,7 @@ def nul_spaces(draw, **options) -> str:
 @st.composite
 def refused_spaces(draw, **options) -> str:
     """A generated space plus one construct that every backend must refuse alike, when the file
-    is loaded (`solverspace.kinds`): strings and integers mixed in a value list, in iterator
+    is loaded (`solverspace.lang.kinds`): strings and integers mixed in a value list, in iterator
     algebra, in the branches of a deferred iterator or a derived value, in what a closure yields;
     or a string in an ordering comparison. (Returned as source text, like `spaces()`.)"""
     base = draw(spaces(**options))

@@ -37,7 +37,7 @@ CPSAT_LIMIT = 400_000         # CP-SAT counts spaces up to this many (by the C c
 
 
 def _module(name: str):
-    """A module of this project by its installed name (`solverspace.translators.c_codegen`),
+    """A module of this project by its installed name (`solverspace.translators.c.codegen`),
     falling back to the old top-level name, so that one script snapshots both layouts."""
     try:
         return importlib.import_module(f"solverspace.{name}")
@@ -84,8 +84,8 @@ def _files(space, folder: Path) -> dict:
 
 def _emit_c(space) -> dict:
     try:
-        codegen = _module("translators.c_codegen")
-        optimize = _module("translators.c_optimize")
+        codegen = _module("translators.c.codegen")
+        optimize = _module("translators.c.optimize")
         source = codegen.CGenerator(space.plan, optimize.Options()).generate().source
     except Exception as exc:
         return _error(exc)

@@ -25,7 +25,7 @@ and compares:
   disagree too;
 - undefined-operation tallies of the backends that follow the literal plan exactly (reference,
   C literal, CP-SAT; the optimized C visits fewer candidates by design);
-- samples: every sampled configuration is accepted by `solverspace.check.check` (the reference
+- samples: every sampled configuration is accepted by `solverspace.analysis.check.check` (the reference
   evaluator of every rule), is distinct, and belongs to the listed set when one is known; and
   `space.index` and `space[i]` invert each other on the first few (positions at any size).
 
@@ -55,15 +55,16 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from solverspace.backends import get_backend
-from solverspace.check import CheckResult, check
-from solverspace.errors import BackendUnavailableError, SolverspaceError
-from solverspace.evaluate import Undefined, compile_expr
-from solverspace.orders import format_row, has_orders
-from solverspace.printing import to_source
-from solverspace.results import write_rows
+from solverspace.analysis.check import CheckResult, check
+from solverspace.core.errors import BackendUnavailableError, SolverspaceError
+from solverspace.lang.evaluate import Undefined, compile_expr
+from solverspace.core.orders import format_row
+from solverspace.lang.order_domains import has_orders
+from solverspace.lang.printing import to_source
+from solverspace.core.results import write_rows
 from solverspace.space import Space
 
-from .digest import Digest, multiset_difference, row_hash
+from solverspace.validation.digest import Digest, multiset_difference, row_hash
 
 DEFAULT_REFERENCE_LIMIT = 100_000   # rows; the reference lists about 100k rows a second at best
 DEFAULT_KEEP_LIMIT = 5_000_000      # rows kept in memory for set differences and bisection
@@ -345,7 +346,7 @@ class _Validator:
     def run_cpsat(self) -> Outcome:
         def body(o: Outcome):
             # sinks off: a sink's constraints counted by the reference's evaluator would check
-            # the reference against itself (translators/cpsat_sinks.py)
+            # the reference against itself (translators/cpsat/sinks.py)
             backend = get_backend("cpsat", "count", **{"sinks": False, **self.cpsat_options})
             stats = backend.count(self.space.plan)
             if getattr(stats, "exact", True) is False:
@@ -733,7 +734,7 @@ def _membership(name: str, values: list) -> str:
 def _candidates(model, bounds, name: str, listed: np.ndarray) -> list | None:
     """Every value `name` can take (interval of its bounds, or its categorical constants), plus
     what the listing holds; None when that is not a small finite set."""
-    from solverspace import ir
+    from solverspace.lang import ir
     param = model.parameter[name]
     strings = sorted({n.value for n in ir.walk(param.domain) if isinstance(n, ir.Const) and type(n.value) is str})
     seen = {_py(v) for v in np.unique(listed)} if len(listed) else set()

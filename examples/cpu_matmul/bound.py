@@ -49,8 +49,8 @@ def evaluator(settings: dict | None = None):
     """(space, function: configuration -> {term: Fraction seconds, 'bound': the max})."""
     sys.path.insert(0, str(HERE.parent.parent))
     from solverspace import Space
-    from solverspace.evaluate import evaluate
-    from solverspace.objective import parse_objective
+    from solverspace.lang.evaluate import evaluate
+    from solverspace.analysis.objective import parse_objective
 
     space = Space.load(str(SPACE), settings or {})
     exprs = {name: parse_objective(space.model, text) for name, text in TERMS.items()}
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
         return 0
     if not args.sample:
         parser.error("give a CSV of configurations, or --print")
-    from solverspace.errors import SolverspaceError
+    from solverspace.core.errors import SolverspaceError
     try:
         return report(args.sample, read_settings(args.set, parser), args.write, args.summary)
     except (OSError, ValueError, ArithmeticError, SolverspaceError) as exc:

@@ -3,7 +3,7 @@
 # Same cause as disagree-c-int-domain-with-string-condition.py: the integer parameter `p` is taken for a
 # categorical one (its @iterator body compares `k` with a string); decoding its values as category codes
 # fails: IndexError "index 2 is out of bounds for axis 0 with size 2" in CEnumerator.decode
-# (translators/c_backend.py). The reference and CP-SAT count 5.
+# (translators/c/backend.py). The reference and CP-SAT count 5.
 k = iterator(['bb', 'a'])
 @iterator
 def p(k):

@@ -3,7 +3,7 @@
 # strings: `alg == "one"` was never true, so C listed (one, 3), (two, 3) where the reference and
 # CP-SAT list (one, 1), (one, 2), (two, 3); CP-SAT's partial check `alg=one` said "ruled out by the
 # domains alone" (the bounds of `k` came from the same wrong table). Fixed: one closure table over
-# the inputs' values, strings as strings (solverspace/closures.py).
+# the inputs' values, strings as strings (solverspace/lang/closures.py).
 alg = iterator(["one", "two"])
 @iterator
 def k(alg):

@@ -1,7 +1,7 @@
 # Found by tests/test_validation_generated.py (validation.generate.spaces, slow run), shrunk by Hypothesis
 # (which gave up after five minutes: not minimal).
 # CP-SAT counted 0 where the reference, C and C literal counted 18, with the CP-SAT translator as it was at 01:34 UTC
-# (translators/cpsat.py and cpsat_count.py were being edited); the version of 01:38 agrees.
+# (translators/cpsat/backend.py and cpsat_count.py were being edited); the version of 01:38 agrees.
 # Kept as a regression space.
 S = 3
 p0 = iterator(['tex', 'a', 'a', 'a'])

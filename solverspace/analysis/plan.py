@@ -1,0 +1,108 @@
+"""The loop plan: the order of the loops and where each derived value and constraint goes.
+
+The loop order is a topological order of the parameters that keeps definition order wherever
+dependencies allow (so a space's loops nest the way its author wrote them). Each derived value
+is computed, and each constraint tested, right after the loop of its last-bound input: the
+earliest point where it can be evaluated. This is the *literal* plan; optimizations (early
+breaks, bound tightening, solved equalities) belong to backends and are switchable.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from solverspace.lang.dag import DAG
+from solverspace.lang.model import Constraint, Derived, Model, Parameter
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop: bind `parameter`, then compute `derived`, then test `constraints` in order."""
+
+    parameter: Parameter
+    derived: tuple[Derived, ...]
+    constraints: tuple[Constraint, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: Model
+    prelude_derived: tuple[Derived, ...]       # depend on no parameter
+    prelude_constraints: tuple[Constraint, ...]
+    levels: tuple[Level, ...]
+
+    @property
+    def analysis(self):
+        """The model's shared analysis (`solverspace.lang.facts`): every backend reads this one."""
+        return self.model.analysis
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return tuple(level.parameter.name for level in self.levels)
+
+    def position(self, name: str) -> int:
+        """Index of the loop after which a derived value or constraint is evaluated (-1: before all)."""
+        for index, level in enumerate(self.levels):
+            if name == level.parameter.name or any(d.name == name for d in level.derived) \
+                    or any(c.name == name for c in level.constraints):
+                return index
+        return -1
+
+
+def loop_order(model: Model, dag: DAG) -> list[str]:
+    """Topological order of parameters, smallest definition index first among the ready ones."""
+    index = {p.name: i for i, p in enumerate(model.parameters)}
+    waiting = {p: set(dag.parameter_inputs[p]) for p in index}
+    users: dict[str, list[str]] = {p: [] for p in index}
+    for p, deps in waiting.items():
+        for q in deps:
+            users[q].append(p)
+    ready = [(index[p], p) for p, deps in waiting.items() if not deps]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, p = heapq.heappop(ready)
+        order.append(p)
+        for user in users[p]:
+            waiting[user].discard(p)
+            if not waiting[user]:
+                heapq.heappush(ready, (index[user], user))
+    return order
+
+
+def make_plan(model: Model, order: list[str] | None = None) -> Plan:
+    """The literal plan; `order` may give another legal loop order."""
+    dag = model.analysis.dag
+    order = order or loop_order(model, dag)
+    position = {p: i for i, p in enumerate(order)}
+    for p in order:
+        late = [q for q in dag.parameter_inputs[p] if position[q] >= position[p]]
+        if late:
+            raise ValueError(f"loop order {order} binds {p!r} before its input {late[0]!r}")
+
+    def slot(name):
+        return max((position[q] for q in dag.parameter_inputs[name]), default=-1)
+
+    derived_at: dict[int, list[Derived]] = {}
+    for d in _derived_in_dependency_order(model, dag):
+        derived_at.setdefault(slot(d.name), []).append(d)
+    constraints_at: dict[int, list[Constraint]] = {}
+    for c in model.constraints:
+        constraints_at.setdefault(slot(c.name), []).append(c)
+    levels = tuple(Level(model.parameter[p], tuple(derived_at.get(i, ())), tuple(constraints_at.get(i, ())))
+                   for i, p in enumerate(order))
+    return Plan(model, tuple(derived_at.get(-1, ())), tuple(constraints_at.get(-1, ())), levels)
+
+
+def _derived_in_dependency_order(model: Model, dag: DAG) -> list[Derived]:
+    import graphlib
+    graph = {d.name: {u for u in dag.uses[d.name] if u in model.derived_value} for d in model.derived}
+    sorter = graphlib.TopologicalSorter(graph)
+    index = {d.name: i for i, d in enumerate(model.derived)}
+    sorter.prepare()
+    result = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready(), key=index.__getitem__)
+        result.extend(model.derived_value[n] for n in ready)
+        sorter.done(*ready)
+    return result

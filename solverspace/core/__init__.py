@@ -1,0 +1,1 @@
+"""Shared by every layer: errors, option checks, output files and formats, order values."""

@@ -1,0 +1,444 @@
+"""The expression IR: small immutable nodes that every stage and backend shares.
+
+A space file is lowered once into these nodes (by `dsl` for module-level expressions and by
+`lowering` for function bodies). Analysis, SymPy conversion, printing and the backends all walk
+the same nodes; each walker is a `Visitor` whose `_visit_<Node>` methods are chosen by node type
+(no isinstance ladders), so a backend that lacks a method refuses the node by name.
+
+Expressions denote values (int, exact Fraction, bool, or categorical str); domains denote the
+ordered, duplicate-free value sequences of parameters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+ARITH_OPS = ("+", "-", "*", "//", "%", "/", "**")
+COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+class Node:
+    """Base of all IR nodes."""
+
+    __slots__ = ()
+
+    def children(self) -> tuple["Node", ...]:
+        return ()
+
+
+class Expr(Node):
+    """A value-denoting node."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: int | str | bool
+
+    def __post_init__(self):
+        if type(self.value) not in (int, str, bool):
+            raise TypeError(f"Const value must be int, str or bool, got {self.value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref(Expr):
+    """A reference to a parameter or derived value, by name."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        if self.op not in ARITH_OPS:
+            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class Neg(Expr):
+    operand: Expr
+
+    def children(self):
+        return (self.operand,)
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    operand: Expr
+
+    def children(self):
+        return (self.operand,)
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        if self.op not in COMPARE_OPS:
+            raise ValueError(f"unknown comparison {self.op!r}")
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class And(Expr):
+    """Short-circuit conjunction, left to right; the value is a bool."""
+
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Expr):
+    """Short-circuit disjunction, left to right; the value is a bool."""
+
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class IfExp(Expr):
+    """`then if cond else orelse`: only the chosen branch is evaluated."""
+
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+    def children(self):
+        return (self.cond, self.then, self.orelse)
+
+
+@dataclass(frozen=True, slots=True)
+class Min(Expr):
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class Max(Expr):
+    operands: tuple[Expr, ...]
+
+    def children(self):
+        return self.operands
+
+
+@dataclass(frozen=True, slots=True)
+class Abs(Expr):
+    operand: Expr
+
+    def children(self):
+        return (self.operand,)
+
+
+class Domain(Node):
+    """A node denoting a parameter's ordered, duplicate-free sequence of values."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Range(Domain):
+    """Python's `range(start, stop, step)`."""
+
+    start: Expr
+    stop: Expr
+    step: Expr
+
+    def children(self):
+        return (self.start, self.stop, self.step)
+
+
+@dataclass(frozen=True, slots=True)
+class Values(Domain):
+    """An explicit value list; duplicates are dropped keeping the first."""
+
+    items: tuple[Expr, ...]
+
+    def children(self):
+        return self.items
+
+
+@dataclass(frozen=True, slots=True)
+class SetOp(Domain):
+    """Iterator algebra: `union` keeps left order then new right values; `intersection` and
+    `difference` keep left order."""
+
+    op: str
+    left: Domain
+    right: Domain
+
+    def __post_init__(self):
+        if self.op not in ("union", "intersection", "difference"):
+            raise ValueError(f"unknown iterator operation {self.op!r}")
+
+    def children(self):
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True)
+class IfDomain(Domain):
+    cond: Expr
+    then: Domain
+    orelse: Domain
+
+    def children(self):
+        return (self.cond, self.then, self.orelse)
+
+
+@dataclass(frozen=True, slots=True)
+class Closure(Domain):
+    """A generator-function iterator, evaluated in Python for each combination of its
+    dependencies' values (`deps`, names of parameters or derived values)."""
+
+    name: str
+    func: Callable
+    deps: tuple[str, ...]
+    line: int | None = None
+
+    def children(self):
+        return tuple(Ref(d) for d in self.deps)
+
+
+@dataclass(frozen=True, slots=True)
+class Permutation(Domain):
+    """Every order of `items` (an order-valued parameter: each value is a tuple of the items)."""
+
+    items: tuple[Expr, ...]
+
+    def children(self):
+        return self.items
+
+
+@dataclass(frozen=True, slots=True)
+class Interleave(Domain):
+    """Every merge of the `parts` (value lists) that keeps each part's own order (OA's mixer)."""
+
+    parts: tuple["Values", ...]
+
+    def children(self):
+        return self.parts
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence(Domain):
+    """Ordered selections of `items` without repetition, of `min_len` to `max_len` items."""
+
+    items: tuple[Expr, ...]
+    min_len: Expr
+    max_len: Expr
+
+    def children(self):
+        return (*self.items, self.min_len, self.max_len)
+
+
+ORDER_DOMAINS = (Permutation, Interleave, Sequence)
+ORDER_FUNCTIONS = ("position", "before", "first", "last", "contains", "len")
+
+
+@dataclass(frozen=True, slots=True)
+class OrderFn(Expr):
+    """An order predicate or accessor: `fn(order, *args)` with `fn` in `ORDER_FUNCTIONS`
+    (`solverspace.core.orders` gives the meaning)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+    def __post_init__(self):
+        if self.fn not in ORDER_FUNCTIONS:
+            raise ValueError(f"unknown order function {self.fn!r}")
+
+    def children(self):
+        return self.args
+
+
+# The visitor name of each operator: a node with an `op` (BinOp, Compare, SetOp) is dispatched to
+# `_visit_<name>` (e.g. `_visit_FloorDiv`) when the visitor has one, else to `_visit_<ClassName>`.
+OP_NAMES = {"+": "Add", "-": "Sub", "*": "Mul", "//": "FloorDiv", "%": "Mod", "/": "Div", "**": "Pow",
+            "<": "Lt", "<=": "LtE", ">": "Gt", ">=": "GtE", "==": "Eq", "!=": "NotEq",
+            "union": "Union", "intersection": "Intersection", "difference": "Difference"}
+
+
+class Visitor:
+    """Dispatch on node type: `visit(node)` calls `self._visit_<ClassName>(node)`; operators
+    (`BinOp`, `Compare`, `SetOp`) first try `self._visit_<OperatorName>(node)` (`OP_NAMES`), so a
+    backend writes one method per operator instead of an if/elif chain over `node.op`."""
+
+    backend_name = "this backend"
+
+    def visit(self, node: Node, *args):
+        op = getattr(node, "op", None)
+        method = getattr(self, "_visit_" + OP_NAMES[op], None) if op is not None else None
+        if method is None:
+            method = getattr(self, "_visit_" + type(node).__name__, None)
+        if method is None:
+            return self.unsupported(node)
+        return method(node, *args)
+
+    def unsupported(self, node: Node):
+        raise NotImplementedError(f"{self.backend_name} does not support {type(node).__name__} nodes")
+
+
+def walk(node: Node):
+    """Every node of a tree, pre-order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children()))
+
+
+def refs(node: Node) -> frozenset[str]:
+    """Names of the parameters and derived values a tree refers to."""
+    return frozenset(n.name for n in walk(node) if isinstance(n, Ref))
+
+
+def rebuild(node: Node, leaf: Callable[[Node], Node | None],
+            make: Callable[[Node, list], Node] | None = None) -> Node:
+    """A copy of a tree built bottom-up without recursion (a long sum is a deep tree until
+    `regroup` balances it): `leaf(n)` gives a replacement that ends the descent, or None to
+    descend and rebuild `n` from its rebuilt fields, by `make(n, fields)` (default: the same class)."""
+    make = make or (lambda original, fields: type(original)(*fields))
+    done: dict[int, tuple[Node, Node]] = {}   # id -> (original, copy); the original stays alive
+    stack = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if id(current) in done:
+            continue
+        if not expanded:
+            replaced = leaf(current)
+            if replaced is not None:
+                done[id(current)] = (current, replaced)
+                continue
+            stack.append((current, True))
+            stack.extend((c, False) for c in reversed(current.children()))
+            continue
+        fields = []
+        for name in current.__dataclass_fields__:
+            value = getattr(current, name)
+            if isinstance(value, Node):
+                value = done[id(value)][1]
+            elif isinstance(value, tuple) and value and isinstance(value[0], Node):
+                value = tuple(done[id(v)][1] for v in value)
+            fields.append(value)
+        done[id(current)] = (current, make(current, fields))
+    return done[id(node)][1]
+
+
+def _substitution_leaf(mapping):
+    def leaf(n):
+        if isinstance(n, Ref):
+            return mapping.get(n.name, n)
+        if isinstance(n, (Const, Closure)):
+            return n
+        return None
+    return leaf
+
+
+def substitute(node: Node, mapping: dict[str, Node]) -> Node:
+    """Replace `Ref(name)` by `mapping[name]` throughout a tree."""
+    return rebuild(node, _substitution_leaf(mapping))
+
+
+# Long chains of `+`/`-` or of `*` ------------------------------------------------------------
+#: A chain of more operands than this is regrouped as a balanced tree (`regroup`). Python builds
+#: `p0 + p1 + ... + p999` as a tree 999 levels deep, and every recursive walk (this package's
+#: visitors, dataclass `==` and `hash`) would pass Python's recursion limit; `+` and `*` are
+#: exact on integers and fractions, so any grouping has the same value. Shorter chains keep the
+#: user's grouping, so printed text and generated code do not change for them.
+MAX_CHAIN = 32
+_CHAIN_FAMILY = {"+": "+", "-": "+", "*": "*"}
+
+
+def _chain_op(node: Node) -> str | None:
+    """The chain family (`+` for `+`/`-`, `*`) a node continues, or None."""
+    return _CHAIN_FAMILY.get(node.op) if isinstance(node, BinOp) else None
+
+
+def chain_terms(node: Node) -> list[tuple[bool, Expr]]:
+    """The operands of the maximal chain rooted at `node`, left to right, each with whether it is
+    subtracted (`a - (b + c)`: a, -b, -c); iterative, so any depth."""
+    family = _chain_op(node)
+    terms, stack = [], [(node, False)]
+    while stack:
+        current, negated = stack.pop()
+        if family is not None and _chain_op(current) == family:
+            right_negated = negated != (current.op == "-")
+            stack.append((current.right, right_negated))
+            stack.append((current.left, negated))
+        else:
+            terms.append((negated, current))
+    return terms
+
+
+def balanced_chain(op: str, terms: list[tuple[bool, Expr]]) -> Expr:
+    """A tree of depth log2(len(terms)) with the value of the chain (`op` is `+` or `*`; the
+    first term is not subtracted), operands in the same left-to-right order."""
+    if len(terms) == 1:
+        return terms[0][1]
+    middle = len(terms) // 2
+    left, right = balanced_chain(op, terms[:middle]), terms[middle:]
+    if right[0][0]:   # L - (flipped rest): the rest then starts with an added term
+        return BinOp("-", left, balanced_chain(op, [(not n, t) for n, t in right]))
+    return BinOp(op, left, balanced_chain(op, right))
+
+
+def chain(op: str, terms: list[tuple[bool, Expr]]) -> Expr:
+    """`t0 op t1 op ...` (`-` before a subtracted term): grouped left to right as Python does, or
+    balanced past `MAX_CHAIN` operands. The first term must not be subtracted."""
+    if len(terms) > MAX_CHAIN:
+        return balanced_chain(op, terms)
+    result = terms[0][1]
+    for negated, term in terms[1:]:
+        result = BinOp("-" if negated else op, result, term)
+    return result
+
+
+def regroup(node: Node) -> Node:
+    """The same tree with every chain of more than `MAX_CHAIN` operands balanced; iterative."""
+    if not any(_chain_op(n) for n in walk(node)):
+        return node
+
+    def leaf(n):
+        if isinstance(n, (Const, Ref, Closure)):
+            return n
+        if _chain_op(n) is None:
+            return None
+        terms = chain_terms(n)
+        if len(terms) <= MAX_CHAIN:
+            return None
+        return balanced_chain(_chain_op(n), [(negated, regroup(t)) for negated, t in terms])
+
+    return rebuild(node, leaf)
+
+
+def is_boolean(expr: Expr) -> bool:
+    """Whether an expression's value is a bool by construction (Python's `x or 2` is x or 2)."""
+    if isinstance(expr, (Compare, Not)):
+        return True
+    if isinstance(expr, (And, Or)):
+        return all(is_boolean(o) for o in expr.operands)
+    if isinstance(expr, OrderFn):
+        return expr.fn in ("before", "contains")
+    if isinstance(expr, Const):
+        return type(expr.value) is bool
+    if isinstance(expr, IfExp):
+        return is_boolean(expr.then) and is_boolean(expr.orelse)
+    return False

@@ -1,0 +1,1 @@
+"""The C/OpenMP backend: generated C, built through cffi, run in-process."""

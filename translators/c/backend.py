@@ -1,0 +1,733 @@
+"""Run the compiled enumerator: split into work units, count, fill rows, write files.
+
+Counting: the units (prefixes of the outer loops) are counted in parallel. Listing: the unit
+counts give each unit's offset, units are filled in parallel into a NumPy structured array in
+batches of at most `batch_rows` rows, and each batch is written out (`.npy` bytes or CSV text
+formatted in C) before the next is filled, so memory stays bounded whatever the output size.
+Files are written to a temporary name and renamed when complete.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import threading
+import time
+from dataclasses import dataclass
+import functools
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from solverspace.core.errors import SolverspaceError, SpaceEvaluationError, UndefinedOperationError
+from solverspace.core.options import check_threads
+from solverspace.lang.order_domains import has_orders
+from solverspace.core.output import atomic_output, npy_header
+from solverspace.core.npy import write_categories
+from solverspace.analysis.plan import Plan
+from solverspace.core.results import Stats
+from solverspace.core.draws import Positions
+from solverspace.core.results import csv_line, json_ascii, json_plain, jsonl_bytes, require_pyarrow
+
+from solverspace.translators.c.codegen import (
+    CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout)
+from solverspace.translators.c.optimize import Options
+from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
+from solverspace.translators.c.shapes import build_shaped, is_built_shaped
+from solverspace.translators.order_slots import refuse_orders, slot_plan
+from solverspace.translators.c import orders as c_orders
+
+if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
+    import numpy as np
+
+MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
+MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
+UNITS_PER_THREAD = 512
+DEFAULT_BATCH_ROWS = 1 << 22
+
+
+class SpaceTooLargeError(SolverspaceError, ValueError):
+    """A space with more configurations than can be listed."""
+
+
+@dataclass
+class Units:
+    """The work units: prefixes of the outer loops, and after counting each one's count. Kept in
+    C memory and Python ints, so that a count needs no NumPy; listing views them as arrays."""
+
+    depth: int
+    n: int                           # units (1 when depth is 0: the whole nest)
+    prefix_buffer: object            # cffi int64_t[n * depth] (at least one element)
+    prefix_bytes: object             # ffi.buffer over it (NumPy views it when listing)
+    prefix_stats: Stats
+    unit_counts: list[int] | None = None  # per unit, after counting
+    total: int | None = None
+
+    @cached_property
+    def prefixes(self) -> "np.ndarray":
+        """(n, depth) int64 view of the prefix buffer."""
+        import numpy as np
+        flat = np.frombuffer(self.prefix_bytes, dtype=np.int64)
+        return flat[: self.n * self.depth].reshape(self.n, self.depth)
+
+    @cached_property
+    def counts(self) -> "np.ndarray":
+        """Unit counts as an array: int64 when the total fits, else Python ints (object; NumPy's
+        cumsum and searchsorted work on it)."""
+        import numpy as np
+        return np.array(self.unit_counts, dtype=np.int64 if self.total < 2 ** 63 else object)
+
+
+def unit_counts(ffi, words, n: int, width: int) -> list[int]:
+    """Unit counts of `width` little-endian unsigned 64-bit words each (width 1: int64)."""
+    if width == 1:
+        return ffi.unpack(words, n)
+    raw = bytes(ffi.buffer(words))
+    step = 8 * width
+    return [int.from_bytes(raw[u * step:(u + 1) * step], "little") for u in range(n)]
+
+
+class _Job:
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+        self.value = self.error = None
+        self.done = threading.Event()
+
+
+class _CThread:
+    """One long-lived daemon thread runs every C call. OpenMP keeps its thread pool per calling
+    thread; a calling thread that exits tears the pool down, which can race with interpreter
+    exit (seen as a crash after Ctrl-C). A thread that lives as long as the process avoids it.
+    It blocks SIGINT/SIGTERM, and the OpenMP threads inherit that, so Ctrl-C reaches Python."""
+
+    def __init__(self):
+        self.queue: "queue.SimpleQueue[_Job]" = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def submit(self, fn, args) -> _Job:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="solverspace-c", daemon=True)
+                self.thread.start()
+        job = _Job(fn, args)
+        self.queue.put(job)
+        return job
+
+    def _run(self):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        while True:
+            job = self.queue.get()
+            try:
+                job.value = job.fn(*job.args)
+            except BaseException as exc:  # handed to the caller
+                job.error = exc
+            finally:
+                job.done.set()
+
+
+_C_THREAD = _CThread()
+
+
+def _with_constants(shaped, fn, *args):
+    shaped.set_constants()
+    return fn(*args)
+
+
+def call_c(shaped, fn, *args, progress=None, total=0, done=None, cancel=None):
+    """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
+    progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
+    sets `cancel`, which every work unit and every long loop inside one checks, and waits for
+    the C threads to stop before raising."""
+    job = None
+    if shaped.constants is not None:  # a module shared by its shape: make it this program first
+        fn = functools.partial(_with_constants, shaped, fn)
+    try:
+        job = _C_THREAD.submit(fn, args)
+        pause = 0.0005
+        while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
+            time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
+            pause = min(2 * pause, 0.01)  # a wake-up costs microseconds; a late one adds latency
+            if progress and done is not None:
+                progress(int(done[0]), total)
+    except KeyboardInterrupt:
+        if cancel is not None:
+            cancel[0] = 1
+        while job is not None and not job.done.is_set():
+            time.sleep(0.01)
+        raise
+    if progress and done is not None:
+        progress(int(done[0]), total)
+    if job.error is not None:
+        raise job.error
+    return job.value
+
+
+class CEnumerator:
+    """One compiled enumerator for a plan, optimization options and output columns."""
+
+    _cache: dict[tuple, "CEnumerator"] = {}
+
+    def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
+                 threads: int | None = None, funnel: bool = False, quick: bool = False):
+        check_threads(threads)
+        self.quick = quick   # the quick (-O0) build of the same source (c_build.flags)
+        refuse_orders(plan, "C", "measure the funnel of")  # the backend's other answers go through slot_plan
+        self.plan = plan
+        self.options = Options.literal() if funnel else options
+        self.with_derived, self.funnel_build = with_derived, funnel
+        self._build(wide=False)
+        self.threads = threads or os.cpu_count() or 1
+        self.units: Units | None = None
+
+    def _build(self, wide: bool):
+        """Generate and compile; `wide`: counts in wider integers (after a checked int64
+        count overflowed), see CGenerator."""
+        key = generation_key(self.plan, self.options, self.with_derived, self.funnel_build, wide)
+        generated = load_generated(key) if key else None
+        if generated is None:
+            generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
+                                   wide=wide).generate()
+            if key:
+                store_generated(key, generated)
+        self.generated: Generated = generated
+        self.shaped = build_shaped(self.generated.source, CDEF + (CDEF_FUNNEL if self.funnel_build else ""),
+                                   quick=self.quick)
+        self.module = self.shaped.module
+        self.lib, self.ffi = self.module.lib, self.module.ffi
+
+    @classmethod
+    def clear_cache(cls) -> None:
+        """Forget the enumerators built in this process (benchmarks time a fresh build)."""
+        cls._cache.clear()
+
+    @classmethod
+    def get(cls, plan, options=Options(), with_derived=(), threads=None, quick=False) -> "CEnumerator":
+        key = (id(plan), options, tuple(with_derived), threads, quick)
+        if key not in cls._cache:
+            cls._cache[key] = cls(plan, options, with_derived, threads, quick=quick)
+        return cls._cache[key]
+
+    # ------------------------------------------------------------------------------ running C
+    def call(self, fn, *args, progress=None, total=0, done=None, cancel=None):
+        """`call_c` with this enumerator's module."""
+        return call_c(self.shaped, fn, *args, progress=progress, total=total, done=done, cancel=cancel)
+
+    def check_status(self, stats, strict: bool, where: str = ""):
+        if stats.error == ERROR_STEP_ZERO:
+            name = self.generated.items[stats.undef_item]
+            raise SpaceEvaluationError(f"parameter {name!r}: range step is 0",
+                                       hint="a range step must be a non-zero integer")
+        if strict and stats.undefined:
+            raise self._undefined_error(self.generated.items[stats.undef_item], where)
+
+    @staticmethod
+    def _undefined_error(item: str, where: str) -> UndefinedOperationError:
+        return UndefinedOperationError(
+            f"undefined operation (division or modulo by zero) in {item!r}{where}",
+            hint="guard the expression, or run without --strict, where such configurations are invalid "
+                 "and counted as undefined; the reference backend with --strict names the configuration")
+
+    def split(self) -> Units:
+        """Choose the prefix depth that gives enough units for dynamic scheduling."""
+        if self.units is not None:
+            return self.units
+        st = self.ffi.new("ss_stats *")
+        cancel = self.ffi.new("int[1]")
+        target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
+        depth, count = 0, 1
+        for s in range(1, self.generated.max_prefix_depth + 1):
+            count = self.call(self._prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
+            self.check_status(st, False)
+            depth = s
+            if count >= target:
+                break
+        prefixes = self.ffi.new("int64_t[]", max(count, 1) * max(depth, 1))
+        if depth:
+            self.call(self._prefixes, depth, prefixes, count, st, cancel, cancel=cancel)
+        stats = Stats(undefined=st.undefined if depth else 0)
+        if depth and st.undefined:
+            stats.first_undefined = (self.generated.items[st.undef_item], {})
+        self.units = Units(depth, count if depth else 1, prefixes, self.ffi.buffer(prefixes), stats)
+        return self.units
+
+    def _prefixes(self, depth, out, cap, st, cancel) -> int:
+        """`ss_prefixes` (the outer loops' walk) with the cancel flag its loops look at."""
+        self.lib.ss_set_cancel(cancel)
+        try:
+            return self.lib.ss_prefixes(depth, out, cap, st)
+        finally:
+            self.lib.ss_set_cancel(self.ffi.NULL)
+
+    def count_units(self, strict=False, progress=None) -> Units:
+        units = self.split()
+        if units.unit_counts is not None:
+            return units
+        n = units.n
+        words = self.generated.count_words
+        counts = self.ffi.new("int64_t[]", n * words)
+        stats = self.ffi.new("ss_stats[]", n)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        self.call(self.lib.ss_count_units, units.depth, units.prefix_buffer, n,
+                   counts, stats, self.threads, cancel, done, progress=progress, total=n, done=done,
+                   cancel=cancel)
+        # the fields of all units at once (ss_stats: int64 count, undefined; int32 error, undef_item)
+        raw = memoryview(self.ffi.buffer(stats))
+        errors, undefined_of = raw.cast("i")[4::6], raw.cast("q")[1::3]
+        failed = [u for u, error in enumerate(errors) if error] if any(errors) else []
+        if any(stats[u].error == ERROR_COUNT_OVERFLOW for u in failed):  # same loops and units, wider counts
+            self._build(wide=True)
+            return self.count_units(strict, progress)
+        if failed:
+            self.check_status(stats[failed[0]], strict)
+        undefined = units.prefix_stats.undefined + sum(undefined_of)
+        if strict and units.prefix_stats.first_undefined is not None:
+            raise self._undefined_error(units.prefix_stats.first_undefined[0], "")
+        if undefined > units.prefix_stats.undefined:
+            u = next(u for u, n_undefined in enumerate(undefined_of) if n_undefined)
+            if strict:
+                raise self._undefined_error(self.generated.items[stats[u].undef_item], self._where(units, u))
+            if units.prefix_stats.first_undefined is None:
+                units.prefix_stats.first_undefined = (self.generated.items[stats[u].undef_item],
+                                                      self._prefix_dict(units, u))
+        units.prefix_stats.undefined = undefined
+        units.unit_counts = unit_counts(self.ffi, counts, n, words)
+        units.total = sum(units.unit_counts)
+        return units
+
+    def _ptr(self, array: "np.ndarray"):
+        return self.ffi.cast("int64_t *", array.ctypes.data)
+
+    def _prefix_dict(self, units, u) -> dict:
+        if not units.depth:
+            return {}
+        return dict(zip(self.plan.order[: units.depth], (int(v) for v in units.prefixes[u])))
+
+    def _where(self, units, u) -> str:
+        prefix = self._prefix_dict(units, u)
+        return (" under " + " ".join(f"{k}={v}" for k, v in prefix.items())) if prefix else ""
+
+    # ------------------------------------------------------------------------------ results
+    def stats(self, strict=False, progress=None) -> Stats:
+        units = self.count_units(strict, progress)
+        s = units.prefix_stats
+        return Stats(count=units.total, undefined=s.undefined, first_undefined=s.first_undefined)
+
+    def batches(self, strict=False, progress=None, batch_rows=DEFAULT_BATCH_ROWS) -> Iterator[np.ndarray]:
+        """Structured arrays of consecutive rows, in output order, each at most `batch_rows`
+        rows unless one unit alone is larger."""
+        import numpy as np
+        units = self.count_units(strict)
+        counts = units.counts
+        if counts.dtype == object:  # counts may pass 63 bits: this many rows cannot be listed
+            total = int(counts.sum())
+            if total >= 2 ** 63:
+                raise SpaceTooLargeError(f"the space has {total} configurations, too many to list (2**63 or more)",
+                                         hint="count, sample, get and index work on it without listing")
+            counts = counts.astype(np.int64)
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        total = int(offsets[-1])
+        dtype = np.dtype(self.generated.dtype)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        start = 0
+        n = len(counts)
+        while start < n:
+            stop = start + 1
+            while stop < n and offsets[stop + 1] - offsets[start] <= batch_rows:
+                stop += 1
+            rows = np.empty(int(offsets[stop] - offsets[start]), dtype=dtype)
+            self.call(self.lib.ss_fill_units, units.depth, units.prefix_buffer, start, stop,
+                       self._ptr(offsets), self.ffi.cast("char *", rows.ctypes.data), self.threads, cancel, done,
+                       progress=progress, total=n, done=done, cancel=cancel)
+            yield rows
+            start = stop
+        if total == 0 and n == 0:
+            yield np.empty(0, dtype=dtype)
+
+    def offsets(self) -> np.ndarray:
+        """Row offset of each work unit in the output order (length units + 1)."""
+        import numpy as np
+        counts = self.count_units().counts
+        offsets = np.zeros(len(counts) + 1, dtype=counts.dtype)  # object (Python ints) for wide counts
+        np.cumsum(counts, out=offsets[1:])
+        return offsets
+
+    def rows_at(self, indices, batch_rows=DEFAULT_BATCH_ROWS, progress=None) -> np.ndarray:
+        """The configurations at the given positions of the output order (in the order given),
+        filling only the work units that hold them, a batch of units at a time."""
+        import numpy as np
+        offsets = self.offsets()
+        total = int(offsets[-1])
+        indices = np.asarray(indices, dtype=offsets.dtype) if len(indices) else np.empty(0, dtype=offsets.dtype)
+        if len(indices) and (indices.min() < 0 or indices.max() >= total):
+            raise IndexError(f"configuration index out of range: the space has {total} configurations")
+        units = self.units
+        order = np.argsort(indices, kind="stable")
+        ordered = indices[order]
+        unit_of = np.searchsorted(offsets, ordered, side="right") - 1
+        needed = np.unique(unit_of)
+        result = np.empty(len(indices), dtype=self.generated.dtype)
+        large = units.counts[needed] > MAX_FILL_ROWS
+        if large.any():  # too large to list: descend to each position (translators.c_rank)
+            ranker = self._ranker()
+            for j in np.flatnonzero(np.isin(unit_of, needed[large])):
+                u = int(unit_of[j])
+                result[order[j]] = self.encode(ranker.row_at(u, int(ordered[j] - offsets[u])))
+            needed = needed[~large]
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        sizes = units.counts[needed]
+        start = 0
+        while start < len(needed):
+            stop = start + 1
+            rows = sizes[start]
+            while stop < len(needed) and rows + sizes[stop] <= batch_rows:
+                rows += sizes[stop]
+                stop += 1
+            chosen = np.ascontiguousarray(needed[start:stop])
+            out_offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+            np.cumsum(units.counts[chosen].astype(np.int64), out=out_offsets[1:])
+            buffer = np.empty(int(out_offsets[-1]), dtype=self.generated.dtype)
+            self.call(self.lib.ss_fill_list, units.depth, units.prefix_buffer, self._ptr(chosen), len(chosen),
+                       self._ptr(out_offsets), self.ffi.cast("char *", buffer.ctypes.data), self.threads, cancel, done,
+                       progress=progress, total=len(needed), done=done, cancel=cancel)
+            lo, hi = np.searchsorted(unit_of, [chosen[0], chosen[-1]], side="left")[0], \
+                np.searchsorted(unit_of, chosen[-1], side="right")
+            which = np.searchsorted(chosen, unit_of[lo:hi])
+            within = (ordered[lo:hi] - offsets[unit_of[lo:hi]]).astype(np.int64)  # below a fillable unit's size
+            positions = out_offsets[which] + within
+            result[order[lo:hi]] = buffer[positions]
+            start = stop
+        return result
+
+    def _ranker(self):
+        from solverspace.translators.c.rank import UnitRanker
+        if getattr(self, "_unit_ranker", None) is None:
+            self._unit_ranker = UnitRanker(self)
+        return self._unit_ranker
+
+    def encode(self, values: dict) -> tuple:
+        """A configuration as the row tuple of the structured array (categorical values as codes)."""
+        row = []
+        for c in self.generated.columns:
+            v = values[c.name]
+            if c.categorical is not None:
+                if v not in self.generated.codes:
+                    return None
+                v = self.generated.codes[v]
+            row.append(v)
+        return tuple(row)
+
+    def index_of(self, values: dict) -> int | None:
+        """Position of a configuration in the output order, or None if it is not valid."""
+        import numpy as np
+        offsets = self.offsets()
+        units = self.units
+        row = self.encode(values)
+        if row is None:
+            return None
+        if units.depth:
+            if getattr(self, "_unit_of_prefix", None) is None:
+                self._unit_of_prefix = {tuple(p): u for u, p in enumerate(units.prefixes.tolist())}
+            key = tuple(values[name] for name in self.plan.order[: units.depth])
+            key = tuple(self.generated.codes.get(v, v) if isinstance(v, str) else v for v in key)
+            unit = self._unit_of_prefix.get(key)
+            if unit is None:
+                return None
+        else:
+            unit = 0
+        size = int(units.counts[unit])
+        if size == 0:
+            return None
+        if size > MAX_FILL_ROWS:
+            rank = self._ranker().rank_of(unit, values)
+            return None if rank is None else offsets[unit] + rank
+        rows = self.rows_at(np.arange(size, dtype=np.int64).astype(offsets.dtype) + offsets[unit])
+        target = np.array([row], dtype=self.generated.dtype)
+        try:
+            hits = np.flatnonzero(rows == target[0])
+        except (OverflowError, ValueError):
+            return None
+        return int(offsets[unit] + hits[0]) if len(hits) else None
+
+    def funnel(self, progress=None):
+        """The pruning funnel (see solverspace.analysis.funnel) from counters compiled into this build."""
+        import numpy as np
+        from solverspace.analysis.funnel import empty_funnel
+        if not hasattr(self.lib, "ss_funnel"):
+            raise TypeError("this enumerator was built without funnel counters (funnel=True)")
+        layout = funnel_layout(self.plan)
+        units = self.split()
+        counters = np.zeros(layout["size"], dtype=np.int64)
+        cancel = self.ffi.new("int[1]")
+        done = self.ffi.new("int64_t[1]")
+        self.call(self.lib.ss_funnel, units.depth, self._ptr(counters), self.threads, cancel, done,
+                   progress=progress, total=max(len(units.prefixes), 1), done=done, cancel=cancel)
+        result = empty_funnel(self.plan)
+        for c in result.constraints:
+            g = layout["index"][c.name]
+            c.reached, c.rejected, c.undefined, c.alone = (int(v) for v in counters[4 * g: 4 * g + 4])
+        n = len(layout["constraints"])
+        for (a, b) in result.overlap:
+            ga, gb = layout["index"][a], layout["index"][b]
+            result.overlap[(a, b)] = int(counters[layout["overlap"] + ga * n + gb])
+        for i, level in enumerate(result.levels):
+            level.candidates = int(counters[layout["candidates"] + i])
+            level.undefined = int(counters[layout["level_undefined"] + i])
+        result.count = int(counters[layout["count"]])
+        return result
+
+    def _with_derived(self):
+        return tuple(c.name for c in self.generated.columns[len(self.plan.model.parameters):])
+
+    def array(self, strict=False, progress=None) -> np.ndarray:
+        import numpy as np
+        parts = list(self.batches(strict, progress, batch_rows=1 << 62))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def format_csv(self, rows: np.ndarray, sep: str = ",") -> bytes:
+        import numpy as np
+        columns = self.generated.columns
+        width = 64 * len(columns) + 64
+        buf = np.empty(max(len(rows) * width, 1), dtype=np.uint8)
+        n = self.call(self.lib.ss_format_csv, self.ffi.cast("char *", rows.ctypes.data), len(rows),
+                      self.ffi.cast("char *", buf.ctypes.data), len(buf), self.threads, sep.encode())
+        if n < 0:
+            raise RuntimeError("CSV buffer too small")
+        return buf[:n].tobytes()
+
+    def decode(self, rows: np.ndarray) -> np.ndarray:
+        """Categorical columns as strings (the structured array holds their codes)."""
+        import numpy as np
+        cats = [c for c in self.generated.columns if c.categorical is not None]
+        if not cats:
+            return rows
+        fields = []
+        for c in self.generated.columns:
+            if c.categorical is not None:
+                width = max(len(s) for s in c.categorical)
+                fields.append((c.name, f"<U{width}"))
+            else:
+                fields.append((c.name, rows.dtype[c.name]))
+        out = np.empty(len(rows), dtype=fields)
+        for c in self.generated.columns:
+            out[c.name] = np.asarray(c.categorical)[rows[c.name]] if c.categorical is not None else rows[c.name]
+        return out
+
+    def format_jsonl(self, rows: np.ndarray) -> bytes:
+        """JSON Lines for a batch of (encoded) rows: the C CSV formatter's output, rearranged
+        into objects by NumPy (no Python loop per row) when every categorical string can be
+        copied into JSON (its non-ASCII characters escaped afterwards, `results.json_ascii`);
+        otherwise one Python format per row."""
+        columns = self.generated.columns
+        if all(c.categorical is None or all(json_plain(v) for v in c.categorical) for c in columns) \
+                and not (len(columns) == 1 and "" in (columns[0].categorical or ())):  # a lone "" is quoted
+            return json_ascii(_csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns),
+                              [v for c in columns for v in (c.categorical or ())])
+        return jsonl_bytes(self.decode(rows))
+
+    def _write_parquet(self, handle, strict, progress, batch_rows) -> int:
+        """One Parquet row group per batch; categorical columns as dictionary-encoded strings."""
+        import numpy as np
+        pa, pq = require_pyarrow()
+        columns = self.generated.columns
+        dictionaries = {c.name: pa.array(list(c.categorical), pa.string()) for c in columns
+                        if c.categorical is not None}
+        schema = pa.schema([(c.name, pa.dictionary(pa.from_numpy_dtype(np.dtype(c.dtype)), pa.string())
+                             if c.categorical is not None else pa.from_numpy_dtype(np.dtype(c.dtype)))
+                            for c in columns])
+        written = 0
+        with pq.ParquetWriter(handle, schema) as writer:
+            for rows in self.batches(strict, progress, batch_rows):
+                arrays = []
+                for c in columns:
+                    values = np.ascontiguousarray(rows[c.name])
+                    if c.categorical is not None:
+                        arrays.append(pa.DictionaryArray.from_arrays(values, dictionaries[c.name]))
+                    else:
+                        arrays.append(pa.array(values))
+                writer.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                                   row_group_size=min(max(len(rows), 1), PARQUET_ROW_GROUP_ROWS))
+                written += len(rows)
+        return written
+
+    def write(self, path: Path, fmt: str, *, strict=False, progress=None, sep=",",
+              batch_rows=DEFAULT_BATCH_ROWS) -> int:
+        """Write CSV, .npy, JSON Lines or Parquet, in batches (bounded memory); the file
+        appears under its name only when complete."""
+        path = Path(path)
+        columns = self.generated.columns
+        if fmt == "parquet":
+            require_pyarrow()  # before enumerating
+        written = 0
+        with atomic_output(path, "wb") as handle:
+            if fmt == "csv":
+                handle.write(csv_line([c.name for c in columns], sep).encode())
+                for rows in self.batches(strict, progress, batch_rows):
+                    handle.write(self.format_csv(rows, sep))
+                    written += len(rows)
+            elif fmt == "npy":  # categorical columns as their codes, tables in the sidecar (solverspace.core.npy)
+                total = self.count_units(strict).total
+                handle.write(npy_header(self.generated.dtype, total))  # format 3.0 for non-Latin-1 column names
+                for rows in self.batches(strict, progress, batch_rows):
+                    handle.write(rows.tobytes())
+                    written += len(rows)
+            elif fmt == "jsonl":
+                for rows in self.batches(strict, progress, batch_rows):
+                    for start in range(0, len(rows), JSONL_CHUNK_ROWS):
+                        handle.write(self.format_jsonl(rows[start:start + JSONL_CHUNK_ROWS]))
+                    written += len(rows)
+            elif fmt == "parquet":
+                written = self._write_parquet(handle, strict, progress, batch_rows)
+            else:
+                raise ValueError(f"unknown format {fmt!r}")
+            if fmt == "npy":
+                write_categories(path, {c.name: list(c.categorical) for c in columns if c.categorical is not None},
+                                 written)
+        return written
+
+
+PARQUET_ROW_GROUP_ROWS = 1 << 20  # at most this many rows per Parquet row group (one batch or less)
+JSONL_CHUNK_ROWS = 1 << 14   # rows rearranged at once into JSON Lines (bounds the index arrays)
+_UNIT_SEP = "\x1f"           # field separator for the JSON Lines path: in no plain categorical string
+
+
+def _csv_to_jsonl(buf: bytes, columns) -> bytes:
+    """Rearrange C-formatted rows (fields separated by `_UNIT_SEP`, rows by newlines; categorical
+    strings JSON-plain) into JSON Lines with a gather over the bytes: each output row is
+    prefix_0 field_0 prefix_1 field_1 ... field_n-1 tail, where prefix_k carries the key (and the
+    quotes around categorical values)."""
+    import numpy as np
+    if not buf:
+        return b""
+    data = np.frombuffer(buf, dtype=np.uint8)
+    ends = np.flatnonzero((data == ord(_UNIT_SEP)) | (data == ord("\n")))
+    ncols = len(columns)
+    nrows = len(ends) // ncols
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    pieces = []
+    for k, c in enumerate(columns):
+        close = '"' if k and columns[k - 1].categorical is not None else ""
+        opening = '"' if c.categorical is not None else ""
+        pieces.append((close + (", " if k else "{") + json.dumps(c.name) + ": " + opening).encode())
+    pieces.append((('"' if columns[-1].categorical is not None else "") + "}\n").encode())
+    blob = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+    offsets = np.cumsum([0] + [len(p) for p in pieces])
+    source = np.concatenate([data, blob])
+    seg_start = np.empty((nrows, 2 * ncols + 1), dtype=np.int32)
+    seg_len = np.empty_like(seg_start)
+    seg_start[:, 0:2 * ncols:2] = len(data) + offsets[:ncols]
+    seg_len[:, 0:2 * ncols:2] = [len(p) for p in pieces[:ncols]]
+    seg_start[:, 1::2] = starts.reshape(nrows, ncols)
+    seg_len[:, 1::2] = (ends - starts).reshape(nrows, ncols)
+    seg_start[:, -1] = len(data) + offsets[ncols]
+    seg_len[:, -1] = len(pieces[-1])
+    seg_start, seg_len = seg_start.ravel(), seg_len.ravel()
+    total = int(seg_len.sum())
+    first = np.cumsum(seg_len, dtype=np.int32) - seg_len     # output position of each segment
+    index = np.repeat(seg_start - first, seg_len)
+    index += np.arange(total, dtype=np.int32)
+    return source[index].tobytes()
+
+
+class CBackend:
+    """The compiled C/OpenMP enumerator behind the Backend protocol."""
+
+    name = "c"
+
+    def __init__(self, threads: int | None = None, options: Options = Options(), quick: bool = False):
+        self.threads = check_threads(threads)
+        self.options = options
+        self.quick = quick   # run the quick (-O0) build of each module (`auto` on small spaces, cold)
+
+    @classmethod
+    def configured(cls, *, threads: int | None = None, optimizations=None, literal: bool = False,
+                   disable=()) -> "CBackend":
+        """From the registry's options: `optimizations` (an `Options`), or `literal` (all off) /
+        `disable` (names of optimizations to switch off)."""
+        if optimizations is None:
+            optimizations = Options.parse(literal=literal, disable=tuple(disable))
+        return cls(threads=threads, options=optimizations)
+
+    def enumerator(self, plan, with_derived=()) -> CEnumerator:
+        return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads, self.quick)
+
+    def count(self, plan, *, strict=False, progress=None) -> Stats:
+        return self.enumerator(slot_plan(plan, "C")).stats(strict, progress)  # orders as slots
+
+    def is_built(self, plan, with_derived=()) -> bool:
+        """Whether this plan's module is in the cache, so that running it compiles and generates
+        nothing (the `auto` backend asks before choosing). Never for a space with orders, which
+        the C backend only counts: `auto` tries the reference first."""
+        if has_orders(plan.model):
+            return False
+        if (id(plan), self.options, tuple(with_derived), self.threads, self.quick) in CEnumerator._cache:
+            return True
+        key = generation_key(plan, self.options, tuple(with_derived), False, False)
+        generated = load_generated(key) if key else None
+        return generated is not None and is_built_shaped(generated.source, CDEF, self.quick)
+
+    def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        if has_orders(plan.model):   # the slot model's rows, joined (translators/c/orders.py)
+            yield from c_orders.rows(self, plan, strict=strict, with_derived=with_derived, progress=progress)
+            return
+        enumerator = self.enumerator(plan, with_derived)
+        for batch in enumerator.batches(strict, progress):
+            decoded = enumerator.decode(batch)
+            for row in decoded.tolist():
+                yield tuple(row)
+
+    def array(self, plan, *, strict=False, with_derived=(), progress=None) -> np.ndarray:
+        if has_orders(plan.model):
+            return c_orders.array(self, plan, strict=strict, with_derived=with_derived, progress=progress)
+        enumerator = self.enumerator(plan, with_derived)
+        return enumerator.decode(enumerator.array(strict, progress))
+
+    def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        if has_orders(plan.model):
+            return c_orders.write(self, plan, path, fmt, strict=strict, with_derived=with_derived,
+                                  progress=progress, sep=sep)
+        return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)
+
+    def positions(self, plan) -> "EnumeratorPositions":
+        if has_orders(plan.model):
+            return c_orders.OrderPositions(EnumeratorPositions(self.enumerator(slot_plan(plan, "C"))), plan)
+        return EnumeratorPositions(self.enumerator(plan))
+
+    def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
+        return self.positions(plan)   # samples are drawn positions
+
+    def funnel(self, plan, *, progress=None):
+        """Where the constraints prune: a build of the literal plan with counters compiled in."""
+        return CEnumerator(plan, threads=self.threads, funnel=True).funnel(progress=progress)
+
+    def emit(self, plan, with_derived=()) -> str:
+        """The generated C source, with this backend's optimizations."""
+        plan = slot_plan(plan, "C")   # orders: the slot model's program
+        return CGenerator(plan, self.options, tuple(with_derived)).generate().source
+
+
+class EnumeratorPositions(Positions):
+    """Positions of the canonical order through the compiled enumerator's per-unit counts:
+    the `exact` sampling method and `space[i]`."""
+
+    name = "exact"
+    guarantee = "exactly uniform over the valid configurations (positions drawn uniformly)"
+
+    def __init__(self, enumerator: CEnumerator):
+        self.enumerator = enumerator
+
+    def size(self) -> int:
+        return int(self.enumerator.offsets()[-1])
+
+    def rows_at(self, positions) -> np.ndarray:
+        return self.enumerator.decode(self.enumerator.rows_at(positions))
+
+    def index(self, values: dict) -> int | None:
+        return self.enumerator.index_of(values)

@@ -1,0 +1,93 @@
+"""Generated C, remembered: a warm call skips code generation and the analysis behind it
+(SymPy simplification included), and goes from the loaded space straight to the compiled module.
+
+What the generator writes (`Generated`: the C source, the columns, the names of undefined items,
+the categorical codes, ...) is a function of the plan, the optimization options, the derived
+columns, the kind of build (funnel, wide counts) and the generator's own code. The key of an
+entry is a SHA-256 over all of them:
+
+- the model written out in full: every parameter's domain, derived value and constraint as IR
+  (with its line), every setting with its value and choices, the closure limit, the file name;
+- the plan's loop order; the options, the derived columns, funnel and wide;
+- `generator_version()`: a hash of the source of every module of `solverspace` and
+  `solverspace.translators`, so an upgrade or a local edit of the tool is a miss.
+
+A model with a closure iterator (a Python function, whose behaviour is not in its written form)
+is never cached. Entries live beside the compiled modules (`c_build.cache_dir()`), are written
+atomically and hold their own key; one that does not parse or whose key differs is a miss.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from solverspace.lang import ir
+
+from solverspace.translators.c.build import cache_dir, write_atomically
+from solverspace.translators.c.codegen import Column, Generated
+
+FORMAT = 1   # of the entries' JSON
+_VERSION: list[str] = []
+
+
+def generator_version() -> str:
+    """A hash of the tool's own code (every .py under solverspace/ and translators/), once per process."""
+    if not _VERSION:
+        digest = hashlib.sha256()
+        for folder in (Path(ir.__file__).parents[1], Path(__file__).parents[1]):
+            for path in sorted(folder.rglob("*.py")):
+                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        _VERSION.append(digest.hexdigest())
+    return _VERSION[0]
+
+
+def generation_key(plan, options, with_derived, funnel: bool, wide: bool) -> str | None:
+    """The entry's key, or None when the plan cannot be cached (a closure iterator)."""
+    model = plan.model
+    if any(isinstance(n, ir.Closure) for tree in model.trees for n in ir.walk(tree)):
+        return None
+    settings = sorted((name, sorted(value) if isinstance(value, (set, frozenset)) else value)
+                      for name, value in vars(options).items())  # a set's repr follows the hash seed
+    written = repr((FORMAT, model.source, model.parameters, model.derived, model.constraints, model.settings,
+                    model.max_closure_values, plan.order, type(options).__name__, settings, tuple(with_derived),
+                    funnel, wide))
+    if " at 0x" in written:  # an object known only by its address: its behaviour is not written here
+        return None
+    return hashlib.sha256((generator_version() + "\0" + written).encode()).hexdigest()
+
+
+def _path(key: str) -> Path:
+    return cache_dir() / f"plan_{key[:40]}.json"
+
+
+def load_generated(key: str) -> Generated | None:
+    """The remembered generator output for `key`, or None (absent, unreadable, another key)."""
+    try:
+        entry = json.loads(_path(key).read_text(encoding="utf-8"))
+        if entry.get("key") != key or entry.get("format") != FORMAT:
+            return None
+        return Generated(
+            source=entry["source"],
+            columns=[Column(c["name"], c["dtype"], c["ctype"],
+                            None if c["categorical"] is None else tuple(c["categorical"])) for c in entry["columns"]],
+            items=list(entry["items"]), max_prefix_depth=int(entry["max_prefix_depth"]),
+            codes={str(k): int(v) for k, v in entry["codes"].items()}, count_words=int(entry["count_words"]),
+            hoisted=tuple(entry["hoisted"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def store_generated(key: str, generated: Generated) -> None:
+    """Remember a generator output (atomically; a cache that cannot be written is only slower)."""
+    entry = {"format": FORMAT, "key": key, "source": generated.source,
+             "columns": [{"name": c.name, "dtype": c.dtype, "ctype": c.ctype,
+                          "categorical": None if c.categorical is None else list(c.categorical)}
+                         for c in generated.columns],
+             "items": list(generated.items), "max_prefix_depth": generated.max_prefix_depth,
+             "codes": dict(generated.codes), "count_words": generated.count_words,
+             "hoisted": list(generated.hoisted)}
+    try:
+        write_atomically(_path(key), json.dumps(entry))
+    except OSError:
+        pass

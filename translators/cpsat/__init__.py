@@ -1,0 +1,1 @@
+"""The OR-Tools CP-SAT backend: counting, checking, optimising and sampling."""
