@@ -413,7 +413,7 @@ def _json_number(key: str, value) -> dict:
 def cmd_tune(args) -> int:
     """`tune`: measured search; measures only what the bound cannot rule out (solverspace.analysis.tune)."""
     space = _load(args)
-    db = args.db if args.db is not None else space._default_tune_db()
+    db = args.db if args.db is not None else space.default_tune_db()
     quiet = args.quiet
 
     def progress(message: str) -> None:

@@ -285,11 +285,12 @@ class Space:
         the current directory for a built-in space, none for a space given as text)."""
         from solverspace.analysis.tune import tune
         if db is None:
-            db = self._default_tune_db()
+            db = self.default_tune_db()
         return tune(self.plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
                     repeat=repeat, aggregate=aggregate, db=str(db), timeout=timeout, progress=progress)
 
-    def _default_tune_db(self) -> str:
+    def default_tune_db(self) -> str:
+        """Where `tune` keeps its measurements when no `db` is given (also `solverspace tune`'s default)."""
         from solverspace.loader import BUILTIN_SPACES, resolve_space_path
         from solverspace.analysis.tune_db import default_path
         builtin = next((name for name in BUILTIN_SPACES

@@ -116,8 +116,8 @@ def _compiled(chosen):
     if getattr(chosen, "name", None) == "c":
         return chosen
     if getattr(chosen, "name", None) == "auto":
-        from solverspace.backends import _c
-        return _c(**chosen.c_options)
+        from solverspace.backends import get_backend
+        return get_backend("c", **chosen.c_options)
     return None
 
 

@@ -8,6 +8,7 @@ Files are written to a temporary name and renamed when complete.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import queue
@@ -127,7 +128,7 @@ class _CThread:
                 job.done.set()
 
 
-_C_THREAD = _CThread()
+C_THREAD = _CThread()   # the one thread that runs C calls (shared with lanes.run_program)
 
 
 def _with_constants(shaped, fn, *args):
@@ -144,7 +145,7 @@ def call_c(shaped, fn, *args, progress=None, total=0, done=None, cancel=None):
     if shaped.constants is not None:  # a module shared by its shape: make it this program first
         fn = functools.partial(_with_constants, shaped, fn)
     try:
-        job = _C_THREAD.submit(fn, args)
+        job = C_THREAD.submit(fn, args)
         pause = 0.0005
         while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
             time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
@@ -238,27 +239,45 @@ class CEnumerator:
         target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
         depth, count = 0, 1
         for s in range(1, self.generated.max_prefix_depth + 1):
-            count = self.call(self._prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
+            count = self.call(self.walk_prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
             self.check_status(st, False)
             depth = s
             if count >= target:
                 break
         prefixes = self.ffi.new("int64_t[]", max(count, 1) * max(depth, 1))
         if depth:
-            self.call(self._prefixes, depth, prefixes, count, st, cancel, cancel=cancel)
+            self.call(self.walk_prefixes, depth, prefixes, count, st, cancel, cancel=cancel)
         stats = Stats(undefined=st.undefined if depth else 0)
         if depth and st.undefined:
             stats.first_undefined = (self.generated.items[st.undef_item], {})
         self.units = Units(depth, count if depth else 1, prefixes, self.ffi.buffer(prefixes), stats)
         return self.units
 
-    def _prefixes(self, depth, out, cap, st, cancel) -> int:
-        """`ss_prefixes` (the outer loops' walk) with the cancel flag its loops look at."""
+    def walk_prefixes(self, depth, out, cap, st, cancel) -> int:
+        """`ss_prefixes` (the outer loops' walk) with the cancel flag its loops look at: the number of
+        prefixes at `depth`, written to `out` (room for `cap`) unless NULL. Run it through `call`."""
         self.lib.ss_set_cancel(cancel)
         try:
             return self.lib.ss_prefixes(depth, out, cap, st)
         finally:
             self.lib.ss_set_cancel(self.ffi.NULL)
+
+    def wide_twin(self) -> "CEnumerator":
+        """The same enumerator built to count in wide integers, built (or loaded) once per process."""
+        if getattr(self, "_wide_twin", None) is None:
+            twin = copy.copy(self)
+            twin._build(wide=True)
+            self._wide_twin = twin
+        return self._wide_twin
+
+    def with_units(self, units: Units) -> "CEnumerator":
+        """A copy sharing the loaded module whose work units are `units` (a partition's block), with
+        its own position caches."""
+        view = copy.copy(self)
+        view._unit_ranker = None
+        view._unit_of_prefix = None
+        view.units = units
+        return view
 
     def count_units(self, strict=False, progress=None) -> Units:
         units = self.split()

@@ -532,7 +532,7 @@ class LaneError(SolverspaceError):
 
 def run_program(program: LaneProgram, threads: int | None = None) -> LaneResult:
     """Count every lane of a lane program in one pass (parallel over work units, like a count)."""
-    from solverspace.translators.c.backend import _C_THREAD
+    from solverspace.translators.c.backend import C_THREAD
     module = build(program.source, LANE_CDEF)
     lib, ffi = module.lib, module.ffi
     nlanes = len(program.literals)
@@ -542,7 +542,7 @@ def run_program(program: LaneProgram, threads: int | None = None) -> LaneResult:
     cancel = ffi.new("int[1]")
 
     def call(fn, *args):
-        job = _C_THREAD.submit(fn, args)
+        job = C_THREAD.submit(fn, args)
         try:
             while not job.done.is_set():
                 time.sleep(0.0005)

@@ -13,7 +13,6 @@ wide-count rebuilds, batches, files, positions) then works on the block unchange
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 from bisect import bisect_left
 from typing import TYPE_CHECKING
@@ -39,7 +38,7 @@ def prefix_table(enumerator: CEnumerator, min_units: int, depth: int | None = No
     for s in range(1, enumerator.generated.max_prefix_depth + 1):
         if wanted is not None and s != wanted:
             continue
-        count = enumerator.call(enumerator._prefixes, s, ffi.NULL, 0, st, cancel, cancel=cancel)
+        count = enumerator.call(enumerator.walk_prefixes, s, ffi.NULL, 0, st, cancel, cancel=cancel)
         enumerator.check_status(st, False)
         depth = s
         if wanted is None and count >= min_units:
@@ -49,7 +48,7 @@ def prefix_table(enumerator: CEnumerator, min_units: int, depth: int | None = No
     if not depth:
         return 0, np.empty((1, 0), dtype=np.int64), Stats(undefined=0)
     buffer = ffi.new("int64_t[]", max(count * depth, 1))
-    enumerator.call(enumerator._prefixes, depth, buffer, count, st, cancel, cancel=cancel)
+    enumerator.call(enumerator.walk_prefixes, depth, buffer, count, st, cancel, cancel=cancel)
     prefixes = np.frombuffer(ffi.buffer(buffer), dtype=np.int64)[: count * depth].reshape(count, depth).copy()
     stats = Stats(undefined=st.undefined)
     if st.undefined:
@@ -73,14 +72,7 @@ def restricted(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", coun
     subtree counts, `c_rank`, which would wrap in int64; a block counted here rebuilds by itself)."""
     import numpy as np
     if wide and enumerator.generated.count_words == 1:
-        if getattr(enumerator, "_wide_twin", None) is None:   # built (or loaded) once per process
-            twin = copy.copy(enumerator)
-            twin._build(wide=True)
-            enumerator._wide_twin = twin
-        enumerator = enumerator._wide_twin
-    view = copy.copy(enumerator)
-    view._unit_ranker = None
-    view._unit_of_prefix = None
+        enumerator = enumerator.wide_twin()
     ffi = enumerator.ffi
     n = len(prefixes)
     data = np.ascontiguousarray(prefixes, dtype=np.int64)
@@ -91,8 +83,7 @@ def restricted(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", coun
     if counts is not None:
         units.unit_counts = [int(c) for c in counts]
         units.total = sum(units.unit_counts)
-    view.units = units
-    return view
+    return enumerator.with_units(units)
 
 
 def count_block(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", strict: bool = False):
