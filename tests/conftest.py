@@ -1,5 +1,6 @@
-"""Markers every test file shares: a test marked `needs_cc`, `needs_cpsat` or `needs_pyarrow` is
-skipped, with the reason, where this machine lacks a C compiler, OR-Tools or pyarrow.
+"""Markers and fixtures every test file shares (plain helpers live in `tests/helpers.py`): a test
+marked `needs_cc`, `needs_cpsat` or `needs_pyarrow` is skipped, with the reason, where this machine
+lacks a C compiler, OR-Tools or pyarrow; the `cache` fixture gives a test an empty module cache.
 
     pytestmark = pytest.mark.needs_cc          # a whole file
     @pytest.mark.needs_cpsat                   # one test
@@ -39,6 +40,18 @@ def draws_generated_spaces(module) -> bool:
         return "validation.generate import" in Path(module.__file__).read_text(encoding="utf-8")
     except (AttributeError, TypeError, OSError):
         return False
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty module cache of the test's own (`SOLVERSPACE_CACHE`), and no compiled module held in
+    memory from an earlier test: nothing is built or loaded until the test does it. A whole file
+    asks for it with `pytestmark = pytest.mark.usefixtures("cache")`."""
+    from solverspace.translators.c.backend import CEnumerator  # loaded only where a test asks
+    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
+    CEnumerator.clear_cache()
+    yield tmp_path / "cache"
+    CEnumerator.clear_cache()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -10,24 +10,9 @@ import pytest
 from solverspace import Space
 from solverspace.backends import AutoBackend, get_backend
 from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
+from tests.helpers import CORPUS, SMALL
 
 pytestmark = pytest.mark.needs_cc
-
-CORPUS = Path(__file__).parent / "corpus"
-SMALL = """
-a = range(1, 9)
-b = range(a, 17, a)
-c = ["x", "y", "z"]
-s = a * b
-reject_if((s % 3 == 0) & (c == "y"))
-"""
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """An empty module cache: nothing is built until a test builds it."""
-    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
 
 
 def test_small_space_without_a_module_is_answered_by_the_reference(cache):

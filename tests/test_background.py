@@ -8,14 +8,13 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from solverspace import Space, background
 from solverspace.backends import AutoBackend, get_backend
 
-from .test_auto import CORPUS, SMALL  # one copy of the spaces both files use
+from tests.helpers import CORPUS, SMALL
 
 pytestmark = pytest.mark.needs_cc
 
@@ -25,12 +24,6 @@ a = range(1, 250)
 b = range(1, 250)
 require((a * b) % 7 == 1)
 """
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
 
 
 @pytest.fixture

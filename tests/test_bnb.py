@@ -4,7 +4,6 @@ generated performance models (every operator, exact fractions, min/max, categori
 from __future__ import annotations
 
 import json
-import warnings
 from fractions import Fraction
 
 import pytest
@@ -13,59 +12,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from solverspace import Space
 from solverspace.cli import main
 from solverspace.core.errors import SolverspaceError, SpaceDefinitionError
-from solverspace.lang.evaluate import Undefined, compile_expr
-from solverspace.loader import load_source
+from solverspace.lang.evaluate import compile_expr
 from solverspace.analysis.lower_bound import PrefixBound, bottleneck
 from solverspace.analysis.objective import model_or_declared
 from solverspace.analysis.plan import make_plan
 from solverspace.lang.printing import to_source
-from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.analysis.search import best
 from solverspace.validation.generate import spaces
-
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-def load_generated(source: str):
-    """A generated space's model (its lint warnings silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_source(source, "generated.py")
-
-
-def walk_prefixes(plan, expr, at_prefix) -> None:
-    """Walk every admitted prefix of the loop nest (the reference's levels): `at_prefix(index,
-    env)` is called there, before the deeper loops change `env`, and returns a function that is
-    given the objective's values on the prefix's valid completions (where it is defined)."""
-    enumerator = ReferenceEnumerator(plan)
-    levels = enumerator.levels
-    objective = compile_expr(expr)
-
-    def walk(index: int, env: dict) -> list:
-        if index == len(levels):
-            try:
-                return [objective(env)]
-            except Undefined:
-                return []
-        level = levels[index]
-        try:
-            values = level.domain(env)
-        except Undefined:
-            return []
-        found = []
-        for value in values:
-            env[level.name] = value
-            if enumerator.admit(level, env):
-                check = at_prefix(index, env)
-                below = walk(index + 1, env)
-                check(below)
-                found += below
-        return found
-
-    env: dict = {}
-    if enumerator.admit(enumerator.prelude, env):
-        check = at_prefix(-1, env)
-        check(walk(0, env))
+from tests.helpers import FAST, ROOFLINE, load_generated, walk_prefixes
 
 
 def assert_bounds_contain_every_completion(plan, expr) -> int:
@@ -126,17 +80,6 @@ def test_branch_and_bound_equals_exhaustive_with_orders(source, top):
     assert_bounds_contain_every_completion(plan, model.cost)
     assert [(r.objective, r.configuration) for r in best(plan, text, maximize=False, top=top, engine="bnb").ranked] \
         == [(r.objective, r.configuration) for r in best(plan, text, maximize=False, top=top, engine="exhaustive").ranked]
-
-
-ROOFLINE = """
-N = 64
-tile = range(1, 17)
-unroll = iterator([1, 2, 4, 8])
-kind = iterator(["tex", "ldg"])
-loads = N * N // tile + if_then_else(kind == "tex", 0, N)
-require(tile % unroll == 0)
-cost(max(N * N * N / (tile * unroll * 8), loads / 3) + if_then_else(kind == "tex", 2, 1))
-"""
 
 
 def test_bounds_are_exact_once_everything_is_known_and_name_the_bottleneck(tmp_path):

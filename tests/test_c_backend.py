@@ -270,8 +270,7 @@ def test_cli_emit_c_prints_compilable_source(tmp_path):
 
 
 def _paper_examples():
-    import textwrap
-    from tests import test_paper_examples as paper
+    from tests import helpers as paper
     fig2 = paper.FIG2_HEADER + paper.FIG2_INNER + paper.FIG2_OUTER + paper.FIG2_EXPRESSIONS
     return {"fig1": paper.FIG1, "fig2": fig2, "fig3": paper.FIG3_INTENT, "fig4": paper.FIG4, "fig5": paper.FIG5,
             "fig6": paper.FIG6, "closure-with-setting": paper.MULTIPLES}

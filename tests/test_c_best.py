@@ -18,7 +18,7 @@ from solverspace.analysis.search import best
 from solverspace.translators.c.best import best_compiled
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
-from tests.test_bnb import FAST, ROOFLINE, load_generated, walk_prefixes
+from tests.helpers import FAST, ROOFLINE, load_generated, walk_prefixes
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
 COMPILING = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
@@ -85,8 +85,6 @@ def test_compiled_search_equals_python_exhaustive_evaluation(source, top, maximi
     assert _ranked(bnb) == truth
     assert _ranked(best_compiled(plan, text, maximize=maximize, top=top, prune=False, threads=1)) == truth
     assert bnb.exact
-
-
 
 
 @pytest.mark.parametrize("top", [1, 3, 40])

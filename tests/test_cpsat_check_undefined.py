@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("ortools")
 
-from solverspace import Space  # noqa: E402
 from solverspace.cli import main  # noqa: E402
 from solverspace.translators.cpsat.backend import complete  # noqa: E402
+from tests.helpers import space  # noqa: E402
 
 DERIVED = """
 a = range(0, 5)
@@ -34,10 +34,6 @@ a = range(0, 5)
 b = range(0, 3)
 require(a % b == 1)
 """
-
-
-def space(source):
-    return Space.from_source(textwrap.dedent(source))
 
 
 @pytest.mark.parametrize("source, assignment, name, failing", [

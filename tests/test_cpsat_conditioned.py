@@ -6,24 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from solverspace import Space, SolverspaceError
+from solverspace import Space
 from solverspace.validation.generate import independent_spaces, spaces
+from tests.helpers import HOTSPOT_LIKE, assert_cpsat_matches_reference
 
 pytestmark = pytest.mark.needs_cpsat
-
-# Hotspot's shape: `u` is read only by `t % u == 0`, so held at each `t` the rest splits off.
-HOTSPOT_LIKE = """
-bx = iterator([1, 2, 4, 8, 16, 32, 64])
-by = iterator([1, 2, 4, 8, 16])
-tx = range(1, 9)
-ty = range(1, 9)
-t = range(1, 11)
-u = range(1, 11)
-sh = iterator([0, 1])
-require(bx * by >= 8)
-require(t % u == 0)
-require((bx * tx + 2 * t) * (by * ty + 2 * t) * (2 + sh) <= 2000)
-"""
 
 
 def _count_with_strategy(space):
@@ -68,11 +55,3 @@ def test_generated_spaces_conditioned_everywhere_agree_with_the_reference(source
         cpsat_count.CONDITION_MIN_SPACE, cpsat_count.SINK_VALUES = saved
 
 
-def assert_cpsat_matches_reference(source: str):
-    space = Space.from_source(source)
-    try:
-        expected = space.count("reference")
-        got = space.count("cpsat")
-    except SolverspaceError:    # a refusal or an evaluation error: test_validation_generated checks those
-        return
-    assert got == expected, source

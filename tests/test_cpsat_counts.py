@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("ortools")
 
-from tests.test_paper_examples import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_INNER, FIG2_OUTER, FIG3_INTENT, \
-    FIG4, FIG5, FIG6, MULTIPLES  # noqa: E402
+from tests.helpers import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_INNER, FIG2_OUTER, FIG3_INTENT, \
+    FIG4, FIG5, FIG6, MULTIPLES, readme_tour, space  # noqa: E402
 
 from solverspace import Space, UndefinedOperationError  # noqa: E402
 from solverspace.backends import get_backend  # noqa: E402
@@ -19,10 +19,6 @@ from solverspace.translators.cpsat.backend import CpSatBackend, LowerBound, coun
 from solverspace.translators.cpsat.count import Counter, Options  # noqa: E402
 
 VARIANTS = list(itertools.product(["single", "double"], ["real", "complex"], [0, 1], [0, 1]))
-
-
-def space(source: str, settings: dict | None = None, **options) -> Space:
-    return Space.from_source(textwrap.dedent(source), settings, **options)
 
 
 def assert_matches_reference(s: Space, **options):
@@ -250,8 +246,7 @@ def test_readme_tour_matches_the_reference_counting_its_groups_per_separator():
     separator assignment: the outer part has few solutions and reuses them. GEMM's reader pairs
     are not worth it (almost every outer solution has its own separator assignments, and most
     have no reader pair): they are enumerated jointly."""
-    from tests.test_readme import _tour
-    stats = assert_matches_reference(Space.from_source(_tour(), {"MAX": 8}))
+    stats = assert_matches_reference(Space.from_source(readme_tour(), {"MAX": 8}))
     assert stats.strategy == "separated" and stats.solutions < stats.count / 10
     assert count(Space.load("gemm", {"device": "tiny"})).strategy == "joint"
 

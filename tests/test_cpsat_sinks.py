@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from solverspace import Space
 from solverspace.validation.generate import independent_spaces, spaces
-from tests.test_cpsat_conditioned import HOTSPOT_LIKE as CONDITIONED_HOTSPOT, assert_cpsat_matches_reference
+from tests.helpers import HOTSPOT_LIKE as CONDITIONED_HOTSPOT, assert_cpsat_matches_reference
 
 pytestmark = pytest.mark.needs_cpsat
 

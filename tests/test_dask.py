@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("distributed", reason="Dask's distributed scheduler (the `dask` extra) is not installed")
 
 import numpy as np  # noqa: E402
-from hypothesis import HealthCheck, given, reject, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, reject, settings  # noqa: E402
 
 from solverspace import Space  # noqa: E402
 from solverspace.cli import main  # noqa: E402

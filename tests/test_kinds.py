@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,12 +14,14 @@ from solverspace import Space
 from solverspace.cli import main
 from solverspace.core.errors import SpaceDefinitionError
 from solverspace.lang.kinds import INT, STR, KindError
+from tests.helpers import space as _space
 
 needs_c = pytest.mark.skipif(shutil.which(os.environ.get("CC", "gcc")) is None, reason="no C compiler")
 
 
 def space(text: str) -> Space:
-    return Space.from_source(textwrap.dedent(text), filename="k.py")
+    """A space named k.py (the refusal tests read the file name in messages)."""
+    return _space(text, filename="k.py")
 
 
 def reference_rows(s: Space) -> list:

@@ -11,10 +11,8 @@ import textwrap
 import pytest
 
 from solverspace import Space
-
-
-def space(source: str, settings: dict | None = None, **options) -> Space:
-    return Space.from_source(textwrap.dedent(source), settings, **options)
+from tests.helpers import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_INNER, FIG2_OUTER, FIG3_INTENT, FIG4, \
+    FIG5, FIG6, MULTIPLES, space
 
 
 def values(s: Space, name: str) -> list:
@@ -28,11 +26,6 @@ def as_dicts(s: Space) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------ Fig. 1
-FIG1 = """
-N = setting(4)
-r = range(N)
-fibonacci = iterator([1, 1, 2, 3, 5, 8, 13])
-"""
 
 
 @pytest.mark.parametrize("n", [1, 4, 7])
@@ -53,26 +46,6 @@ def test_fig1_single_value_and_default_setting():
 
 
 # ------------------------------------------------------------------------------------ Fig. 2
-FIG2_HEADER = """
-Fermi, Kepler, Maxwell = "fermi", "kepler", "maxwell"
-architecture = setting("fermi", choices=["fermi", "kepler", "maxwell"])
-"""
-FIG2_INNER = """
-@iterator
-def inner():
-    return range(outer)
-"""
-FIG2_OUTER = """
-@iterator
-def outer():
-    if architecture == Fermi: return range(32)
-    elif architecture == Kepler: return range(192)
-    elif architecture == Maxwell: return range(256)
-"""
-FIG2_EXPRESSIONS = """
-ex_outer = range(100)
-ex_inner = range(ex_outer)
-"""
 OUTER_SIZE = {"fermi": 32, "kepler": 192, "maxwell": 256}
 
 
@@ -126,24 +99,6 @@ def test_fig2_expression_iterators_in_the_wrong_order_fail_like_the_paper_says()
 
 
 # ------------------------------------------------------------------------------------ Fig. 3
-FIG3_INTENT = """
-MAX = setting(20)
-
-@iterator
-def primes():
-    yield 1
-    yield 2
-    n = 3
-    old_primes = list()
-    while n <= MAX:
-        for i in old_primes:
-            if n % i == 0:
-                break
-        else:
-            yield n
-            old_primes.append(n)
-        n += 2
-"""
 
 
 def plain_primes(limit: int) -> list[int]:
@@ -173,14 +128,6 @@ def test_fig3_as_printed_runs_as_python_would():
 
 
 # ------------------------------------------------------------------------------------ Fig. 4
-FIG4 = """
-WARP_SIZE = 32
-MAX_THREADS = 256
-MAX_M = 64
-dim_m = range(8, 33, 8)
-dim = range(WARP_SIZE, MAX_THREADS+1, WARP_SIZE)
-blk_m = range(dim_m, MAX_M+1, dim_m)
-"""
 
 
 @pytest.mark.parametrize("settings", [{}, {"WARP_SIZE": 64, "MAX_M": 48}])
@@ -231,19 +178,6 @@ def test_fig4_global_names_are_visible_in_every_scope():
 
 
 # ------------------------------------------------------------------------------------ Fig. 5
-FIG5 = """
-trans_a = setting(0, choices=[0, 1])
-blk_m = range(1, 5)
-blk_k = range(1, 4)
-x = iterator([100, 200])
-
-@iterator
-def blk_n_a(blk_m, blk_k):
-    x = blk_k
-    if trans_a != 0:
-        x = blk_m
-    return range(x, 0, -1)
-"""
 
 
 @pytest.mark.parametrize("trans_a", [0, 1])
@@ -263,16 +197,6 @@ def test_fig5_local_scope(trans_a):
 
 
 # ------------------------------------------------------------------------------------ Fig. 6
-FIG6 = """
-MAX = setting(20)
-
-@iterator
-def fibonacci():
-    k = n = 1
-    while n <= MAX:
-        yield n
-        n, k = n+k, n
-"""
 
 
 def plain_fibonacci(limit):
@@ -301,17 +225,6 @@ def test_fig6_closure_scope_hides_its_state():
 
 
 # ------------------------------------------------------------- closures with dependencies
-MULTIPLES = """
-MAX = setting(12)
-step = range(1, 4)
-
-@iterator
-def multiples():
-    v = step
-    while v <= MAX:
-        yield v
-        v += step
-"""
 
 
 @pytest.mark.parametrize("limit", [12, 5])

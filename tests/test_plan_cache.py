@@ -14,13 +14,7 @@ from solverspace.translators.c import plan_cache as c_plan_cache
 from solverspace.translators.c.codegen import CGenerator
 from solverspace.translators.c.optimize import Options
 
-pytestmark = pytest.mark.needs_cc
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
-
+pytestmark = [pytest.mark.needs_cc, pytest.mark.usefixtures("cache")]
 
 
 def _entries(cache):

@@ -16,8 +16,8 @@ from solverspace.translators.c.backend import CBackend, CEnumerator
 from solverspace.translators.c.codegen import CDEF, CGenerator
 from solverspace.translators.c.optimize import Options
 
-from .test_auto import CORPUS
-from .test_auto import SMALL as _SMALL
+from tests.helpers import CORPUS, SHAPES_SPACE
+from tests.helpers import SMALL as _SMALL
 
 pytestmark = pytest.mark.needs_cc
 
@@ -35,14 +35,6 @@ def small(tag: int) -> str:
     """SMALL with a constraint that holds everywhere: the same rows, a C source of its own (a module
     built by another test of this process is in `sys.modules`, which `is_built` trusts)."""
     return _SMALL + f"require(a < {1000 + tag})\n"
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
-    CEnumerator.clear_cache()
-    yield tmp_path / "cache"
-    CEnumerator.clear_cache()
 
 
 @pytest.fixture
@@ -164,9 +156,8 @@ def test_the_json_answer_says_quick(cache, spawned, capsys, monkeypatch):
 
 
 def test_a_cold_sweep_of_a_small_space_shares_quick_modules_by_shape(tmp_path, cache, spawned):
-    from .test_shapes import SPACE
     path = tmp_path / "space.py"
-    path.write_text(SPACE + "require(x < 1000 + 11)\n")             # a source of its own (see `small`)
+    path.write_text(SHAPES_SPACE + "require(x < 1000 + 11)\n")             # a source of its own (see `small`)
     auto = AutoBackend(budget=60, build_behind=True)
     for limit in (17, 20, 23, 27, 31):
         space = Space.load(str(path), {"LIMIT": str(limit)})

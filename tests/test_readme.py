@@ -2,12 +2,7 @@
 from pathlib import Path
 
 from solverspace import Space
-
-
-def _tour() -> str:
-    text = (Path(__file__).parents[1] / "README.md").read_text()
-    block = text.split("## Writing a space", 1)[1].split("```python\n", 1)[1]
-    return block.split("```", 1)[0]
+from tests.helpers import readme_tour as _tour
 
 
 def test_readme_tour_loads_and_counts():

@@ -7,6 +7,7 @@ from solverspace import Space
 from solverspace.analysis.check import check as check_config
 from solverspace.core.draws import SampleSizeError, draw_positions
 from solverspace.validation.uniformity import chi_square_p
+from tests.helpers import UNIFORMITY_SPACES as SMALL
 
 pytestmark = pytest.mark.needs_cc
 
@@ -67,32 +68,6 @@ def test_indexing_agrees_with_the_enumeration_order(k40c, k40c_rows):
     invalid = dict(zip(k40c.parameters, k40c[0]), dim_m=3)
     with pytest.raises(ValueError, match="not a valid configuration"):
         k40c.index(invalid)
-
-
-SMALL = {
-    "dependent ranges and guards": """
-a = range(-3, 5)
-b = range(a, 6, 2)
-c = iterator([1, 2, 3, 2])
-require((b - a) % c == 0)
-reject_if(a * c > 6)
-""",
-    "categorical and closure": """
-kind = iterator(["x", "y", "z"])
-@iterator
-def odd():
-    n = 1
-    while n < 12:
-        yield n
-        n += 2
-w = range(1, 5)
-@require
-def fit(kind, odd, w):
-    if kind == "x":
-        return odd % w == 1
-    return odd > w
-""",
-}
 
 
 @pytest.mark.parametrize("name", list(SMALL))

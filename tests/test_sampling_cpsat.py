@@ -16,7 +16,7 @@ from solverspace.validation.generate import spaces
 
 from solverspace.validation.uniformity import chi_square_p
 
-from .test_sampling import SMALL
+from tests.helpers import UNIFORMITY_SPACES as SMALL, per_configuration_p
 
 #: Peeled parameters with children (g under f), a categorical parameter, independent components
 #: and a closure-free @iterator: every path of the sampler.
@@ -38,13 +38,6 @@ require(e * f != 2)
 """
 
 SPACES = {**SMALL, "mixed": MIXED}
-
-
-def per_configuration_p(space, drawn_configs):
-    rows = list(space.rows())
-    index = {row: i for i, row in enumerate(rows)}
-    observed = np.bincount([index[row] for row in drawn_configs], minlength=len(rows))
-    return stats.chisquare(observed).pvalue
 
 
 @pytest.mark.parametrize("name", list(SPACES))

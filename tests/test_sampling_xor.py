@@ -11,7 +11,7 @@ from solverspace.sampling import SampleSizeError, sample
 from solverspace.translators.cpsat.hashing import (
     HI_THRESH, UNIGEN_EPSILON, approximate_count, approxmc_rounds, approxmc_threshold)
 
-from .test_sampling import SMALL
+from tests.helpers import UNIFORMITY_SPACES as SMALL
 
 #: 86 configurations: above UniGen2's listing limit (63), so samples come from hashed cells.
 HASHED = """

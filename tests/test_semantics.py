@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 
 import itertools
-import textwrap
 from fractions import Fraction
 
 import pytest
@@ -16,13 +15,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from solverspace import Space, SpaceEvaluationError, UndefinedOperationError
+from solverspace import Space, UndefinedOperationError
 from solverspace.core.errors import SpaceDefinitionError
 from solverspace.analysis.plan import make_plan
-
-
-def space(source: str, settings: dict | None = None, **options) -> Space:
-    return Space.from_source(textwrap.dedent(source), settings, **options)
+from tests.helpers import space
 
 
 def column(s: Space, name: str) -> list:

@@ -13,25 +13,9 @@ from solverspace.translators.c.build import CompilerError
 from solverspace.translators.c.codegen import CDEF, CGenerator
 from solverspace.translators.c.optimize import Options
 
-pytestmark = pytest.mark.needs_cc
+from tests.helpers import SHAPES_SPACE as SPACE
 
-SPACE = """\
-LIMIT = setting(9, choices=range(4, 40))
-STEP = setting(2, choices=[1, 2, 3])
-x = range(1, LIMIT)
-y = range(x, LIMIT + 3, STEP)
-z = iterator(['a', 'b'])
-w = x * y % (LIMIT - 1)
-require(x + y < LIMIT + 2)
-reject_if((w == 3) & (z == 'b'))
-"""
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
-    CEnumerator.clear_cache()
-    return tmp_path / "cache"
+pytestmark = [pytest.mark.needs_cc, pytest.mark.usefixtures("cache")]
 
 
 def _modules(cache):

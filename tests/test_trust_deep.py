@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from solverspace import Space
 from solverspace.lang import ir
 from solverspace.cli import main
-from solverspace.core.errors import SolverspaceError
 
 # --------------------------------------------------------------------------------- long sums
 

@@ -9,7 +9,6 @@ brute-force checker ignores such a restriction; python-constraint stops with it)
 """
 import itertools
 import json
-from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -22,10 +22,10 @@ from solverspace import Space
 from solverspace.lang import ir
 from solverspace.analysis import tune_db
 from solverspace.cli import main
-from solverspace.core.errors import OptionError, OutputError, SolverspaceWarning
+from solverspace.core.errors import OutputError, SolverspaceWarning
 from solverspace.analysis.tune_measure import TAIL, Command, DidNotRun
 from solverspace.validation.generate import spaces
-from tests.test_tune import Counting, truth
+from tests.helpers import Counting, truth
 
 PYTHON = sys.executable
 HOSTILE = ["a; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a\ntouch PWNED", "a && touch PWNED",

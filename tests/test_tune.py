@@ -4,7 +4,6 @@ configuration measured twice, failures recorded, and clear errors for bad input.
 from __future__ import annotations
 
 import json
-import random
 import shlex
 import sqlite3
 import sys
@@ -16,9 +15,8 @@ from solverspace import Space
 from solverspace.lang import ir
 from solverspace.cli import main
 from solverspace.core.errors import OptionError, OutputError, SolverspaceWarning, SpaceDefinitionError
-from solverspace.lang.evaluate import Undefined, compile_expr
-from solverspace.analysis.objective import parse_objective
 from solverspace.validation.generate import spaces
+from tests.helpers import Counting, truth
 
 SMALL = """
 a = range(1, 6)
@@ -28,49 +26,6 @@ s = a * b
 require((s % 2 == 0) | (c == 0))
 """
 MODEL = "s + c / 2 + 1"
-
-
-def truth(space: Space, model: str, noise: float = 0.5, seed: int = 0, undefined: float | None = None):
-    """Every valid configuration's synthetic time by parameter tuple: the model plus a shift that
-    makes every time non-negative (a time is never negative) plus seeded noise; where the model is
-    undefined (no bound), `undefined` times the smallest time (default: slower than any other)."""
-    derived = tuple(space.model.derived_value)
-    names = space.parameters + derived
-    value = compile_expr(parse_objective(space.model, model))
-    exact, missing = {}, []
-    for row in space.rows(with_derived=derived):
-        key = row[:len(space.parameters)]
-        try:
-            exact[key] = float(value(dict(zip(names, row))))
-        except Undefined:
-            missing.append(key)
-    shift = max(0.0, -min(exact.values(), default=0.0))
-    times = {key: v + shift + random.Random(f"{seed}{key!r}").random() * noise for key, v in exact.items()}
-    for key in missing:
-        noisy = random.Random(f"{seed}{key!r}").random()
-        times[key] = (min(times.values(), default=1.0) * undefined * noisy if undefined is not None
-                      else max(times.values(), default=0.0) + 1 + noisy)
-    return times
-
-
-class Counting:
-    """A measurement callable over a table of times that counts its calls. Its state (a space,
-    its calls) has no stable text: `tune_identity` names what it measures, the table, so that a
-    second instance over the same table reuses the first one's measurements."""
-
-    def __init__(self, space: Space, times: dict, stop_after: int | None = None):
-        self.space, self.times, self.calls, self.stop_after = space, times, [], stop_after
-
-    @property
-    def tune_identity(self) -> str:
-        return f"table {sorted(self.times.items())!r}"
-
-    def __call__(self, config: dict) -> float:
-        if self.stop_after is not None and len(self.calls) == self.stop_after:
-            raise KeyboardInterrupt
-        key = tuple(config[p] for p in self.space.parameters)
-        self.calls.append(key)
-        return self.times[key]
 
 
 # ---------------------------------------------------------------------------------- the optimum

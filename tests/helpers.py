@@ -1,0 +1,361 @@
+"""What test files share: plain functions and constants (fixtures live in `tests/conftest.py`).
+
+A test file imports from here (and gets fixtures from conftest), never from another test file:
+`tests/test_suite_shape.py` fails on such an import. A helper moves here once a second file needs it.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import random
+import sys
+import textwrap
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from scipy import stats
+
+from solverspace import Space, SolverspaceError
+from solverspace.analysis.objective import parse_objective
+from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.lang.evaluate import Undefined, compile_expr
+from solverspace.loader import load_source
+
+#: The test suite's own folder (corpus/, data/).
+TESTS = Path(__file__).parent
+#: Space files of every shape, one per file (tests/corpus/).
+CORPUS = TESTS / "corpus"
+
+
+def space(source: str, settings: dict | None = None, **options) -> Space:
+    """A space from an indented triple-quoted string (dedented, so it may sit inside a test)."""
+    return Space.from_source(textwrap.dedent(source), settings, **options)
+
+
+def readme_tour() -> str:
+    """The README's language tour (the first Python block under "Writing a space")."""
+    text = (TESTS.parent / "README.md").read_text()
+    block = text.split("## Writing a space", 1)[1].split("```python\n", 1)[1]
+    return block.split("```", 1)[0]
+
+
+# ------------------------------------------------------------------------ small spaces
+#: Dependent ranges, a categorical parameter, a derived value and a constraint: small enough for
+#: the reference, rich enough for the compiled enumerator (tests of `auto` and of building).
+SMALL = """
+a = range(1, 9)
+b = range(a, 17, a)
+c = ["x", "y", "z"]
+s = a * b
+reject_if((s % 3 == 0) & (c == "y"))
+"""
+
+#: Small spaces of different shapes, for per-configuration uniformity tests of samplers.
+UNIFORMITY_SPACES = {
+    "dependent ranges and guards": """
+a = range(-3, 5)
+b = range(a, 6, 2)
+c = iterator([1, 2, 3, 2])
+require((b - a) % c == 0)
+reject_if(a * c > 6)
+""",
+    "categorical and closure": """
+kind = iterator(["x", "y", "z"])
+@iterator
+def odd():
+    n = 1
+    while n < 12:
+        yield n
+        n += 2
+w = range(1, 5)
+@require
+def fit(kind, odd, w):
+    if kind == "x":
+        return odd % w == 1
+    return odd > w
+""",
+}
+
+#: Settings as runtime inputs: programs differing only in settings share one compiled module.
+SHAPES_SPACE = """\
+LIMIT = setting(9, choices=range(4, 40))
+STEP = setting(2, choices=[1, 2, 3])
+x = range(1, LIMIT)
+y = range(x, LIMIT + 3, STEP)
+z = iterator(['a', 'b'])
+w = x * y % (LIMIT - 1)
+require(x + y < LIMIT + 2)
+reject_if((w == 3) & (z == 'b'))
+"""
+
+
+def per_configuration_p(space, drawn_configs) -> float:
+    """The chi-square p-value of drawn rows against the uniform distribution over all of `space`'s rows."""
+    rows = list(space.rows())
+    index = {row: i for i, row in enumerate(rows)}
+    observed = np.bincount([index[row] for row in drawn_configs], minlength=len(rows))
+    return stats.chisquare(observed).pvalue
+
+
+# ------------------------------------------------------------------------ the BEAST paper's figures
+#: Seed 004, Figs. 1-6, as space files (tests/test_paper_examples.py tells their story).
+FIG1 = """
+N = setting(4)
+r = range(N)
+fibonacci = iterator([1, 1, 2, 3, 5, 8, 13])
+"""
+
+FIG2_HEADER = """
+Fermi, Kepler, Maxwell = "fermi", "kepler", "maxwell"
+architecture = setting("fermi", choices=["fermi", "kepler", "maxwell"])
+"""
+
+FIG2_INNER = """
+@iterator
+def inner():
+    return range(outer)
+"""
+
+FIG2_OUTER = """
+@iterator
+def outer():
+    if architecture == Fermi: return range(32)
+    elif architecture == Kepler: return range(192)
+    elif architecture == Maxwell: return range(256)
+"""
+
+FIG2_EXPRESSIONS = """
+ex_outer = range(100)
+ex_inner = range(ex_outer)
+"""
+
+FIG3_INTENT = """
+MAX = setting(20)
+
+@iterator
+def primes():
+    yield 1
+    yield 2
+    n = 3
+    old_primes = list()
+    while n <= MAX:
+        for i in old_primes:
+            if n % i == 0:
+                break
+        else:
+            yield n
+            old_primes.append(n)
+        n += 2
+"""
+
+FIG4 = """
+WARP_SIZE = 32
+MAX_THREADS = 256
+MAX_M = 64
+dim_m = range(8, 33, 8)
+dim = range(WARP_SIZE, MAX_THREADS+1, WARP_SIZE)
+blk_m = range(dim_m, MAX_M+1, dim_m)
+"""
+
+FIG5 = """
+trans_a = setting(0, choices=[0, 1])
+blk_m = range(1, 5)
+blk_k = range(1, 4)
+x = iterator([100, 200])
+
+@iterator
+def blk_n_a(blk_m, blk_k):
+    x = blk_k
+    if trans_a != 0:
+        x = blk_m
+    return range(x, 0, -1)
+"""
+
+FIG6 = """
+MAX = setting(20)
+
+@iterator
+def fibonacci():
+    k = n = 1
+    while n <= MAX:
+        yield n
+        n, k = n+k, n
+"""
+
+MULTIPLES = """
+MAX = setting(12)
+step = range(1, 4)
+
+@iterator
+def multiples():
+    v = step
+    while v <= MAX:
+        yield v
+        v += step
+"""
+
+
+# ------------------------------------------------------------------------ CP-SAT
+# Hotspot's shape: `u` is read only by `t % u == 0`, so held at each `t` the rest splits off.
+HOTSPOT_LIKE = """
+bx = iterator([1, 2, 4, 8, 16, 32, 64])
+by = iterator([1, 2, 4, 8, 16])
+tx = range(1, 9)
+ty = range(1, 9)
+t = range(1, 11)
+u = range(1, 11)
+sh = iterator([0, 1])
+require(bx * by >= 8)
+require(t % u == 0)
+require((bx * tx + 2 * t) * (by * ty + 2 * t) * (2 + sh) <= 2000)
+"""
+
+
+def assert_cpsat_matches_reference(source: str) -> None:
+    """CP-SAT counts what the reference counts (a refusal or evaluation error is checked elsewhere)."""
+    space = Space.from_source(source)
+    try:
+        expected = space.count("reference")
+        got = space.count("cpsat")
+    except SolverspaceError:    # a refusal or an evaluation error: test_validation_generated checks those
+        return
+    assert got == expected, source
+
+
+# ------------------------------------------------------------------------ objectives and search
+ROOFLINE = """
+N = 64
+tile = range(1, 17)
+unroll = iterator([1, 2, 4, 8])
+kind = iterator(["tex", "ldg"])
+loads = N * N // tile + if_then_else(kind == "tex", 0, N)
+require(tile % unroll == 0)
+cost(max(N * N * N / (tile * unroll * 8), loads / 3) + if_then_else(kind == "tex", 2, 1))
+"""
+
+
+#: Property tests that evaluate in Python: 60 examples, no deadline, no health checks.
+FAST = hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def load_generated(source: str):
+    """A generated space's model (its lint warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_source(source, "generated.py")
+
+
+def walk_prefixes(plan, expr, at_prefix) -> None:
+    """Walk every admitted prefix of the loop nest (the reference's levels): `at_prefix(index,
+    env)` is called there, before the deeper loops change `env`, and returns a function that is
+    given the objective's values on the prefix's valid completions (where it is defined)."""
+    enumerator = ReferenceEnumerator(plan)
+    levels = enumerator.levels
+    objective = compile_expr(expr)
+
+    def walk(index: int, env: dict) -> list:
+        if index == len(levels):
+            try:
+                return [objective(env)]
+            except Undefined:
+                return []
+        level = levels[index]
+        try:
+            values = level.domain(env)
+        except Undefined:
+            return []
+        found = []
+        for value in values:
+            env[level.name] = value
+            if enumerator.admit(level, env):
+                check = at_prefix(index, env)
+                below = walk(index + 1, env)
+                check(below)
+                found += below
+        return found
+
+    env: dict = {}
+    if enumerator.admit(enumerator.prelude, env):
+        check = at_prefix(-1, env)
+        check(walk(0, env))
+
+
+def truth(space: Space, model: str, noise: float = 0.5, seed: int = 0, undefined: float | None = None):
+    """Every valid configuration's synthetic time by parameter tuple: the model plus a shift that
+    makes every time non-negative (a time is never negative) plus seeded noise; where the model is
+    undefined (no bound), `undefined` times the smallest time (default: slower than any other)."""
+    derived = tuple(space.model.derived_value)
+    names = space.parameters + derived
+    value = compile_expr(parse_objective(space.model, model))
+    exact, missing = {}, []
+    for row in space.rows(with_derived=derived):
+        key = row[:len(space.parameters)]
+        try:
+            exact[key] = float(value(dict(zip(names, row))))
+        except Undefined:
+            missing.append(key)
+    shift = max(0.0, -min(exact.values(), default=0.0))
+    times = {key: v + shift + random.Random(f"{seed}{key!r}").random() * noise for key, v in exact.items()}
+    for key in missing:
+        noisy = random.Random(f"{seed}{key!r}").random()
+        times[key] = (min(times.values(), default=1.0) * undefined * noisy if undefined is not None
+                      else max(times.values(), default=0.0) + 1 + noisy)
+    return times
+
+
+class Counting:
+    """A measurement callable over a table of times that counts its calls. Its state (a space,
+    its calls) has no stable text: `tune_identity` names what it measures, the table, so that a
+    second instance over the same table reuses the first one's measurements."""
+
+    def __init__(self, space: Space, times: dict, stop_after: int | None = None):
+        self.space, self.times, self.calls, self.stop_after = space, times, [], stop_after
+
+    @property
+    def tune_identity(self) -> str:
+        return f"table {sorted(self.times.items())!r}"
+
+    def __call__(self, config: dict) -> float:
+        if self.stop_after is not None and len(self.calls) == self.stop_after:
+            raise KeyboardInterrupt
+        key = tuple(config[p] for p in self.space.parameters)
+        self.calls.append(key)
+        return self.times[key]
+
+
+# ------------------------------------------------------------------------ work, not time
+@dataclasses.dataclass
+class Work:
+    """What a block of code did: Python function calls made and the most memory it held at once
+    (bytes allocated through Python's allocators, as `tracemalloc` traces them)."""
+    calls: int = 0
+    peak_bytes: int = 0
+
+
+@contextlib.contextmanager
+def counting_work():
+    """Count the work done inside the `with` block (tests bound work, never elapsed time): a loop
+    that runs away shows in `calls`, a huge number or list built before a refusal in `peak_bytes`."""
+    work = Work()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            work.calls += 1
+
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    sys.setprofile(profile)
+    try:
+        yield work
+    finally:
+        sys.setprofile(None)
+        work.peak_bytes = max(0, tracemalloc.get_traced_memory()[1] - base)
+        if not tracing:
+            tracemalloc.stop()
