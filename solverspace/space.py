@@ -12,7 +12,7 @@ from solverspace.analysis.check import CheckResult
 from solverspace.lang.dag import DAG
 from solverspace.core.errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
 from solverspace.loader import load_source, load_text, read_space
-from solverspace.lang.model import Model
+from solverspace.lang.model import Model, one_spelling
 from solverspace.core.options import check_kind, check_path, check_separator, check_whole
 from solverspace.core.output import check_not_input, check_output_path
 from solverspace.analysis.plan import Plan, make_plan
@@ -197,7 +197,11 @@ class Space:
         """Position of a valid configuration (dict or tuple in column order) in the canonical order."""
         check_kind(config, "config", (Mapping, tuple, list), "a dict {parameter: value} or a tuple in column order",
                    f"config={dict.fromkeys(self.parameters, 1)!r}")
-        values = dict(config) if isinstance(config, dict) else dict(zip(self.parameters, config))
+        if isinstance(config, Mapping):   # names as Python reads them (`ﬁ` is `fi`), one spelling each
+            spelled: dict = {}
+            values = {one_spelling(spelled, name, "parameter"): value for name, value in config.items()}
+        else:
+            values = dict(zip(self.parameters, config))
         missing = [p for p in self.parameters if p not in values]
         if missing:
             raise SpaceDefinitionError(f"configuration lacks parameters {missing}")
