@@ -14,8 +14,15 @@ RESPONSIVENESS = {"test_signals.py", "test_c_backend.py"}
 CLOCKS = {"perf_counter", "time", "monotonic", "process_time", "perf_counter_ns", "time_ns", "monotonic_ns"}
 
 
+def is_import_module_call(node: ast.AST) -> bool:
+    """Whether a node is `importlib.import_module("<a literal name>")` (or `import_module(...)`)."""
+    return isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module" \
+        and bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+
+
 def imported_modules(tree: ast.AST, package: str = "tests") -> set[str]:
-    """The modules an AST imports, relative imports (`from .x import`) resolved against `package`."""
+    """The modules an AST imports (`import_module("...")` with a literal name included), relative
+    imports (`from .x import`) resolved against `package`."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -25,13 +32,21 @@ def imported_modules(tree: ast.AST, package: str = "tests") -> set[str]:
             module = ".".join(filter(None, [base, node.module or ""]))
             found.add(module)
             found |= {f"{module}.{alias.name}" for alias in node.names}   # `from tests import test_x`
+        elif is_import_module_call(node):
+            found.add(node.args[0].value)
     return found
 
 
 def imports_of_test_files(source: str) -> set[str]:
     """The other test files (tests/test_*.py) a source imports, by module name."""
-    return {name for name in imported_modules(ast.parse(source))
-            if name.startswith(("tests.test_", "test_"))}
+    found = set()
+    for name in imported_modules(ast.parse(source)):
+        parts = name.split(".")
+        if parts[0].startswith("test_"):
+            found.add(parts[0])
+        elif parts[0] == "tests" and len(parts) > 1 and parts[1].startswith("test_"):
+            found.add(".".join(parts[:2]))
+    return found
 
 
 def is_a_time(node: ast.AST, timed: set[str], timing: dict[str, set]) -> bool:
@@ -100,7 +115,9 @@ def test_no_test_file_imports_another_test_file():
 def test_the_import_check_sees_every_form_of_importing_a_test_file():
     """The check can fail: each way of spelling an import of a test file is caught, helpers are not."""
     for source in ["from tests.test_auto import SMALL", "from .test_auto import SMALL", "import tests.test_auto",
-                   "from tests import test_auto", "from . import test_auto", "import test_auto"]:
+                   "from tests import test_auto", "from . import test_auto", "import test_auto",
+                   "importlib.import_module('tests.test_auto')"]:
+        assert imports_of_test_files(source) <= {"tests.test_auto", "test_auto"}, source
         assert imports_of_test_files(source), source
     for source in ["from tests.helpers import space", "from .helpers import space", "import pytest",
                    "from solverspace.analysis import tune"]:
