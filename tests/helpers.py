@@ -36,6 +36,13 @@ def space(source: str, settings: dict | None = None, **options) -> Space:
     return Space.from_source(textwrap.dedent(source), settings, **options)
 
 
+def space_file(tmp_path: Path, text: str, name: str = "space.py") -> str:
+    """Write a space file into a test's folder; its path as text (what `Space.load` and the CLI take)."""
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
 def readme_tour() -> str:
     """The README's language tour (the first Python block under "Writing a space")."""
     text = (TESTS.parent / "README.md").read_text()

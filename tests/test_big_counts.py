@@ -15,6 +15,7 @@ from solverspace import Space
 from solverspace.cli import main
 from solverspace.core.draws import SampleSizeError, draw_positions
 from solverspace.translators.errors import UnsupportedConstruct
+from tests.helpers import space_file
 
 needs_cc = pytest.mark.needs_cc        # (tests/conftest.py)
 needs_cpsat = pytest.mark.needs_cpsat
@@ -195,15 +196,11 @@ def test_a_constant_past_64_bits_is_refused_by_c_not_truncated():
 
 
 # ------------------------------------------------------------------------------ CLI
-def _write(tmp_path, source, name="space.py"):
-    path = tmp_path / name
-    path.write_text(source)
-    return str(path)
 
 
 @needs_cc
 def test_cli_count_get_sample_past_64_bits(tmp_path, capsys):
-    path = _write(tmp_path, INDEPENDENT)
+    path = space_file(tmp_path, INDEPENDENT)
     assert main(["count", path, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["count"] == 2 ** 64 and result["exact"] is True
@@ -221,7 +218,7 @@ def test_cli_count_get_sample_past_64_bits(tmp_path, capsys):
 @pytest.mark.parametrize("n, message", [("1e11", "not an integer.*-n 100000000000"), ("2.5", "not an integer"),
                                         ("100000000000", "more than 1073741824")])
 def test_cli_sample_size_is_checked(tmp_path, capsys, n, message):
-    path = _write(tmp_path, "x = range(3)\n")
+    path = space_file(tmp_path, "x = range(3)\n")
     try:
         status = main(["sample", path, "-n", n, "--with-replacement"])
     except SystemExit as exc:  # argparse's own exit for a bad argument

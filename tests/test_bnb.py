@@ -19,7 +19,7 @@ from solverspace.analysis.plan import make_plan
 from solverspace.lang.printing import to_source
 from solverspace.analysis.search import best
 from solverspace.validation.generate import spaces
-from tests.helpers import FAST, ROOFLINE, load_generated, walk_prefixes
+from tests.helpers import FAST, ROOFLINE, load_generated, space_file, walk_prefixes
 
 
 def assert_bounds_contain_every_completion(plan, expr) -> int:
@@ -83,7 +83,7 @@ def test_branch_and_bound_equals_exhaustive_with_orders(source, top):
 
 
 def test_bounds_are_exact_once_everything_is_known_and_name_the_bottleneck(tmp_path):
-    space = Space.load(_write(tmp_path, ROOFLINE))
+    space = Space.load(space_file(tmp_path, ROOFLINE))
     plan = space.plan
     bound = PrefixBound(plan, space.model.cost)
     env = {"tile": 16, "unroll": 8, "kind": "tex", "loads": 256}
@@ -96,7 +96,7 @@ def test_bounds_are_exact_once_everything_is_known_and_name_the_bottleneck(tmp_p
 
 def test_the_engines_agree_with_cpsat_on_a_roofline_with_fractions_and_categories(tmp_path):
     pytest.importorskip("ortools")
-    space = Space.load(_write(tmp_path, ROOFLINE))
+    space = Space.load(space_file(tmp_path, ROOFLINE))
     text = to_source(space.model.cost)
     answers = {engine: [(r.objective, r.configuration) for r in
                         space.best(text, maximize=False, top=6, backend=engine).ranked]
@@ -117,19 +117,15 @@ def test_gemm_tiny_top_ten_equal_in_every_engine():
 
 
 # ------------------------------------------------------------------------------ cost(...)
-def _write(tmp_path, text, name="space.py"):
-    path = tmp_path / name
-    path.write_text(text)
-    return str(path)
 
 
 def test_cost_in_both_forms_and_never_a_constraint(tmp_path):
     plain = "a = range(1, 9)\nb = range(1, 9)\nrequire(a * b <= 32)\n"
-    expression = Space.load(_write(tmp_path, plain + "cost(a * b // 2 + (a * b) / 3)\n", "e.py"))
-    function = Space.load(_write(tmp_path, plain + "@cost\ndef runtime(a, b):\n    t = a * b\n"
+    expression = Space.load(space_file(tmp_path, plain + "cost(a * b // 2 + (a * b) / 3)\n", "e.py"))
+    function = Space.load(space_file(tmp_path, plain + "@cost\ndef runtime(a, b):\n    t = a * b\n"
                                  "    if t > 10:\n        return t // 2 + t / 3\n    return 100 - t\n", "f.py"))
-    undefined = Space.load(_write(tmp_path, plain + "cost(a / (b - 3))\n", "u.py"))
-    without = Space.load(_write(tmp_path, plain, "n.py"))
+    undefined = Space.load(space_file(tmp_path, plain + "cost(a / (b - 3))\n", "u.py"))
+    without = Space.load(space_file(tmp_path, plain, "n.py"))
     assert to_source(expression.model.cost) == "a * b // 2 + a * b / 3"
     assert to_source(function.model.cost) == "a * b // 2 + a * b / 3 if a * b > 10 else 100 - a * b"
     counts = {s.count("reference") for s in (expression, function, undefined, without)}
@@ -145,18 +141,18 @@ def test_cost_in_both_forms_and_never_a_constraint(tmp_path):
 ])
 def test_bad_cost_declarations_are_refused_with_the_line(tmp_path, text, message):
     with pytest.raises(SpaceDefinitionError, match=message) as info:
-        Space.load(_write(tmp_path, text))
+        Space.load(space_file(tmp_path, text))
     assert "space.py:" in str(info.value)
 
 
 def test_no_model_anywhere_is_a_clear_error(tmp_path):
-    space = Space.load(_write(tmp_path, "a = range(3)\n"))
+    space = Space.load(space_file(tmp_path, "a = range(3)\n"))
     with pytest.raises(SolverspaceError, match="no performance model"):
         model_or_declared(space.model, None)
 
 
 def test_best_on_the_command_line(tmp_path, capsys):
-    path = _write(tmp_path, ROOFLINE)
+    path = space_file(tmp_path, ROOFLINE)
     assert main(["best", path, "--top", "3", "--engine", "bnb", "--json"]) == 0
     captured = capsys.readouterr()
     rows = [json.loads(line) for line in captured.out.splitlines()]
@@ -166,14 +162,14 @@ def test_best_on_the_command_line(tmp_path, capsys):
     assert "bnb engine" in captured.err and "cut" in captured.err
     assert main(["best", path, "--top", "3", "--engine", "exhaustive", "--json", "-q"]) == 0
     assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == rows
-    assert main(["best", _write(tmp_path, "a = range(3)\n", "plain.py"), "--engine", "bnb"]) == 2
+    assert main(["best", space_file(tmp_path, "a = range(3)\n", "plain.py"), "--engine", "bnb"]) == 2
     assert "no performance model" in capsys.readouterr().err
     assert main(["best", path, "--engine", "bnb", "--minimize", "kind"]) == 2
     assert "not a number" in capsys.readouterr().err
 
 
 def test_tune_uses_the_declared_cost(tmp_path):
-    space = Space.load(_write(tmp_path, ROOFLINE))
+    space = Space.load(space_file(tmp_path, ROOFLINE))
     model = compile_expr(space.model.cost)
 
     def measure(config):   # the model itself, plus a constant: the true optimum is the model's
@@ -191,7 +187,7 @@ def test_cpsat_refuses_an_objective_it_cannot_represent_instead_of_a_time_limit_
     configuration after 0.01 s, when its model was invalid (coefficients past 64 bits)."""
     pytest.importorskip("ortools")
     from solverspace.core.errors import BackendUnavailableError
-    space = Space.load(_write(tmp_path, "a = range(1, 1025)\nb = range(1, 1025)\n"))
+    space = Space.load(space_file(tmp_path, "a = range(1, 1025)\nb = range(1, 1025)\n"))
     objective = "max(137438953472 / 1660, 549755813888 * (a + b) / (a * b * 288))"
     with pytest.raises(SolverspaceError, match="64-bit range"):
         space.best(objective, maximize=False, top=3, backend="cpsat")
@@ -207,7 +203,7 @@ def test_cpsat_refuses_an_objective_it_cannot_represent_instead_of_a_time_limit_
 def test_every_walking_engine_reports_progress(tmp_path, engine):
     """The compiled engines over their work units, the Python walks over the outermost loop's
     16 values: increasing, ending done."""
-    space = Space.load(_write(tmp_path, ROOFLINE))
+    space = Space.load(space_file(tmp_path, ROOFLINE))
     seen = []
     space.best(to_source(space.model.cost), maximize=False, top=2, backend=engine,
                progress=lambda done, total: seen.append((done, total)))
@@ -233,7 +229,7 @@ def test_every_engine_breaks_ties_in_the_one_order(tmp_path, n):
     as the closure yields it before the list names "m". CP-SAT's own codes are in order of first
     use in its lowering; its ties used to follow them and disagree with bnb."""
     pytest.importorskip("ortools")
-    space = Space.load(_write(tmp_path, TIES.format(n=n)))
+    space = Space.load(space_file(tmp_path, TIES.format(n=n)))
     expected = [{"kind": "z", "other": "z", "x": 0, "y": y} for y in range(3)]
     for engine in ("bnb", "exhaustive", "cpsat"):
         assert [r.configuration for r in space.best("x // 100", maximize=False, top=3, backend=engine).ranked] \
@@ -255,7 +251,7 @@ def test_cpsat_ties_follow_the_file_not_its_lowering(tmp_path, n):
     """"q" appears first in the file (a function-form constraint may come before its inputs);
     CP-SAT meets "p" first (it lowers parameters before constraints) and used to put k=p first."""
     pytest.importorskip("ortools")
-    space = Space.load(_write(tmp_path, BEFORE_USE.format(n=n)))
+    space = Space.load(space_file(tmp_path, BEFORE_USE.format(n=n)))
     expected = [{"x": 0, "k": "q", "y": y} for y in range(2)]
     for engine in ("bnb", "exhaustive", "cpsat"):
         assert [r.configuration for r in space.best("x // 100", maximize=False, top=2, backend=engine).ranked] \
@@ -265,7 +261,7 @@ def test_cpsat_ties_follow_the_file_not_its_lowering(tmp_path, n):
 def test_ties_between_orders_are_broken_alike_in_every_engine(tmp_path):
     """Orders by their items in the one string order; CP-SAT ranks them through the slot model."""
     pytest.importorskip("ortools")
-    space = Space.load(_write(tmp_path, 's = sequence(["c", "a", "b"], 0, 2)\nt = permutation(["y", "x"])\n'
+    space = Space.load(space_file(tmp_path, 's = sequence(["c", "a", "b"], 0, 2)\nt = permutation(["y", "x"])\n'
                                         'z = range(2)\n'))
     answers = {engine: [r.configuration for r in space.best("z // 5", maximize=False, top=8, backend=engine).ranked]
                for engine in ("bnb", "exhaustive", "cpsat")}
@@ -275,7 +271,7 @@ def test_ties_between_orders_are_broken_alike_in_every_engine(tmp_path):
 
 def test_cpsat_reports_progress_and_points_best_to_the_exact_engines(tmp_path):
     pytest.importorskip("ortools")
-    space = Space.load(_write(tmp_path, ROOFLINE))
+    space = Space.load(space_file(tmp_path, ROOFLINE))
     seen = []
     space.best("tile", top=3, backend="cpsat", progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (3, 3)
