@@ -366,3 +366,21 @@ def counting_work():
         work.peak_bytes = max(0, tracemalloc.get_traced_memory()[1] - base)
         if not tracing:
             tracemalloc.stop()
+
+
+# ------------------------------------------------------------------------------ the package's modules
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators", "gemm": "solverspace.gemm",
+                   "validation": "solverspace.validation"}   # the checkout's folders and their installed names
+
+
+def project_modules() -> dict[str, Path]:
+    """Every project module under its installed name (a package under its own name)."""
+    found = {}
+    for folder, package in PROJECT_FOLDERS.items():
+        for path in sorted((PROJECT_ROOT / folder).rglob("*.py")):
+            parts = [package, *path.relative_to(PROJECT_ROOT / folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found

@@ -11,9 +11,9 @@ import ast
 import re
 from pathlib import Path
 
+from tests.helpers import project_modules
+
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators", "gemm": "solverspace.gemm",
-           "validation": "solverspace.validation"}
 
 # Bottom to top: a module may import its own layer and the layers below it. A layer is a list of
 # module names; a name ending in ".*" is a package with everything under it.
@@ -50,17 +50,6 @@ def layer_of(name: str) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-def modules() -> dict[str, Path]:
-    found = {}
-    for folder, package in FOLDERS.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = [package, *path.relative_to(ROOT / folder).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
-
-
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The project modules `name` imports (a package's own `__init__` counts as the package)."""
     package = name if path.stem == "__init__" else name.rsplit(".", 1)[0]
@@ -86,7 +75,7 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    known = modules()
+    known = project_modules()
     return {name: imports(name, path, known) for name, path in known.items()}
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.helpers import project_modules
+
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators", "gemm": "solverspace.gemm",
-           "validation": "solverspace.validation"}
 
 
 def is_private(name: str) -> bool:
@@ -28,18 +28,6 @@ def is_private(name: str) -> bool:
 
 def is_self(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
-
-
-def project_modules() -> dict[str, Path]:
-    """Every project module under its installed name (a package under its own name)."""
-    found = {}
-    for folder, package in FOLDERS.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = [package, *path.relative_to(ROOT / folder).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
 
 
 def resolve(name: str, path: Path, node: ast.ImportFrom) -> str:
