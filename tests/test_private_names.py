@@ -19,8 +19,6 @@ from pathlib import Path
 
 from tests.helpers import project_modules
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
