@@ -186,7 +186,7 @@ BAD_PATHS = [
 @pytest.mark.parametrize("argv", OUTPUT_COMMANDS, ids=lambda a: " ".join(a[:1] + a[-2:-1]))
 @pytest.mark.parametrize("make, fragment", [b[1:] for b in BAD_PATHS], ids=[b[0] for b in BAD_PATHS])
 def test_unwritable_output_is_refused_before_any_work(tmp_path, capsys, monkeypatch, argv, make, fragment):
-    monkeypatch.setattr("solverspace.cli._load", _fail_if_loaded)
+    monkeypatch.setattr("solverspace.cli.commands.load_space", _fail_if_loaded)
     out = str(make(tmp_path))
     before = sorted(tmp_path.rglob("*"))
     code, _, err = run(capsys, *(a.replace("{out}", out) for a in argv))
@@ -199,7 +199,7 @@ def test_read_only_directory_injected(tmp_path, capsys, monkeypatch):
     read-only file system (EROFS) when the temporary file is created."""
     def read_only(path, *args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-    monkeypatch.setattr("solverspace.cli._load", _fail_if_loaded)
+    monkeypatch.setattr("solverspace.cli.commands.load_space", _fail_if_loaded)
     monkeypatch.setattr("solverspace.core.output.os.open", read_only)
     for argv in OUTPUT_COMMANDS:
         code, _, err = run(capsys, *(a.replace("{out}", str(tmp_path / "out.svg")) for a in argv))
@@ -216,7 +216,7 @@ def test_read_only_directory_for_real(capsys, monkeypatch):
         pytest.skip("/sys accepts new files here")
     except OSError:
         pass
-    monkeypatch.setattr("solverspace.cli._load", _fail_if_loaded)
+    monkeypatch.setattr("solverspace.cli.commands.load_space", _fail_if_loaded)
     code, _, err = run(capsys, "enumerate", "gemm", *TINY, "-o", "/sys/out.csv")
     assert code == 2 and "cannot create -o '/sys/out.csv'" in err and "Traceback" not in err
 

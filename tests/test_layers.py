@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, list[str], str]] = [
      "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
     ("validation", ["solverspace.validation", "solverspace.validation.*"],
      "validation/: cross-validation of every backend, the space generators, snapshots"),
-    ("command line", ["solverspace.cli", "solverspace.__main__"], "the `solverspace` command"),
+    ("command line", ["solverspace.cli", "solverspace.cli.*", "solverspace.__main__"], "the `solverspace` command"),
     ("spaces", ["solverspace.gemm", "solverspace.gemm.*"], "gemm/: the built-in GEMM space and its device table"),
 ]
 # Families of one layer that must not import each other.

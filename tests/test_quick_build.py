@@ -149,7 +149,7 @@ def test_the_json_answer_says_quick(cache, spawned, capsys, monkeypatch):
     source = cache.parent / "small.py"
     source.write_text(small(9))
     auto = AutoBackend(budget=40, build_behind=True)
-    monkeypatch.setattr("solverspace.cli.get_backend", lambda *a, **k: auto)
+    monkeypatch.setattr("solverspace.cli.commands.get_backend", lambda *a, **k: auto)
     assert main(["count", str(source), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert answer["backend"] == "c" and answer["quick_build"] is True

@@ -1,0 +1,100 @@
+"""The `solverspace` command: a thin layer over the Python API (`Space`).
+
+`main` parses the arguments (`solverspace.cli.parser`), runs the subcommand's handler
+(`solverspace.cli.commands`, `solverspace.cli.search_commands`) and turns errors, SIGTERM and
+Ctrl-C into messages and exit codes."""
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import sys
+import warnings
+
+from solverspace.cli.parser import LISTING_BACKENDS, build_parser
+from solverspace.core.errors import SolverspaceError, SolverspaceWarning
+from solverspace.lang.evaluate import allow_integers_of_any_length
+
+__all__ = ["LISTING_BACKENDS", "Terminated", "build_parser", "main"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so that the same paths cancel the C threads and remove
+    temporary files; the command then exits with 128 + 15."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _on_sigterm():
+    """Install the SIGTERM handler for one `main()` call; returns the handler to restore (None
+    when signals cannot be handled here, outside the main thread)."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        return None
+
+
+def _ignore_file_size_signal():
+    """Past the file size limit (`ulimit -f`) the kernel sends SIGXFSZ, which kills by default;
+    ignored, the write fails with EFBIG and the output code reports it (CPython usually ignores
+    it already; this does not depend on that)."""
+    if hasattr(signal, "SIGXFSZ"):
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread: leave the disposition alone
+            pass
+
+
+def _warn_once(message, category, filename, lineno, file=None, line=None, *, seen: set, fallback):
+    """showwarning for the command: each SolverspaceWarning once, as `solverspace: warning: ...`."""
+    if not issubclass(category, SolverspaceWarning):
+        return fallback(message, category, filename, lineno, file, line)
+    if str(message) not in seen:
+        seen.add(str(message))
+        print(f"solverspace: warning: {message}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    allow_integers_of_any_length()   # before argparse reads a position of 5,000 digits
+    _ignore_file_size_signal()
+    previous = _on_sigterm()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", SolverspaceWarning)
+            warnings.showwarning = functools.partial(_warn_once, seen=set(), fallback=warnings.showwarning)
+            return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
+    args, extra = parser.parse_known_args(argv)
+    # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option
+    if args.command == "check" and all("=" in e and not e.startswith("-") for e in extra):
+        args.assignment += extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if getattr(args, "engine", "dask") == "local":
+        given = [o for o in ("scheduler", "partitions", "format") if getattr(args, o, None) is not None]
+        if given:
+            parser.error(f"--{given[0]} is an option of --engine dask")
+    try:
+        return args.func(args)
+    except SolverspaceError as exc:
+        print(f"solverspace: error: {exc}", file=sys.stderr)
+        return 2
+    except Terminated:
+        print("solverspace: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        print("solverspace: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `solverspace explain gemm | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+

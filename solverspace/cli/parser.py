@@ -1,0 +1,275 @@
+"""The `solverspace` command line parser: `build_parser` and the argument types it uses.
+
+To add a subcommand:
+
+1. write its handler, `cmd_NAME(args) -> int` (the exit code: 0 done, 1 a negative answer, errors
+   raised as `SolverspaceError`, which `main` prints and turns into exit code 2), in a module of
+   the `solverspace.cli` package: `commands` for the general ones, `search_commands` for `best` and
+   `tune`, or a new module of your own (`solverspace/cli/NAME_commands.py`; it may import the
+   shared `load_space`, `Progress` and `backend_options` from `solverspace.cli.commands`);
+2. in `build_parser` below, add its sub-parser (`p = sub.add_parser("NAME", help=...)`, the shared
+   argument groups `common(p)`, `running(p, ...)`, `engine(p)`, `optimizations(p)` as it needs,
+   its own arguments) and route it with `p.set_defaults(func=cmd_NAME)`, importing the handler at
+   the top of this module.
+
+`build_parser(command)` builds only that command's sub-parser (`_OneCommand`), so a sub-parser is
+built by plain calls on `sub`; nothing else needs registering. `solverspace --help` lists the
+commands in the order they are added.
+"""
+from __future__ import annotations
+
+import argparse
+
+from solverspace.backends import backends_with
+from solverspace.cli.commands import (
+    cmd_check_cpsat, cmd_count, cmd_emit_c, cmd_enumerate, cmd_explain, cmd_export_t1, cmd_funnel, cmd_get,
+    cmd_sample, cmd_settings, cmd_sweep, cmd_validate)
+from solverspace.cli.search_commands import cmd_best, cmd_tune
+from solverspace.core.options import (
+    NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS)
+
+LISTING_BACKENDS = backends_with("write")  # the backends that write configurations (CP-SAT counts only)
+
+
+def _sample_size(text: str) -> int:
+    """`-n`: an integer in digits only (1e11 is refused, not rounded: a sample size is exact)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        digits = f" (-n {int(float(text))})" if float(text).is_integer() else ""
+    except (ValueError, OverflowError):
+        digits = ""
+    raise argparse.ArgumentTypeError(f"{text!r} is not an integer: write the sample size out in digits{digits}")
+
+class _OneCommand:
+    """Subparsers that build only `command`'s parser: the others' arguments are not added
+    (a warm `count` spends ~25 ms building every command's parser otherwise)."""
+
+    def __init__(self, subparsers, command: str):
+        self.subparsers, self.command, self.built = subparsers, command, False
+
+    def add_parser(self, name, **kwargs):
+        if name != self.command:
+            return _Skipped()
+        self.built = True
+        return self.subparsers.add_parser(name, **kwargs)
+
+
+class _Skipped:
+    """Stands for a parser that is not built: every call is accepted and ignored."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser; with `command`, only that subcommand's parser is built (the
+    parser then knows no other command: `_main` falls back to the whole one)."""
+    parser = argparse.ArgumentParser(prog="solverspace", description="Count, list and explain autotuning search spaces.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    if command is not None:
+        sub = _OneCommand(sub, command)
+
+    def common(p):
+        p.add_argument("space", help="a space file, or a built-in space name (gemm)")
+        p.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting (repeatable)")
+        p.add_argument("--max-closure-values", type=POSITIVE, default=100_000, metavar="N",
+                       help="stop a closure (generator) iterator that yields more than N values (default 100000)")
+
+    def optimizations(p):
+        p.add_argument("--literal", action="store_true",
+                       help="C backend: every optimization off (the benchmark baseline)")
+        p.add_argument("--disable", action="append", metavar="OPT", choices=["break", "tighten", "solve", "hoist", "split"],
+                       help="C backend: switch one optimization off (break, tighten, solve, hoist, split; "
+                            "repeatable)")
+
+    def engine(p, listing=False):
+        p.add_argument("--engine", default="local", choices=["local", "dask"],
+                       help="local (this process, default) or dask (partitions run on dask.distributed: a local "
+                            "cluster, or --scheduler; needs the dask extra; C backend only)")
+        p.add_argument("--scheduler", metavar="ADDRESS",
+                       help="--engine dask: an existing Dask scheduler (tcp://HOST:8786) instead of a local cluster")
+        p.add_argument("--partitions", type=POSITIVE, default=None, metavar="N",
+                       help="--engine dask: how many partitions (default: 4 per worker, at least one per 4Mi rows)")
+        if listing:
+            p.add_argument("--format", choices=["parquet", "npy"], default=None,
+                           help="--engine dask: the shards' format (-o names a directory)")
+
+    def running(p, backends):
+        named = {"auto": "auto (default: c when compiled already or the space is big, else reference)",
+                 "c": "c (compiled C/OpenMP)", "reference": "reference (pure Python)", "cpsat": "cpsat"}
+        p.add_argument("--backend", default="auto", choices=backends,
+                       help=", ".join(named.get(b, b) for b in backends))
+        p.add_argument("--threads", type=THREADS, default=None, metavar="N", help="C backend threads (default: all cores)")
+        p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
+                       help="CP-SAT backend: stop after SECONDS (a count stopped early is a lower bound)")
+        p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
+                       help="CP-SAT backend: solver threads (default: all cores); --engine dask: worker processes "
+                            "of the local cluster (default: all cores)")
+        optimizations(p)
+        p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("count", help="number of valid configurations")
+    common(p), running(p, backends_with("count")), engine(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    p.add_argument("--approximate", action="store_true",
+                   help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
+                        "count with probability 1-delta; for spaces whose exact count does not finish")
+    p.add_argument("--epsilon", type=POSITIVE_FLOAT, default=0.8, help="tolerance of --approximate (default 0.8)")
+    p.add_argument("--delta", type=PROBABILITY, default=0.2, help="failure probability of --approximate (default 0.2)")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed of --approximate (default 0)")
+    p.set_defaults(func=cmd_count)
+
+    p = sub.add_parser("sweep", help="count the space for every combination of settings, in one process")
+    p.add_argument("space", help="a space file, or a built-in space name (gemm)")
+    p.add_argument("--set", action="append", metavar="NAME=V1,V2,...",
+                   help="a setting and the values to sweep, comma-separated (repeatable; the last varies fastest)")
+    p.add_argument("--max-closure-values", type=POSITIVE, default=100_000, metavar="N",
+                   help="stop a closure (generator) iterator that yields more than N values (default 100000)")
+    running(p, backends_with("count"))
+    p.add_argument("--json", action="store_true", help="one JSON object per combination")
+    p.add_argument("--per-point", action="store_true",
+                   help="count every combination on its own (by default the C backend counts combinations that "
+                        "differ only in constants in one walk)")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("enumerate", help="write every valid configuration to a file")
+    common(p), running(p, LISTING_BACKENDS), engine(p, listing=True)
+    p.add_argument("-o", "--output", required=True,
+                   help="output file: .csv (header + rows), .jsonl (one JSON object per row), .npy, or .parquet "
+                        "(needs the parquet extra); the extension picks the format; --engine dask: a directory")
+    p.add_argument("--sep", type=SEPARATOR, default=",",
+                   help="CSV field separator, one character (default ','; ';' for ATF-style tools)")
+    p.add_argument("--derived", help="comma-separated derived values to add as columns")
+    p.set_defaults(func=cmd_enumerate)
+
+    p = sub.add_parser("sample", help="uniform random valid configurations, reproducible by seed")
+    common(p)
+    p.add_argument("-n", type=_sample_size, required=True,
+                   help="how many configurations: an integer written out in digits (at most 2**30)")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    p.add_argument("--with-replacement", action="store_true", help="allow the same configuration twice")
+    p.add_argument("--method", default="exact", choices=["exact", "reference", "cpsat", "cpsat-xor"],
+                   help="exact (compiled per-prefix counts, default), cpsat (exact CP-SAT counts by "
+                        "self-reducibility, for spaces the C backend refuses) or reference (lists the space in Python): "
+                        "all three exactly uniform; cpsat-xor: near-uniform with random XOR cells (UniGen2, "
+                        "probabilities within a factor 17 of uniform), for spaces whose exact counts do not finish")
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N",
+                   help="threads of the C enumerator, or CP-SAT workers (the sample is the same for any number)")
+    p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet (plus FILE.meta.json with seed "
+                                         "and method) instead of printing CSV")
+    p.add_argument("--sep", type=SEPARATOR, default=",", help="CSV field separator, one character")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    engine(p)
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
+                   help="--engine dask: worker processes of the local cluster (default: all cores)")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("export-t1", help="write the space as a T1 tuning-problem JSON file")
+    common(p)
+    p.add_argument("-o", "--output", required=True, help="the T1 .json file to write")
+    p.set_defaults(func=cmd_export_t1)
+
+    p = sub.add_parser("get", help="the configuration(s) at the given position(s) of the canonical order")
+    common(p)
+    p.add_argument("index", type=int, nargs="+", help="positions (negative counts from the end)")
+    p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser("emit-c", help="print the generated C/OpenMP enumerator")
+    common(p), optimizations(p)
+    p.add_argument("--derived", help="comma-separated derived values to add as columns")
+    p.set_defaults(func=cmd_emit_c)
+
+    p = sub.add_parser("funnel", help="per constraint: candidates reached, rejected, undefined, kept; redundancy")
+    common(p)
+    p.add_argument("--backend", default="c", choices=backends_with("funnel"))
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--plot", metavar="FILE", help="also draw the funnel (.svg, .png or .pdf; needs the plot extra)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_funnel)
+
+    p = sub.add_parser("explain", help="settings, parameters, DAG level sets and the loop plan")
+    common(p)
+    p.add_argument("--plot", metavar="FILE", help="also draw the DAG by level set (.svg/.png/.pdf; needs the plot extra)")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("settings", help="list the settings with their allowed values")
+    common(p)
+    p.set_defaults(func=cmd_settings)
+
+    p = sub.add_parser("check", help="is a configuration valid? which rules reject it?")
+    common(p)
+    p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")
+    p.set_defaults(func=cmd_check_cpsat)
+
+    p = sub.add_parser("best", help="the K best configurations by an objective (branch and bound, CP-SAT)")
+    common(p)
+    goal = p.add_mutually_exclusive_group()
+    goal.add_argument("--maximize", metavar="EXPR", help="an expression of parameters, derived values and settings")
+    goal.add_argument("--minimize", metavar="EXPR", help="an expression of parameters, derived values and settings "
+                                                          "(default: the space's declared cost(...))")
+    p.add_argument("--top", type=int, default=10, metavar="K", help="how many configurations (default 10)")
+    p.add_argument("--engine", choices=backends_with("best"), default="bnb",
+                   help="bnb (default): branch and bound with sound bounds of the objective on partial "
+                        "configurations, compiled in C; exhaustive: evaluate every valid configuration in C; "
+                        "bnb-reference, exhaustive-reference: the same in Python (any space); cpsat: OR-Tools")
+    p.add_argument("--json", action="store_true", help="one JSON object per configuration: parameters and objective")
+    p.add_argument("--quiet", "-q", action="store_true", help="no search statistics on stderr")
+    p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="stop after SECONDS")
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT threads (default: all cores)")
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N",
+                   help="bnb, exhaustive: OpenMP threads (default: all cores)")
+    p.set_defaults(func=cmd_best)
+
+    p = sub.add_parser("tune", help="the fastest configuration by measurement, measuring only what a lower-bound "
+                                    "model cannot rule out (proven best)")
+    common(p)
+    p.add_argument("--measure", required=True, metavar="CMD",
+                   help="command template run without a shell, fields {NAME} (parameters or derived values) each "
+                        "one argument; for a shell write sh -c '...' (fields become environment variables there); "
+                        "the last number it prints on stdout is the time in seconds; a non-zero exit is a failed "
+                        "configuration")
+    p.add_argument("--bound", metavar="EXPR",
+                   help="a lower bound on the time (seconds) in the space language (default: the space's cost)")
+    p.add_argument("--top", type=POSITIVE, default=1, metavar="K", help="prove the K fastest (default 1)")
+    p.add_argument("--repeat", type=POSITIVE, default=1, metavar="N", help="runs per configuration (default 1)")
+    p.add_argument("--aggregate", choices=["min", "median"], default="min",
+                   help="how the repeats make one time (default min)")
+    p.add_argument("--max-measurements", type=NON_NEGATIVE, default=None, metavar="N",
+                   help="stop after N new measurements (stored ones are reused for free)")
+    p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
+                   help="stop after SECONDS (a measurement under way finishes)")
+    p.add_argument("--timeout", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
+                   help="a command running longer is killed and recorded as timeout")
+    p.add_argument("--db", metavar="PATH",
+                   help="the SQLite file of measurements (default: SPACE_STEM.tune.sqlite next to the space file; "
+                        "for a built-in space, in the current directory)")
+    p.add_argument("--explain", action="store_true",
+                   help="which part of the bound set it: at the best configuration and the largest cut subtrees")
+    p.add_argument("--json", action="store_true", help="one JSON object with the result")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_tune)
+
+    p = sub.add_parser("validate", help="run every backend that accepts the space; do they agree?")
+    common(p)
+    p.add_argument("--reference-limit", type=NON_NEGATIVE, default=100_000, metavar="N",
+                   help="run the pure-Python reference only when the space has at most N configurations "
+                        "(default 100000)")
+    p.add_argument("--backends", metavar="LIST",
+                   help="comma-separated subset of c,c-literal,cpsat,reference,sample (default: all)")
+    p.add_argument("--threads", type=THREADS, default=None, metavar="N", help="C backend threads (default: all cores)")
+    p.add_argument("--samples", type=NON_NEGATIVE, default=20, metavar="N",
+                   help="configurations to sample and check (default 20)")
+    p.add_argument("--seed", type=SEED, default=0, help="sampling seed (default 0)")
+    p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="CP-SAT: stop after SECONDS")
+    p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT: solver threads (default: all cores)")
+    p.add_argument("--count-only", action="store_true",
+                   help="C: count without listing (no digests; for very large spaces)")
+    p.set_defaults(func=cmd_validate)
+    if command is not None and not sub.built:
+        return build_parser()
+    return parser
