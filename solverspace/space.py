@@ -280,18 +280,20 @@ class Space:
 
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
              time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,
-             timeout: float | None = None, progress=None):
+             timeout: float | None = None, progress=None, sinks=()):
         """Measured search (`solverspace.analysis.tune`): the fastest configuration by `measure` (a callable
         configuration -> seconds, or a shell command template "./bench {dim_m} ..."), measuring only
         what the lower bound `bound` (a model in the space language; None: the space's declared
         cost) cannot rule out. Returns a `TuneResult` (best, time, proven, gap, ...). `db`: the
         SQLite file of measurements (default `<space stem>.tune.sqlite` next to the space file, in
-        the current directory for a built-in space, none for a space given as text)."""
+        the current directory for a built-in space, none for a space given as text). `sinks`: objects
+        with `add(measurement)` and `close()` given every measurement as it is made (`tune.Sink`)."""
         from solverspace.analysis.tune import tune
         if db is None:
             db = self.default_tune_db()
         return tune(self.plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
-                    repeat=repeat, aggregate=aggregate, db=str(db), timeout=timeout, progress=progress)
+                    repeat=repeat, aggregate=aggregate, db=str(db), timeout=timeout, progress=progress,
+                    sinks=sinks)
 
     def default_tune_db(self) -> str:
         """Where `tune` keeps its measurements when no `db` is given (also `solverspace tune`'s default)."""

@@ -32,6 +32,19 @@ Every measurement goes to a SQLite database (`solverspace.analysis.tune_db`), co
 with the same identity (space, settings, bound, measurement, repeat, aggregate) reuses the stored
 values instead of measuring again, so an interrupted run resumes where it stopped.
 
+Records elsewhere (`sinks`): each sink is an object with `add(measurement)` and `close()` (`Sink`).
+`add` is called with every `Measurement` as the search makes it (measured now, or reused from the
+database: `measurement.reused`), in the order the search makes them, after the database has it;
+`close()` is called once on every sink when `tune` ends, normally or by an exception (a budget, a
+failing command, Ctrl-C). An exception from `add` stops the search (the database keeps what was
+measured); one from `close` is raised after every sink was closed. The Kernel Tuner cache writer
+(`solverspace.kt_cache.CacheWriter`) is one.
+
+The measurement can also be an object of its own (`Measurer`): `describe` (its text in the run
+identity), `identity` (a digest of what it measures, or None) and `once(configuration) -> seconds`,
+raising `tune_measure.DidNotRun` for a configuration that did not run (`solverspace.kt_cache.
+CacheMeasure` takes times from a Kernel Tuner cache file).
+
 Why a subtree was cut: for the best configuration and for the largest pruned subtrees (fewest
 loops bound), the top-level part of the model (`max` operand, summand) with the largest lower
 bound, the bottleneck, is kept (`TuneResult.explain()`, the database's `pruned` table).
@@ -51,7 +64,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from itertools import count
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
 from solverspace.lang import ir
 from solverspace.lang.bounds import INF
@@ -73,6 +86,25 @@ CANNOT_RUN_LIMIT = 3    # identical "cannot run" failures (exit 126/127) before 
 
 
 # ---------------------------------------------------------------------------------- results
+@runtime_checkable
+class Sink(Protocol):
+    """Where `tune` also records its measurements: `add` each as it is made, `close` at the end."""
+
+    def add(self, measurement: "Measurement") -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Measurer(Protocol):
+    """A measurement object (instead of a callable or a command template)."""
+
+    describe: str
+    identity: str | None
+
+    def once(self, configuration: dict) -> float: ...
+
+
 @dataclass
 class Measurement:
     configuration: dict
@@ -330,13 +362,58 @@ def check_options(top, max_measurements, time_limit, repeat, aggregate, timeout)
 def tune(plan, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
          time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db: str = ":memory:",
          timeout: float | None = None, progress: Callable[[str], None] | None = None,
-         keep_pruned: int = KEEP_PRUNED) -> TuneResult:
+         keep_pruned: int = KEEP_PRUNED, sinks=()) -> TuneResult:
     """Measured search over `plan` (see the module's documentation). `measure`: a callable
     (configuration dict -> seconds) or a shell command template ("./bench {dim_m} {dim_n}");
     `bound`: the model's text (None: the space's declared cost); `db`: the SQLite file
     (":memory:": none kept); `timeout`: seconds a command may run; `progress(message)`: told
-    each measurement and the bound violations."""
+    each measurement and the bound violations; `sinks`: `Sink`s given every measurement as it is
+    made, and closed on any exit (also when this call fails before the search starts)."""
     start = time.perf_counter()
+    sinks = _check_sinks(sinks)
+    try:
+        result = _tune(plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
+                       repeat=repeat, aggregate=aggregate, db=db, timeout=timeout, progress=progress,
+                       keep_pruned=keep_pruned, sinks=sinks, start=start)
+    except BaseException as exc:
+        _close_sinks(sinks, exc)
+        raise
+    _close_sinks(sinks)
+    return result
+
+
+def _check_sinks(sinks) -> list:
+    if isinstance(sinks, Sink):
+        sinks = [sinks]
+    try:
+        sinks = list(sinks)
+    except TypeError:
+        raise OptionError(f"sinks={sinks!r}: expected a list of sinks (objects with add(measurement) and close())",
+                          hint="e.g. sinks=[solverspace.kt_cache.CacheWriter(space, 'run.json')]") from None
+    for sink in sinks:
+        if not isinstance(sink, Sink):
+            raise OptionError(f"sinks: {sink!r} is not a sink: it needs the methods add(measurement) and close()",
+                              hint="e.g. sinks=[solverspace.kt_cache.CacheWriter(space, 'run.json')]")
+    return sinks
+
+
+def _close_sinks(sinks: list, in_flight: BaseException | None = None) -> None:
+    """Close every sink; the first failure is raised after all were closed, or, when `tune` is
+    failing already (`in_flight`), added to that exception as a note (that one is raised)."""
+    failure = None
+    for sink in sinks:
+        try:
+            sink.close()
+        except Exception as exc:     # every sink is closed, then the first failure raised
+            if in_flight is not None:
+                in_flight.add_note(f"and closing the sink {sink!r} failed: {type(exc).__name__}: {exc}")
+            failure = failure or exc
+    if failure is not None and in_flight is None:
+        raise failure
+
+
+def _tune(plan, measure, bound, *, top, max_measurements, time_limit, repeat, aggregate, db, timeout, progress,
+          keep_pruned, sinks, start) -> TuneResult:
     check_options(top, max_measurements, time_limit, repeat, aggregate, timeout)
     model = plan.model
     expr, given = model_or_declared(model, bound)
@@ -355,7 +432,7 @@ def tune(plan, measure, bound: str | None = None, *, top: int = 1, max_measureme
             (progress or (lambda message: None))(note)
         search = _Search(plan, expr, measurer, store, top=top, max_measurements=max_measurements,
                          deadline=None if time_limit is None else start + time_limit, repeat=repeat,
-                         aggregate=aggregate, progress=progress, keep_pruned=keep_pruned)
+                         aggregate=aggregate, progress=progress, keep_pruned=keep_pruned, sinks=sinks)
         search.run(result)
         result.seconds = time.perf_counter() - start
         _record_summary(store, result)
@@ -377,6 +454,8 @@ def _record_summary(store: TuneDB, result: TuneResult) -> None:
 
 def _measurer(measure, model, timeout):
     """The measurement: a callable (`Function`) or a command template (`Command`, no shell)."""
+    if isinstance(measure, Measurer) and not callable(measure):
+        return measure
     if callable(measure):
         return Function(measure, model)
     if isinstance(measure, str):
@@ -418,8 +497,9 @@ def _may_be_undefined(expr: ir.Expr) -> list:
 
 class _Search:
     def __init__(self, plan, expr, measurer, store: TuneDB, *, top, max_measurements, deadline, repeat,
-                 aggregate, progress, keep_pruned):
+                 aggregate, progress, keep_pruned, sinks=()):
         self.plan, self.measurer, self.store = plan, measurer, store
+        self.sinks = list(sinks)
         self.top, self.max_measurements, self.deadline = top, max_measurements, deadline
         self.repeat, self.aggregate = repeat, AGGREGATES[aggregate]
         self.progress = progress or (lambda message: None)
@@ -495,7 +575,10 @@ class _Search:
                     self._put_back(queue, taken, entry)
                     result.status = "max_measurements"
                     break
-                self._offer(self._measure(config, env, bound, key, stored))
+                measurement = self._measure(config, env, bound, key, stored)
+                for sink in self.sinks:
+                    sink.add(measurement)
+                self._offer(measurement)
                 continue
             result.nodes_expanded += 1
             children = [self._push(queue, dict(env), depth + 1, bound)
@@ -680,4 +763,4 @@ class _Search:
                                      [(term, i.lo) for term, i in terms]))
 
 
-__all__ = ["AGGREGATES", "Cut", "Measurement", "STATUSES", "TuneResult", "run_identity", "tune"]
+__all__ = ["AGGREGATES", "Cut", "Measurement", "Measurer", "STATUSES", "Sink", "TuneResult", "run_identity", "tune"]
