@@ -1,0 +1,648 @@
+"""Optuna on the valid set (issue 27; the optional extra `solverspace[optuna]`).
+
+Optuna's constraints are soft (judged after a trial) and a categorical parameter's choices may
+not change between trials, so define-by-run cannot narrow them. We know the valid set exactly;
+this module makes Optuna propose only from it, and puts `tune`'s records in an Optuna storage.
+
+- `distributions(space)`: each parameter's Optuna distribution, fixed across trials, from its
+  *value list* (`Space.value_lists`, the superset domain): an integer value list that is an
+  arithmetic progression (a range, one value included) is an `IntDistribution(low, high, step)`;
+  any other (integers with gaps such as powers of two, strings, orders, mixed) is a
+  `CategoricalDistribution` whose choices are the values in value-list order, an order being its
+  items joined by `>` (`"i>j>k"`; the empty order is `""`); integers past 2**53 (Optuna keeps an
+  integer parameter as a float) are categorical too.
+- `suggest(trial, space) -> dict`: asks the trial for every parameter with that distribution and
+  returns the configuration (orders as tuples); the derived values of the configuration go in as
+  the trial's user attributes (an order as its text).
+- `SolverspaceSampler(space, base=None, *, startup="lhs", n_startup=10, seed=None)`: an Optuna
+  sampler whose every proposal is a valid configuration never tried before in the study.
+  Start-up trials come from an exact uniform sample (`startup="uniform"`, `Space.sample`) or a
+  space-filling design over the valid set (`"lhs"`, `"sobol"`: `Space.design`), taken in order
+  and skipping what the study has tried. Then `base` (any Optuna sampler; default
+  `TPESampler(seed=seed)`) proposes a point of the value-list box through Optuna's public
+  sampler methods (`infer_relative_search_space`, `sample_relative`, `sample_independent`, with
+  the study and trial it is given), and the point is repaired (`Space.repair`: the valid
+  configuration nearest in parameter indices). A repaired configuration the study has tried is
+  replaced by its untried Hamming neighbour (`Space.neighbors`) nearest to the base's point
+  (L1 distance in parameter indices; ties: the neighbours' order), else by a configuration drawn
+  uniformly among the untried valid ones (by rank over the canonical positions). When every valid
+  configuration has been tried the sampler calls `study.stop()`, so `study.optimize` ends after
+  exactly `len(space)` trials; asking for more (ask and tell) is a `SpaceExhaustedError`.
+- `export_records(db, storage, study_name, *, run=None, space=None)`: the measurements of a
+  `tune` database (`solverspace.analysis.tune_db`) into any Optuna storage, one trial each, through
+  `optuna.create_trial` and `Study.add_trials`; `OptunaRecorder`: the same, one record at a time,
+  as a `tune` run goes (`solverspace tune --optuna-storage URL`).
+
+Refused with a message: a study whose trials ask for a parameter of the space with another
+distribution (the parameter named), a `base` that is not an Optuna sampler. A `base` that
+raises is reported (`BaseSamplerError`, the original exception chained), never swallowed.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import sqlite3
+import threading
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+
+try:
+    import optuna
+    from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
+    from optuna.samplers import BaseSampler, TPESampler
+    from optuna.trial import TrialState
+except ImportError as exc:                      # pragma: no cover - the extra is installed in CI
+    raise ImportError("solverspace.optuna needs Optuna: pip install 'solverspace[optuna]'") from exc
+
+import numpy as np
+
+from solverspace.core.errors import ArgumentTypeError, OptionError, SolverspaceError, SpaceDefinitionError
+from solverspace.core.orders import SEPARATOR
+
+EXACT_FLOAT_INT = 2 ** 53       # Optuna keeps an IntDistribution's values as floats: beyond this, categorical
+STARTUPS = ("lhs", "sobol", "uniform")
+
+
+class StudyMismatchError(SolverspaceError, ValueError):
+    """An Optuna study (or a trial's request) whose distribution of a parameter is not the one the
+    space's value list gives, or a study that cannot hold these records."""
+
+
+class BaseSamplerError(SolverspaceError, RuntimeError):
+    """The `base` sampler of a `SolverspaceSampler` raised (the original exception is chained)."""
+
+
+class SpaceExhaustedError(SolverspaceError, RuntimeError):
+    """Every valid configuration has been tried in this study: there is nothing left to propose."""
+
+
+# ---------------------------------------------------------------------------------- distributions
+class Codec:
+    """A space's face in Optuna: each parameter's distribution (from its value list), the values
+    Optuna stores for our values and back, and parameter indices of Optuna values."""
+
+    def __init__(self, space):
+        self.space = space
+        self.names = tuple(space.parameters)
+        lists = space.value_lists()
+        self.values: dict[str, tuple] = {}
+        self.distributions: dict[str, BaseDistribution] = {}
+        self.index: dict[str, dict] = {}          # our value -> its index in the value list
+        self.back: dict[str, dict] = {}           # Optuna's value -> ours
+        self.text: dict[str, dict] = {}           # an order's text -> the order (order parameters only)
+        for name in self.names:
+            values = tuple(lists[name])
+            if not values:
+                raise SpaceDefinitionError(f"the space has no valid configuration: parameter {name!r} takes no value",
+                                           hint="an Optuna study needs at least one valid configuration")
+            self.values[name] = values
+            self.index[name] = {value: i for i, value in enumerate(values)}
+            stored = [_stored(value) for value in values]
+            if len(set(map(_typed, stored))) != len(stored):
+                raise SpaceDefinitionError(f"parameter {name!r}: two of its values have the same text in Optuna "
+                                           f"({stored})", hint="give order items that print differently")
+            self.back[name] = {_typed(s): v for s, v in zip(stored, values)}
+            if any(isinstance(value, tuple) for value in values):
+                self.text[name] = {s: v for s, v in zip(stored, values) if isinstance(v, tuple)}
+            self.distributions[name] = _distribution(values, stored)
+
+    def to_optuna(self, name: str, value):
+        """The value Optuna stores for our `value` of parameter `name`."""
+        return _stored(value)
+
+    def from_optuna(self, name: str, value):
+        """Our value for the value Optuna holds (KeyError: not in the value list)."""
+        return self.back[name][_typed(value)]
+
+    def normalise(self, name: str, value):
+        """A value from a structured array or a record (an order as its text or a list, numpy
+        scalars) as the value-list value."""
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, list):
+            value = tuple(value)
+        if name in self.text and isinstance(value, str):
+            return self.text[name][value]
+        return value
+
+    def key(self, config) -> tuple:
+        """A configuration (dict or tuple in parameter order) as a tuple of value-list values."""
+        if isinstance(config, Mapping):
+            config = [config[name] for name in self.names]
+        return tuple(self.normalise(name, value) for name, value in zip(self.names, config))
+
+    def indices(self, key: tuple) -> tuple:
+        return tuple(self.index[name][value] for name, value in zip(self.names, key))
+
+    def params(self, key: tuple) -> dict:
+        """A configuration as Optuna parameters."""
+        return {name: self.to_optuna(name, value) for name, value in zip(self.names, key)}
+
+
+def _stored(value):
+    """What Optuna stores for one of our values: an order as its text, anything else itself."""
+    if isinstance(value, tuple):
+        return SEPARATOR.join(str(item) for item in value)
+    return value
+
+
+def _typed(value):
+    """A dict key that keeps 1 and "1" (and True) apart."""
+    return (type(value).__name__, value)
+
+
+def _distribution(values: tuple, stored: list) -> BaseDistribution:
+    """An arithmetic progression of integers (|v| <= 2**53): IntDistribution; else categorical."""
+    if all(type(v) is int and abs(v) <= EXACT_FLOAT_INT for v in values):
+        steps = {b - a for a, b in zip(values, values[1:])}
+        if len(values) == 1:
+            return IntDistribution(values[0], values[0])
+        if len(steps) == 1 and min(steps) > 0:
+            return IntDistribution(values[0], values[-1], step=steps.pop())
+    return CategoricalDistribution(stored)
+
+
+_CODECS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CODECS_LOCK = threading.Lock()
+
+
+def codec(space) -> Codec:
+    """The space's `Codec`, made once per `Space` object (its value lists are computed once)."""
+    with _CODECS_LOCK:
+        found = _CODECS.get(space)
+        if found is None:
+            found = _CODECS[space] = Codec(space)
+        return found
+
+
+def distributions(space) -> dict[str, BaseDistribution]:
+    """Each parameter's Optuna distribution (see the module's documentation)."""
+    return dict(codec(space).distributions)
+
+
+def suggest(trial, space) -> dict:
+    """Ask `trial` for every parameter of `space` with its value-list distribution; the
+    configuration (a dict in parameter order, orders as tuples). The configuration's derived
+    values are set as the trial's user attributes (orders as their text); with a sampler other
+    than `SolverspaceSampler` the configuration may be invalid (`space.is_valid(config)`), and
+    then only the derived values that evaluate are set."""
+    found = codec(space)
+    config = {}
+    for name, dist in found.distributions.items():
+        if isinstance(dist, IntDistribution):
+            value = trial.suggest_int(name, dist.low, dist.high, step=dist.step)
+        else:
+            value = trial.suggest_categorical(name, dist.choices)
+        config[name] = found.from_optuna(name, value)
+    for name, value in space.check(config).derived.items():
+        trial.set_user_attr(name, _stored(value) if isinstance(value, tuple) else value)
+    return config
+
+
+# ---------------------------------------------------------------------------------- the sampler
+_NOT_A_CONFIGURATION = object()
+
+
+class SolverspaceSampler(BaseSampler):
+    """An Optuna sampler that proposes only valid, untried configurations of `space` (see the
+    module's documentation). The objective asks for them with `suggest(trial, space)`.
+
+    `counts` says where the proposals came from: `startup`, `base` (valid as proposed), `repaired`
+    (the base's point was not valid), `neighbour` and `uniform` (the repaired configuration had
+    been tried).
+    """
+
+    def __init__(self, space, base: BaseSampler | None = None, *, startup: str = "lhs", n_startup: int = 10,
+                 seed: int | None = None, neighbors: str = "Hamming"):
+        if base is not None and not isinstance(base, BaseSampler):
+            raise ArgumentTypeError(f"base={base!r}: expected an Optuna sampler (optuna.samplers.BaseSampler), "
+                                    f"not {type(base).__name__}", hint="e.g. base=optuna.samplers.TPESampler(seed=0)")
+        if startup not in STARTUPS:
+            raise OptionError(f"startup={startup!r}: expected one of {', '.join(map(repr, STARTUPS))}",
+                              hint="startup='lhs' (a Latin hypercube over the valid set) or 'uniform'")
+        if isinstance(n_startup, bool) or not isinstance(n_startup, int) or n_startup < 0:
+            raise OptionError(f"n_startup={n_startup!r}: expected a whole number of trials (0 or more)")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise OptionError(f"seed={seed!r}: expected a whole number (0 or more) or None")
+        self.space = space
+        self.codec = codec(space)
+        self.base = base if base is not None else TPESampler(seed=seed)
+        self.startup, self.n_startup, self.seed, self.method = startup, n_startup, seed, neighbors
+        self.counts = {"startup": 0, "base": 0, "repaired": 0, "neighbour": 0, "uniform": 0}
+        self._rng = np.random.default_rng(seed)
+        self._lock = threading.RLock()
+        self._size: int | None | bool = False    # False: not asked yet; None: past what len() holds
+        self._design: list | None = None
+        self._finished: dict[str, dict] = {}     # study -> trial number -> key (finished trials)
+        self._proposed: dict[tuple, tuple] = {}  # (study, trial number) -> key, until the trial ends
+        self._valid: dict[tuple, bool] = {}
+        self._positions: dict[tuple, int] = {}
+
+    def __str__(self) -> str:
+        return f"SolverspaceSampler({self.base})"
+
+    # ------------------------------------------------------------------------------ Optuna's interface
+    def reseed_rng(self) -> None:
+        self._rng = np.random.default_rng()
+        self._call_base("reseed_rng", self.base.reseed_rng)
+
+    def before_trial(self, study, trial) -> None:
+        self._call_base("before_trial", self.base.before_trial, study, trial)
+
+    def infer_relative_search_space(self, study, trial) -> dict:
+        return dict(self.codec.distributions)
+
+    def sample_relative(self, study, trial, search_space) -> dict:
+        with self._lock:
+            tried = self._tried(study, trial)
+            size = self.size()
+            if size is not None and self._valid_count(tried) >= size:
+                raise SpaceExhaustedError(f"every one of the {size} valid configurations of the space has been tried "
+                                          f"in study {study.study_name!r}: nothing is left to propose",
+                                          hint="the best is study.best_trial; with study.optimize the sampler stops "
+                                               "the study itself at this point")
+            if len(tried) < self.n_startup:
+                key, source = self._startup_point(tried), "startup"
+            else:
+                key, source = self._from_base(study, trial, tried)
+            if not self.space.is_valid(key):          # never: repair, neighbours and draws give valid ones
+                raise SolverspaceError(f"internal error: the sampler made an invalid configuration {key} ({source})")
+            self.counts[source] += 1
+            self._proposed[(study.study_name, trial.number)] = key
+            self._valid[key] = True
+            return self.codec.params(key)
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        if param_name in self.codec.distributions:
+            raise StudyMismatchError(
+                f"parameter {param_name!r} was asked for with {param_distribution}, but the space's value list gives "
+                f"{self.codec.distributions[param_name]}",
+                hint="ask for the space's parameters with solverspace.optuna.suggest(trial, space)")
+        # a parameter the space does not have (another knob of the objective): the base samples it
+        return self._call_base("sample_independent", self.base.sample_independent, study, trial, param_name,
+                               param_distribution, number=trial.number)
+
+    def after_trial(self, study, trial, state, values) -> None:
+        try:
+            self._call_base("after_trial", self.base.after_trial, study, trial, state, values, number=trial.number)
+        finally:
+            with self._lock:
+                self._proposed.pop((study.study_name, trial.number), None)
+                key = self._key_of(trial)
+                self._finished.setdefault(study.study_name, {})[trial.number] = key
+                tried = self._tried(study, None)
+                size = self.size()
+                exhausted = size is not None and self._valid_count(tried) >= size
+        if exhausted:
+            try:
+                study.stop()
+            except RuntimeError:
+                pass        # not inside study.optimize (ask and tell): the next ask says the space is exhausted
+
+    # ------------------------------------------------------------------------------ what was tried
+    def size(self) -> int | None:
+        """The number of valid configurations (None: more than `len()` can hold; then the study is
+        never exhausted)."""
+        if self._size is False:
+            try:
+                self._size = len(self.space)
+            except OverflowError:
+                self._size = None
+        return self._size
+
+    def _key_of(self, trial):
+        """The configuration a trial holds (`_NOT_A_CONFIGURATION` if it lacks a parameter of the
+        space); a parameter asked for with another distribution is refused, named."""
+        for name, dist in trial.distributions.items():
+            ours = self.codec.distributions.get(name)
+            if ours is not None and dist != ours:
+                raise StudyMismatchError(
+                    f"parameter {name!r}: trial #{trial.number} of the study has {dist}, but the space's value list "
+                    f"gives {ours}",
+                    hint="use a new study for this space, ask with solverspace.optuna.suggest(trial, space), or "
+                         "export records with export_records(..., space=space)")
+        if any(name not in trial.params for name in self.codec.names):
+            return _NOT_A_CONFIGURATION
+        try:
+            return tuple(self.codec.from_optuna(name, trial.params[name]) for name in self.codec.names)
+        except KeyError:
+            return _NOT_A_CONFIGURATION
+
+    def _tried(self, study, trial) -> set:
+        """Every configuration the study holds (any state) or this sampler has proposed to a trial
+        still running, but the current trial's."""
+        finished = self._finished.setdefault(study.study_name, {})
+        current = None if trial is None else trial.number
+        tried = set()
+        for other in study.get_trials(deepcopy=False):
+            if other.number == current:
+                continue
+            key = finished.get(other.number)
+            if key is None:
+                key = self._key_of(other)
+                if other.state.is_finished():
+                    finished[other.number] = key
+            if key is not _NOT_A_CONFIGURATION:
+                tried.add(key)
+        tried.update(key for (name, number), key in self._proposed.items()
+                     if name == study.study_name and number != current)
+        return tried
+
+    def _valid_count(self, tried: set) -> int:
+        for key in tried:
+            if key not in self._valid:
+                self._valid[key] = self.space.is_valid(key)
+        return sum(self._valid[key] for key in tried)
+
+    # ------------------------------------------------------------------------------ proposals
+    def _startup_point(self, tried: set) -> tuple:
+        if self._design is None:
+            seed = int(self._rng.integers(2 ** 31))
+            size = self.size()
+            n = self.n_startup if size is None else min(self.n_startup, size)
+            if self.startup == "uniform":
+                rows = self.space.sample(n, seed=seed)
+            else:
+                rows = self.space.design(n, method=self.startup, seed=seed)
+            self._design = [self.codec.key(row) for row in rows.tolist()]
+        for key in self._design:
+            if key not in tried:
+                return key
+        return self._uniform_untried(tried)
+
+    def _from_base(self, study, trial, tried: set) -> tuple[tuple, str]:
+        point = self._ask_base(study, trial)
+        repaired = self.codec.key(self.space.repair(indices=point))
+        source = "base" if repaired == self._from_indices(point) else "repaired"
+        if repaired not in tried:
+            return repaired, source
+        nearest = self._nearest_untried(repaired, point, tried)
+        if nearest is not None:
+            return nearest, "neighbour"
+        return self._uniform_untried(tried), "uniform"
+
+    def _from_indices(self, point: tuple) -> tuple:
+        return tuple(self.codec.values[name][i] for name, i in zip(self.codec.names, point))
+
+    def _ask_base(self, study, trial) -> tuple:
+        """The base sampler's point of the value-list box, as parameter indices."""
+        dists = self.codec.distributions
+        found = self._call_base("infer_relative_search_space", self.base.infer_relative_search_space, study, trial,
+                                number=trial.number)
+        found = {name: dist for name, dist in found.items() if name in dists}
+        proposal = self._call_base("sample_relative", self.base.sample_relative, study, trial, found,
+                                   number=trial.number) if found else {}
+        point = []
+        for name, dist in dists.items():
+            if name in proposal and name in found:
+                value = proposal[name]
+            elif dist.single():
+                value = dist.low if isinstance(dist, IntDistribution) else dist.choices[0]
+            else:
+                value = self._call_base("sample_independent", self.base.sample_independent, study, trial, name, dist,
+                                        number=trial.number)
+            try:
+                point.append(self.codec.index[name][self.codec.from_optuna(name, _plain(value, dist))])
+            except (KeyError, TypeError, ValueError):
+                raise BaseSamplerError(f"the base sampler {self.base} proposed {name}={value!r} at trial "
+                                       f"#{trial.number}, which is not in the parameter's distribution {dist}") from None
+        return tuple(point)
+
+    def _call_base(self, what: str, method, *args, number=None):
+        try:
+            return method(*args)
+        except SolverspaceError:
+            raise
+        except Exception as exc:
+            at = "" if number is None else f" at trial #{number}"
+            raise BaseSamplerError(f"the base sampler {self.base} failed in {what}{at}: {type(exc).__name__}: {exc}",
+                                   hint="the trial is not run; fix or replace the base sampler") from exc
+
+    def _nearest_untried(self, repaired: tuple, point: tuple, tried: set) -> tuple | None:
+        best = None
+        for neighbour in self.space.neighbors(repaired, method=self.method):
+            key = self.codec.key(neighbour)
+            if key in tried:
+                continue
+            distance = sum(abs(a - b) for a, b in zip(self.codec.indices(key), point))
+            if best is None or distance < best[0]:
+                best = (distance, key)
+        return None if best is None else best[1]
+
+    def _uniform_untried(self, tried: set) -> tuple:
+        """A configuration drawn uniformly among the valid ones not tried: a uniform rank among
+        the untried canonical positions (rejection from uniform draws past `len()`)."""
+        size = self.size()
+        if size is None:
+            while True:
+                seed = int(self._rng.integers(2 ** 31))
+                key = self.codec.key(self.space.sample(1, seed=seed, replace=True).tolist()[0])
+                if key not in tried:
+                    return key
+        taken = sorted(self._position(key) for key in tried if self._valid.get(key, True) and self.space.is_valid(key))
+        rank = int(self._rng.integers(size - len(taken)))
+        for position in taken:
+            if position <= rank:
+                rank += 1
+            else:
+                break
+        return self.codec.key(self.space[rank])
+
+    def _position(self, key: tuple) -> int:
+        position = self._positions.get(key)
+        if position is None:
+            position = self._positions[key] = self.space.index(key)
+        return position
+
+
+def _plain(value, dist):
+    """A value from a base sampler as Optuna would store it (numpy scalars, integral floats)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(dist, IntDistribution) and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value
+
+
+# ---------------------------------------------------------------------------------- tune records
+RECORD_ATTRIBUTES = ("status", "times", "bound", "bound_exact", "bottleneck", "error", "seconds",
+                     "solverspace_run", "solverspace_key")
+COMPLETE_STATUSES = ("ok", "below bound")     # measured: a time (a FAIL trial otherwise)
+
+
+def read_records(db, run: str | None = None) -> tuple[str, list[dict]]:
+    """(run identity, its measurements in the order they were made) from a `tune` database;
+    `run`: which run (None: the only run holding measurements; several: refused, listed)."""
+    path = Path(db)
+    if not path.is_file():
+        raise OptionError(f"tune database {str(db)!r} does not exist", hint="give the file `tune` wrote (--db)")
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise OptionError(f"tune database {str(db)!r}: {exc}") from None
+    try:
+        try:
+            meta = dict(con.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError:
+            meta = {}
+        if meta.get("application") != "solverspace tune":
+            raise OptionError(f"{str(db)!r} is not a tune database", hint="give the file `tune` wrote (--db)")
+        runs = con.execute("SELECT r.run, r.space, r.measure, COUNT(m.key) FROM runs r JOIN measurements m "
+                           "ON m.run = r.run GROUP BY r.run ORDER BY r.created").fetchall()
+        if run is None:
+            if len(runs) != 1:
+                listed = "; ".join(f"{r} ({space}, measure {measure!r}: {n} measurements)"
+                                   for r, space, measure, n in runs) or "none"
+                raise OptionError(f"tune database {str(db)!r} holds measurements of {len(runs)} runs: {listed}",
+                                  hint="name one with run=RUN" if runs else "run tune first")
+            run = runs[0][0]
+        elif run not in {r[0] for r in runs}:
+            raise OptionError(f"tune database {str(db)!r} has no measurements of run {run!r}",
+                              hint=f"runs there: {', '.join(r[0] for r in runs) or 'none'}")
+        rows = con.execute("SELECT key, configuration, times, value, bound, bound_value, status, bottleneck, error, "
+                           "seconds, measured_at FROM measurements WHERE run = ? ORDER BY measured_at, key",
+                           (run,)).fetchall()
+    finally:
+        con.close()
+    columns = ("key", "configuration", "times", "value", "bound_exact", "bound", "status", "bottleneck", "error",
+               "seconds", "measured_at")
+    records = []
+    for row in rows:
+        record = dict(zip(columns, row))
+        record["configuration"] = json.loads(record["configuration"])
+        record["times"] = json.loads(record["times"])
+        record["run"] = run
+        records.append(record)
+    return run, records
+
+
+def record_trial(record: dict, names, dists: dict, normalise, to_optuna):
+    """One tune measurement as an Optuna trial (not yet in a study)."""
+    config = record["configuration"]
+    params = {name: to_optuna(name, normalise(name, config[name])) for name in names}
+    complete = record["status"] in COMPLETE_STATUSES and record["value"] is not None
+    attrs = {"status": record["status"], "times": record["times"], "bound": _finite(record["bound"]),
+             "bound_exact": record["bound_exact"], "bottleneck": record["bottleneck"], "error": record["error"],
+             "seconds": record["seconds"], "solverspace_run": record["run"], "solverspace_key": record["key"]}
+    trial = optuna.create_trial(state=TrialState.COMPLETE if complete else TrialState.FAIL,
+                                value=float(record["value"]) if complete else None, params=params,
+                                distributions={name: dists[name] for name in names}, user_attrs=attrs)
+    if record.get("measured_at") is not None:
+        end = datetime.datetime.fromtimestamp(record["measured_at"])
+        trial.datetime_start = end - datetime.timedelta(seconds=record["seconds"] or 0.0)
+        trial.datetime_complete = end
+    return trial
+
+
+def _finite(value):
+    return value if value is None or math.isfinite(value) else None
+
+
+def _record_codec(names, records):
+    """Distributions from the recorded values alone (no space given): each parameter's distinct
+    values, numbers ascending, then strings, then orders by text, by the rule of `distributions`."""
+    values = {}
+    for name in names:
+        seen = {_plain_record(r["configuration"][name]) for r in records}
+        ordered = sorted(seen, key=lambda v: (0, v, "") if type(v) is int else
+                         (1, 0, v) if isinstance(v, str) else (2, 0, _stored(v)))
+        values[name] = tuple(ordered)
+    dists = {name: _distribution(vals, [_stored(v) for v in vals]) for name, vals in values.items()}
+    return dists
+
+
+def _plain_record(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _open_study(storage, study_name: str):
+    study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize", load_if_exists=True)
+    if len(study.directions) != 1 or study.directions[0] != optuna.study.StudyDirection.MINIMIZE:
+        raise StudyMismatchError(f"Optuna study {study_name!r} does not minimize one value: tune's records are times",
+                                 hint="give another --optuna-study (study_name) name")
+    return study
+
+
+def _check_study(study, dists: dict) -> set:
+    """The record keys the study already holds; a trial asking a parameter with another
+    distribution is refused, named."""
+    keys = set()
+    for trial in study.get_trials(deepcopy=False):
+        for name, dist in trial.distributions.items():
+            if name in dists and dist != dists[name]:
+                raise StudyMismatchError(
+                    f"parameter {name!r}: trial #{trial.number} of Optuna study {study.study_name!r} has {dist}, "
+                    f"but these records give {dists[name]}",
+                    hint="export into a new study name, or give space= so that the distributions are the space's "
+                         "value lists")
+        key = trial.user_attrs.get("solverspace_key")
+        if key is not None:
+            keys.add((trial.user_attrs.get("solverspace_run"), key))
+    return keys
+
+
+def export_records(db, storage, study_name: str, *, run: str | None = None, space=None) -> int:
+    """Put the measurements of a `tune` database into the Optuna study `study_name` of `storage`
+    (a URL such as "sqlite:///optuna.db", or an Optuna storage object; created when missing,
+    minimizing): one trial per measured configuration, `COMPLETE` with its time (status `ok`,
+    `below bound`) or `FAIL` (`failed`, `timeout`, `invalid output`); user attributes `status`,
+    `times`, `bound` (a float; `bound_exact` its exact text), `bottleneck` (the model's term that
+    set the bound), `error`, `seconds`, `solverspace_run`, `solverspace_key`. A measurement the
+    study already holds (same run and configuration) is not added again. Distributions: with
+    `space`, the space's (`distributions(space)`: the study can go on with `SolverspaceSampler`);
+    without, each parameter's recorded values by the same rule. Returns how many trials were added."""
+    run, records = read_records(db, run)
+    if not records:
+        return 0
+    names = list(records[0]["configuration"])
+    if space is not None:
+        found = codec(space)
+        if set(names) != set(found.names):
+            raise StudyMismatchError(f"the records' parameters {names} are not the space's {list(found.names)}",
+                                     hint="give the space the tune run measured")
+        names, dists, normalise, to_optuna = list(found.names), found.distributions, found.normalise, found.to_optuna
+    else:
+        dists = _record_codec(names, records)
+        normalise, to_optuna = (lambda name, v: _plain_record(v)), (lambda name, v: _stored(v))
+    study = _open_study(storage, study_name)
+    held = _check_study(study, dists)
+    trials = []
+    for record in records:
+        if (run, record["key"]) in held:
+            continue
+        try:
+            trials.append(record_trial(record, names, dists, normalise, to_optuna))
+        except (KeyError, ValueError) as exc:
+            raise StudyMismatchError(f"the measurement of {record['configuration']} does not fit the distributions "
+                                     f"({type(exc).__name__}: {exc})",
+                                     hint="give the space the tune run measured, or no space") from None
+    study.add_trials(trials)
+    return len(trials)
+
+
+class OptunaRecorder:
+    """Records `tune` measurements into an Optuna study as they are made (the sink of
+    `solverspace tune --optuna-storage URL [--optuna-study NAME]`): `record(measurement)` adds
+    one trial, as `export_records` would."""
+
+    def __init__(self, space, storage, study_name: str):
+        self.codec = codec(space)
+        self.study = _open_study(storage, study_name)
+        self.held = _check_study(self.study, self.codec.distributions)
+        self.added = 0
+
+    def record(self, record: dict) -> None:
+        """`record`: the row `tune` wrote (keys as `read_records` gives them)."""
+        if (record["run"], record["key"]) in self.held:
+            return
+        names = list(self.codec.names)
+        trial = record_trial(record, names, self.codec.distributions, self.codec.normalise, self.codec.to_optuna)
+        self.study.add_trial(trial)
+        self.held.add((record["run"], record["key"]))
+        self.added += 1
+
+
+__all__ = ["BaseSamplerError", "Codec", "OptunaRecorder", "SolverspaceSampler", "SpaceExhaustedError",
+           "StudyMismatchError", "codec", "distributions", "export_records", "read_records", "suggest"]
