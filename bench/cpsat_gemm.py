@@ -62,7 +62,7 @@ def breakdown(space, workers):
     _, wall_b, _ = timed(counter.build, component.params, component.factors)
     for line in describe(space.plan).splitlines():
         print("  " + line)
-    separated, wall_t, _ = timed(counter._count_separated, component, {}, None) if component.groups else (None, 0, 0)
+    separated, wall_t, _ = timed(counter.count_separated, component, {}, None) if component.groups else (None, 0, 0)
     print(f"  analysis + structure {wall_a + wall_s:.3f} s, model build {wall_b:.3f} s, trying separated "
           f"counting {wall_t:.2f} s ({'used' if separated else 'declined: joint enumeration'})")
 

@@ -80,9 +80,9 @@ def settle(cache: str, timeout: float = 600) -> float | None:
     folder, deadline = Path(cache), time.monotonic() + timeout
     while time.monotonic() < deadline:
         if folder.is_dir() and not background.pending(folder):
-            fd = background._try_lock(folder)
+            fd = background.try_lock(folder)
             if fd is not None:
-                background._release(fd)
+                background.release_lock(fd)
                 break
         elif not folder.is_dir():
             return None

@@ -45,7 +45,7 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1").strip().lower() not in ("0", "no", "off", "false")
 
 
-def _try_lock(folder: Path):
+def try_lock(folder: Path):
     """The builder lock, held (a file descriptor), or None when another process holds it."""
     import fcntl
     fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
@@ -57,7 +57,8 @@ def _try_lock(folder: Path):
         return None
 
 
-def _release(fd) -> None:
+def release_lock(fd) -> None:
+    """Release the builder lock `try_lock` returned."""
     import fcntl
     fcntl.flock(fd, fcntl.LOCK_UN)
     os.close(fd)
@@ -75,17 +76,18 @@ def schedule(plan, c_options: dict, with_derived=()) -> bool:
         job = folder / f"pending_{hashlib.sha256(data).hexdigest()[:32]}.job"
         if not job.exists():
             write_atomically(job, data)
-        fd = _try_lock(folder)
+        fd = try_lock(folder)
         if fd is None:        # a builder is running: it takes this job before it exits (see `main`)
             return True
-        _release(fd)
-        _spawn(folder)
+        release_lock(fd)
+        spawn_builder(folder)
         return True
     except Exception:   # noqa: BLE001 - unpicklable plans, an unwritable cache, no fork: only slower later
         return False
 
 
-def _spawn(folder: Path) -> None:
+def spawn_builder(folder: Path) -> None:
+    """Start a builder process for the jobs in `folder`, detached (tests replace it to run `run` themselves)."""
     import subprocess
     root = str(Path(__file__).resolve().parents[1])    # this very package, wherever it was imported from
     path = os.environ.get("PYTHONPATH")
@@ -151,7 +153,7 @@ def run(folder: Path) -> int:
     scheduler saw the lock held and started no builder) is not forgotten."""
     built = 0
     while True:
-        fd = _try_lock(folder)
+        fd = try_lock(folder)
         if fd is None:
             return built      # another builder holds it, and will see the jobs
         try:
@@ -160,7 +162,7 @@ def run(folder: Path) -> int:
                 built += bool(record.get("ok"))
                 _log(folder, record)
         finally:
-            _release(fd)
+            release_lock(fd)
         if not pending(folder):
             return built
 

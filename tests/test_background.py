@@ -30,7 +30,7 @@ require((a * b) % 7 == 1)
 def spawned(monkeypatch):
     """Builders are recorded, not started: the test runs `background.run` itself."""
     calls = []
-    monkeypatch.setattr(background, "_spawn", lambda folder: calls.append(folder))
+    monkeypatch.setattr(background, "spawn_builder", lambda folder: calls.append(folder))
     return calls
 
 
@@ -85,13 +85,13 @@ def test_small_walks_and_opting_out_leave_nothing(cache, spawned, monkeypatch):
 
 def test_a_running_builder_is_not_started_twice(cache, spawned):
     cache.mkdir(parents=True)
-    held = background._try_lock(cache)
+    held = background.try_lock(cache)
     try:
         assert background.schedule(Space.from_source(SMALL).plan, {})
         assert spawned == [] and len(background.pending(cache)) == 1
         assert background.run(cache) == 0                          # the lock is held: another builder's job
     finally:
-        background._release(held)
+        background.release_lock(held)
     assert background.run(cache) == 1 and background.pending(cache) == []
 
 

@@ -100,12 +100,12 @@ def test_generated_spaces_with_every_candidate_summed_agree_with_the_reference(s
     """With the default proof skipped, every parameter that qualifies as a sink is counted in
     Python (the proof only decides whether that pays; the count is exact either way)."""
     from solverspace.translators.cpsat import count as cpsat_count
-    saved = cpsat_count.Counter._has_default
-    cpsat_count.Counter._has_default = lambda self, *args: True
+    saved = cpsat_count.Counter.has_default
+    cpsat_count.Counter.has_default = lambda self, *args: True
     try:
         assert_cpsat_matches_reference(source)
     finally:
-        cpsat_count.Counter._has_default = saved
+        cpsat_count.Counter.has_default = saved
 
 
 def test_native_keys_mean_what_the_evaluator_means():
@@ -114,7 +114,7 @@ def test_native_keys_mean_what_the_evaluator_means():
     their types) agree; anything else (`/`, strings, orders) keeps the evaluator."""
     from solverspace.lang import ir
     from solverspace.lang.evaluate import Undefined, compile_expr
-    from solverspace.translators.cpsat.sinks import _key_function, _native
+    from solverspace.translators.cpsat.sinks import key_function, native_function
     a, b, c = ir.Ref("a"), ir.Ref("b"), ir.Ref("c")
     nodes = [
         ir.BinOp("*", ir.BinOp("+", a, ir.Const(2)), ir.BinOp("-", b, c)),
@@ -125,8 +125,8 @@ def test_native_keys_mean_what_the_evaluator_means():
     ]
     ints = frozenset("abc")
     for node in nodes:
-        assert _native(node, ints) is not None
-        native, reference = _key_function(node, ints), compile_expr(node)
+        assert native_function(node, ints) is not None
+        native, reference = key_function(node, ints), compile_expr(node)
         for env in ({"a": x, "b": y, "c": z} for x in range(-3, 4) for y in range(-2, 3) for z in (-1, 0, 5)):
             try:
                 expected = reference(env)
@@ -136,5 +136,5 @@ def test_native_keys_mean_what_the_evaluator_means():
                 continue
             got = native(env)
             assert (got, type(got)) == (expected, type(expected)), (node, env)
-    assert _native(ir.BinOp("/", a, b), ints) is None
-    assert _native(ir.BinOp("+", a, b), frozenset("a")) is None   # b may be a string
+    assert native_function(ir.BinOp("/", a, b), ints) is None
+    assert native_function(ir.BinOp("+", a, b), frozenset("a")) is None   # b may be a string

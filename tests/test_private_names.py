@@ -8,7 +8,14 @@ three statically visible uses are listed:
 - `m._name` where `m` is a name bound to another imported project module;
 - `obj._name` (obj not `self`/`cls`) where `_name` is a private attribute, method or module-level
   name that only OTHER project modules define (e.g. `enumerator._prefixes` reaching into
-  `CEnumerator`), or `obj._name = ...` setting a private attribute this module never defines.
+  `CEnumerator`), or `obj._name = ...` setting a private attribute this module never defines;
+- the same names spelled as strings: `setattr(obj, "_name", ...)` (also `getattr`, `hasattr`,
+  `delattr` and `monkeypatch.setattr`) with `_name` as above, and a dotted string naming a
+  project module's private name (`monkeypatch.setattr("solverspace.cli._load", ...)`).
+
+The files outside the package that use it, `tests/`, `bench/` and `examples/`, are held to the same
+rule against the project's modules (their own private helpers are theirs): a test that needs a
+name makes it public in its module, or goes through the public API.
 
 Dunder names (`__init__`, `__file__`) are not private.
 """
@@ -17,7 +24,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.helpers import project_modules
+from tests.helpers import PROJECT_ROOT, project_modules
+
+OUTSIDE_FOLDERS = ("tests", "bench", "examples")   # checked against the project's modules too
+NAMED_BY_STRING = {"setattr", "getattr", "hasattr", "delattr"}
 
 
 def is_private(name: str) -> bool:
@@ -95,17 +105,43 @@ def private_uses(name: str, path: Path, known: dict[str, Path], owners: dict[str
                 found.append(f"{name}:{node.lineno}: ._{node.attr[1:]} of {', '.join(sorted(owners[node.attr]))}")
             elif isinstance(node.ctx, ast.Store):
                 found.append(f"{name}:{node.lineno}: ._{node.attr[1:]} set on another module's object")
+        elif isinstance(node, ast.Call) and called_name(node) in NAMED_BY_STRING:
+            for text in (a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)):
+                module, _, attr = text.rpartition(".")
+                if not is_private(attr) or attr in own and not module:
+                    continue
+                if module:
+                    while module and module not in known:   # "pkg.mod.attr._name": the module part
+                        module = module.rpartition(".")[0]
+                    if module and module != name:
+                        found.append(f"{name}:{node.lineno}: {text!r}")
+                elif owners.get(attr, set()) - {name}:
+                    found.append(f"{name}:{node.lineno}: {text!r} of {', '.join(sorted(owners[attr]))}")
     return found
 
 
-def all_private_uses(known: dict[str, Path] | None = None) -> list[str]:
-    """Every use, in every module of `known` (default: the project), of another module's private name."""
+def called_name(call: ast.Call) -> str | None:
+    """`setattr` for `setattr(...)` and `monkeypatch.setattr(...)`."""
+    function = call.func
+    return function.id if isinstance(function, ast.Name) else function.attr if isinstance(function, ast.Attribute) else None
+
+
+def outside_files(root: Path = PROJECT_ROOT) -> dict[str, Path]:
+    """Every Python file of `tests/`, `bench/` and `examples/`, under a dotted name of its path."""
+    return {".".join(path.relative_to(root).with_suffix("").parts): path
+            for folder in OUTSIDE_FOLDERS for path in sorted((root / folder).rglob("*.py"))}
+
+
+def all_private_uses(known: dict[str, Path] | None = None, outside: dict[str, Path] | None = None) -> list[str]:
+    """Every use, in every module of `known` (default: the project) and every file of `outside`
+    (default: none), of a private name of another module of `known`."""
     known = project_modules() if known is None else known
     owners: dict[str, set[str]] = {}
     for name, path in known.items():
         for private in defined_privates(ast.parse(path.read_text(encoding="utf-8"))):
             owners.setdefault(private, set()).add(name)
-    return sorted(use for name, path in known.items() for use in private_uses(name, path, known, owners))
+    files = {**known, **(outside or {})}
+    return sorted(use for name, path in files.items() for use in private_uses(name, path, known, owners))
 
 
 def test_the_checker_sees_each_kind_of_use(tmp_path):
@@ -133,3 +169,31 @@ def test_the_checker_reads_every_folder():
 
 def test_no_module_uses_another_modules_private_name():
     assert all_private_uses() == []
+
+
+def test_the_checker_sees_names_in_strings_and_files_outside(tmp_path):
+    """`setattr(obj, "_name")` and a dotted string naming a private name, in a project module or a
+    test file; a test file's own private helpers, and strings that name none, pass."""
+    (tmp_path / "owner.py").write_text("def _spawn():\n    pass\n_table = {}\n", encoding="utf-8")
+    (tmp_path / "test_user.py").write_text(
+        "from p import owner\n"
+        "def _helper(monkeypatch):\n"
+        "    monkeypatch.setattr(owner, '_spawn', None)\n"
+        "    monkeypatch.setattr('p.owner._table', {})\n"
+        "    return getattr(owner, '_helper', None), hasattr(owner, '__file__'), setattr(owner, 'x', '_spawn')\n"
+        "def test_it():\n    owner._table.clear()\n",
+        encoding="utf-8")
+    known = {"p.owner": tmp_path / "owner.py"}
+    assert all_private_uses(known, {"tests.test_user": tmp_path / "test_user.py"}) == [
+        "tests.test_user:3: '_spawn' of p.owner", "tests.test_user:4: 'p.owner._table'",
+        "tests.test_user:7: p.owner._table"]
+
+
+def test_the_checker_reads_tests_bench_and_examples():
+    assert {"tests.helpers", "tests.conftest", "tests.test_private_names"} <= set(outside_files())
+    assert any(name.startswith("bench.") for name in outside_files())
+    assert any(name.startswith("examples.") for name in outside_files())
+
+
+def test_no_test_bench_or_example_uses_a_private_name_of_the_project():
+    assert all_private_uses(outside=outside_files()) == []

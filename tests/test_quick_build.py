@@ -41,7 +41,7 @@ def small(tag: int) -> str:
 def spawned(monkeypatch):
     """Builders are recorded, not started: the test runs `background.run` itself."""
     calls = []
-    monkeypatch.setattr(background, "_spawn", lambda folder: calls.append(folder))
+    monkeypatch.setattr(background, "spawn_builder", lambda folder: calls.append(folder))
     return calls
 
 
@@ -58,7 +58,7 @@ def test_the_flags_are_part_of_the_key_and_each_build_has_its_sidecar(cache):
     c_build.build(source, CDEF)
     quick, optimized = c_build.module_path(source, CDEF, quick=True), c_build.module_path(source, CDEF)
     for path in (quick, optimized):
-        assert c_build._verified(path)
+        assert c_build.verified(path)
     assert quick.read_bytes() != optimized.read_bytes()
 
 
@@ -66,10 +66,10 @@ def test_an_altered_quick_module_is_not_trusted_and_is_rebuilt(cache):
     source = CGenerator(Space.from_source(small(2)).plan, Options()).generate().source + "/* quick sidecar */\n"
     path = c_build.module_path(source, CDEF, quick=True)
     path.write_bytes(b"not a shared object")                    # e.g. a quick build killed half-way
-    c_build.write_atomically(c_build._digest_path(path), "19 " + "0" * 64 + "\n")
+    c_build.write_atomically(c_build.digest_path(path), "19 " + "0" * 64 + "\n")
     assert not c_build.is_built(source, CDEF, quick=True)
     module = c_build.build(source, CDEF, quick=True)
-    assert module.lib.ss_row_size() > 0 and c_build._verified(path) and path.stat().st_size > 1000
+    assert module.lib.ss_row_size() > 0 and c_build.verified(path) and path.stat().st_size > 1000
 
 
 @pytest.mark.parametrize("path", sorted(p for p in CORPUS.glob("*.py") if "past-64-bits" not in p.name),
@@ -136,7 +136,7 @@ def test_the_estimate_reads_the_deeper_loops():
     enumerator = ReferenceEnumerator(space.plan, budget=40_000)
     with pytest.raises(WorkBudgetExceeded):
         enumerator.count()
-    assert enumerator.fraction_done(enumerator._stopped_at, 1) == 0          # `a` is at its first value
+    assert enumerator.fraction_done(1) == 0                                  # `a` is at its first value
     assert enumerator.estimated_work() > AUTO_QUICK_WORK
     done = ReferenceEnumerator(Space.from_source(small(8)).plan)
     done.count()

@@ -30,7 +30,8 @@ def test_k40c_exact_samples_are_uniform_by_cell(k40c, k40c_rows):
 
 def test_a_biased_sampler_fails_the_same_test(k40c, k40c_rows):
     """Picking a work unit (prefix) uniformly and then a row in it is not uniform: the test has power."""
-    enumerator = k40c._positions().enumerator
+    from solverspace.backends import get_backend
+    enumerator = get_backend("c", "positions").positions(k40c.plan).enumerator
     offsets = enumerator.offsets()
     counts = np.diff(offsets)
     rng = np.random.default_rng(2026)

@@ -94,12 +94,14 @@ def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, t
     """Break the C printer's `//` (C's `/` truncates toward zero; Python floors): validate must
     say so and name a configuration on which the reference and C differ."""
     from solverspace.translators.c.expr import CExpressionPrinter
-    original = CExpressionPrinter._visit_FloorDiv
+    original = CExpressionPrinter.visit
 
-    def truncating(self, n):
-        return f"({self.visit(n.left)} / {self.visit(n.right)})"
+    def truncating(self, n, *args):   # every node the printer visits: `//` printed as C's `/`
+        if isinstance(n, ir.BinOp) and n.op == "//":
+            return f"({self.visit(n.left)} / {self.visit(n.right)})"
+        return original(self, n, *args)
 
-    monkeypatch.setattr(CExpressionPrinter, "_visit_FloorDiv", truncating)
+    monkeypatch.setattr(CExpressionPrinter, "visit", truncating)
     path = tmp_path / "signed.py"
     path.write_text(SIGNED)
     report = validate(str(path), backends=("c", "reference"), **FAST)
@@ -117,7 +119,7 @@ def test_truncating_division_in_c_is_caught_with_a_counterexample(monkeypatch, t
     text = report.render()
     assert "counterexample" in text and example.command in text and "q = " in text
     # the printed line runs, and the command line agrees with the reference verdict
-    monkeypatch.setattr(CExpressionPrinter, "_visit_FloorDiv", original)
+    monkeypatch.setattr(CExpressionPrinter, "visit", original)
     capsys.readouterr()
     status = main(["check", str(path), *shlex.split(example.command)[3:]])
     out = capsys.readouterr().out
@@ -128,12 +130,12 @@ def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
     """Only the literal plan broken: C optimized, the reference and C literal still compared."""
     from solverspace.translators.c.expr import CExpressionPrinter
     from solverspace.translators.c import codegen as c_codegen
-    original = CExpressionPrinter._visit_Mod
+    original = CExpressionPrinter.visit
 
-    def wrong_modulo(self, n):
-        if not getattr(self, "printing_optimized", True):
+    def wrong_modulo(self, n, *args):
+        if isinstance(n, ir.BinOp) and n.op == "%" and not getattr(self, "printing_optimized", True):
             return f"({self.visit(n.left)} % {self.visit(n.right)})"  # C's remainder: sign of the dividend
-        return original(self, n)
+        return original(self, n, *args)
 
     original_init = c_codegen.CGenerator.__init__
 
@@ -142,7 +144,7 @@ def test_broken_c_literal_mode_alone_is_caught(monkeypatch):
         self.printer.printing_optimized = bool(options.enabled)
 
     monkeypatch.setattr(c_codegen.CGenerator, "__init__", init)
-    monkeypatch.setattr(CExpressionPrinter, "_visit_Mod", wrong_modulo)
+    monkeypatch.setattr(CExpressionPrinter, "visit", wrong_modulo)
     report = validate_source("x = range(-6, 7)\ny = iterator([-4, 3])\nrequire(x % y == 1)\n",
                              backends=("c", "c-literal", "reference"), **FAST)
     assert report.status == 1, report.render()
@@ -158,14 +160,14 @@ def test_broken_cpsat_subtraction_is_found_by_bisection(monkeypatch, tmp_path):
     """CP-SAT only counts; a broken lowering of `-` is located by fixing one parameter after
     another on restricted copies of the space."""
     from solverspace.translators.cpsat.backend import Lowering
-    original = Lowering._visit_Sub
+    original = Lowering.visit
 
-    def swapped(self, n):
-        if n.op == "-":
+    def swapped(self, n, *args):   # every node the lowering visits: `a - b` lowered as `b - a`
+        if isinstance(n, ir.BinOp) and n.op == "-":
             n = ir.BinOp("-", n.right, n.left)
-        return original(self, n)
+        return original(self, n, *args)
 
-    monkeypatch.setattr(Lowering, "_visit_Sub", swapped)
+    monkeypatch.setattr(Lowering, "visit", swapped)
     # `c` is a sink with a default ('u'): a count that summed it in Python would leave the
     # constraint, and the broken `-`, out of the CP-SAT enumeration; validate counts with sinks off
     source = "a = range(0, 6)\nb = range(0, 4)\nc = iterator(['u', 'v'])\nrequire((a - b > 1) | (c == 'u'))\n"

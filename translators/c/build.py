@@ -118,7 +118,8 @@ def module_path(source: str, cdef: str, quick: bool = False) -> Path:
     return cache_dir() / (module_name(source, cdef, quick) + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
-def _digest_path(path: Path) -> Path:
+def digest_path(path: Path) -> Path:
+    """The sidecar beside a cached module that vouches for it (`SIZE SHA256`)."""
     return path.with_name(path.name + ".sha256")
 
 
@@ -133,10 +134,10 @@ def _fingerprint(path: Path) -> str:
     return f"{size} {sha.hexdigest()}"
 
 
-def _verified(path: Path) -> bool:
+def verified(path: Path) -> bool:
     """Whether a cached module is whole: its size and digest match its sidecar."""
     try:
-        return _digest_path(path).read_text().strip() == _fingerprint(path)
+        return digest_path(path).read_text().strip() == _fingerprint(path)
     except OSError:
         return False
 
@@ -158,7 +159,7 @@ def is_built(source: str, cdef: str, quick: bool = False) -> bool:
     compiles nothing); `quick`: its quick (-O0) build."""
     name = module_name(source, cdef, quick)
     path = cache_dir() / f"{name}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
-    return name in sys.modules or (path.exists() and _verified(path))
+    return name in sys.modules or (path.exists() and verified(path))
 
 
 def build(source: str, cdef: str, quick: bool = False):
@@ -193,7 +194,7 @@ def _import(directory: Path, name: str):
         return None
     if name in sys.modules:
         return sys.modules[name]
-    if not _verified(path):  # truncated, altered, or from before sidecars: never mapped; rebuilt
+    if not verified(path):  # truncated, altered, or from before sidecars: never mapped; rebuilt
         return None
     try:
         spec = importlib.util.spec_from_file_location(name, path)
@@ -297,7 +298,7 @@ def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: st
     target = directory / f"{name}{suffix}"
     fingerprint = _fingerprint(built)
     os.replace(built, target)  # atomic: other processes see a whole file or none
-    write_atomically(_digest_path(target), fingerprint + "\n")  # after the module: a sidecar vouches for it
+    write_atomically(digest_path(target), fingerprint + "\n")  # after the module: a sidecar vouches for it
     shutil.rmtree(workdir, ignore_errors=True)
     module = _import(directory, name)
     if module is None:

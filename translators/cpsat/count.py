@@ -385,7 +385,7 @@ class Counter:
                 break
             result = self._count_residues(component, problem.fixed, deadline)
             if result is None and component.groups:
-                result = self._count_separated(component, problem.fixed, deadline)
+                result = self.count_separated(component, problem.fixed, deadline)
             summed = ()
             if result is None and not record and self.options.sinks:  # the sampler (record > 0) needs the joint table
                 reduced = self.sinks(component, problem.fixed, deadline)
@@ -504,7 +504,7 @@ class Counter:
             solutions += result.solutions
         return CountResult(total, exact, solutions, strategy=f"conditioned on {x}", tables=[None])
 
-    def _count_separated(self, component: Component, fixed: dict, deadline) -> CountResult | None:
+    def count_separated(self, component: Component, fixed: dict, deadline) -> CountResult | None:
         """Count the outer part of a component once per solution, and each group once per
         assignment of its separator (memoised); None when that would not pay (too many outer
         solutions or separator assignments: the joint enumeration is used instead)."""
@@ -591,7 +591,7 @@ class Counter:
         than its domain) are constraints and derived values' definedness that no other sink's
         conditions share and no weight reads, and *with a default*: a value that CP-SAT proves
         accepted by those conditions for every assignment of the others that satisfies the rest
-        of the component (`_has_default`). The default makes the enumeration without the sink a
+        of the component (`has_default`). The default makes the enumeration without the sink a
         projection of the one with it: never more solutions, here as many fewer as the sink has
         accepted values on average (Hotspot's `blocks_per_sm`, default 0: 4.25x). Sinks are
         taken last parameter first, each proven with the previous ones already gone, so every
@@ -630,7 +630,7 @@ class Counter:
                 continue
             rest = [q for q in params if q != p]
             others = [f for f in factors if p not in f.scope]
-            if not self._has_default(sink, conditions, rest, others, deadline):
+            if not self.has_default(sink, conditions, rest, others, deadline):
                 failed += 1
                 if failed == SINK_FAILURES:
                     break
@@ -641,7 +641,7 @@ class Counter:
             params, factors = rest, others
         return found
 
-    def _has_default(self, sink: SinkCount, conditions, params, factors, deadline) -> bool:
+    def has_default(self, sink: SinkCount, conditions, params, factors, deadline) -> bool:
         """Whether the sink held at its first or its last value satisfies `conditions` for every
         assignment of `params` that satisfies `factors` (CP-SAT finds no assignment where one
         of the conditions rejects or is undefined; an assignment it finds for the first value is

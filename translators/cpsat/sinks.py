@@ -103,7 +103,7 @@ _NATIVE_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": op
                "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
-def _native(node: ir.Node, ints: frozenset):
+def native_function(node: ir.Node, ints: frozenset):
     """A function env -> value computing `node` with Python's own operators (closures over
     `operator`, never source text: names may come from a T1 file), or None. Only where that is
     DESIGN.md's meaning: integer (and boolean) operands, `+ - * // %`, comparisons, `min`, `max`,
@@ -117,7 +117,7 @@ def _native(node: ir.Node, ints: frozenset):
         return (lambda env: env[name]) if name in ints else None
     if isinstance(node, (ir.BinOp, ir.Compare)):
         op = _NATIVE_OPS.get(node.op)
-        left, right = _native(node.left, ints), _native(node.right, ints)
+        left, right = native_function(node.left, ints), native_function(node.right, ints)
         if op is None or left is None or right is None:
             return None
         a, b = _name_or_value(node.left), _name_or_value(node.right)
@@ -130,15 +130,15 @@ def _native(node: ir.Node, ints: frozenset):
                 return lambda env: op(a[1], env[b[1]])
         return lambda env: op(left(env), right(env))
     if isinstance(node, (ir.Neg, ir.Abs)):
-        operand = _native(node.operand, ints)
+        operand = native_function(node.operand, ints)
         fn = operator.neg if isinstance(node, ir.Neg) else abs
         return None if operand is None else (lambda env: fn(operand(env)))
     if isinstance(node, (ir.Min, ir.Max)) and len(node.operands) >= 2:
-        parts = [_native(o, ints) for o in node.operands]
+        parts = [native_function(o, ints) for o in node.operands]
         fn = min if isinstance(node, ir.Min) else max
         return None if None in parts else (lambda env: fn([part(env) for part in parts]))
     if isinstance(node, ir.IfExp):
-        then, cond, orelse = (_native(o, ints) for o in (node.then, node.cond, node.orelse))
+        then, cond, orelse = (native_function(o, ints) for o in (node.then, node.cond, node.orelse))
         if None in (then, cond, orelse):
             return None
         return lambda env: then(env) if cond(env) else orelse(env)
@@ -154,10 +154,10 @@ def _name_or_value(node):
     return None
 
 
-def _key_function(node: ir.Expr, ints: frozenset):
-    """A function env -> value of a key sub-expression: native Python where `_native` allows
+def key_function(node: ir.Expr, ints: frozenset):
+    """A function env -> value of a key sub-expression: native Python where `native_function` allows
     (faster on Hotspot's product), else `compile_expr`'s."""
-    return _native(node, ints) or compile_expr(node)
+    return native_function(node, ints) or compile_expr(node)
 
 
 def _size(node: ir.Node) -> int:
@@ -180,7 +180,7 @@ class SinkCount:
         self.residuals = [(compile_expr(split(expr, param, keys)), truth) for expr, truth in conditions]
         self.originals = [(compile_expr(expr), truth) for expr, truth in conditions]
         ordered = sorted(keys, key=keys.get)
-        self.keys = [(_key_function(node, ints), _Failed(node)) for node in ordered]
+        self.keys = [(key_function(node, ints), _Failed(node)) for node in ordered]
         self.names = [_placeholder(i) for i in range(len(ordered))]
         self.memo: dict = {}
 
