@@ -215,6 +215,61 @@ class Space:
             self._cached_positions = get_backend("c", "positions").positions(self.plan)
         return self._cached_positions
 
+    # ------------------------------------------------------------------------------ moves: value lists (issue 25)
+    def value_lists(self) -> dict[str, tuple]:
+        """Each parameter's value list: the superset domain `export-t1` writes, numbers ascending,
+        strings and orders in `best`'s tie order (`solverspace.analysis.value_lists`)."""
+        return dict(zip(self.parameters, self._param_index().lists))
+
+    def param_indices(self, config) -> tuple[int, ...]:
+        """The positions of a configuration's values (dict or tuple in column order) in the value
+        lists; a value in no value list is an error naming it."""
+        return self._param_index().indices(self._configuration(config))
+
+    def from_param_indices(self, indices) -> tuple:
+        """The configuration of values at a point of the index box (not checked for validity)."""
+        check_kind(indices, "indices", (tuple, list), "a tuple of parameter indices in column order",
+                   f"indices={(0,) * len(self.parameters)!r}")
+        return self._param_index().values(tuple(indices))
+
+    def is_valid(self, config) -> bool:
+        """Whether a full configuration (dict or tuple in column order) is valid: `check`'s answer,
+        through the reference's compiled levels (`solverspace.analysis.config_check`)."""
+        return self._checker().valid(self._configuration(config))
+
+    def _configuration(self, config) -> tuple:
+        """A full configuration as a tuple in column order (names as Python reads them)."""
+        check_kind(config, "config", (Mapping, tuple, list), "a dict {parameter: value} or a tuple in column order",
+                   f"config={dict.fromkeys(self.parameters, 1)!r}")
+        if isinstance(config, Mapping):
+            spelled: dict = {}
+            values = {one_spelling(spelled, name, "parameter"): value for name, value in config.items()}
+            unknown = [name for name in values if name not in self.model.parameter]
+            if unknown:
+                raise SpaceDefinitionError(f"{unknown[0]!r} is not a parameter of this space",
+                                           hint=did_you_mean(unknown[0], self.parameters))
+            missing = [p for p in self.parameters if p not in values]
+            if missing:
+                raise SpaceDefinitionError(f"configuration lacks parameters {missing}",
+                                           hint="give every parameter a value")
+            return tuple(values[p] for p in self.parameters)
+        if len(config) != len(self.parameters):
+            raise SpaceDefinitionError(f"configuration has {len(config)} values; the space has "
+                                       f"{len(self.parameters)} parameters ({', '.join(self.parameters)})")
+        return tuple(config)
+
+    def _param_index(self):
+        if getattr(self, "_cached_param_index", None) is None:
+            from solverspace.analysis.value_lists import ParamIndex, value_lists
+            self._cached_param_index = ParamIndex(self.parameters, value_lists(self.model))
+        return self._cached_param_index
+
+    def _checker(self):
+        if getattr(self, "_cached_checker", None) is None:
+            from solverspace.analysis.config_check import ConfigChecker
+            self._cached_checker = ConfigChecker(self.plan)
+        return self._cached_checker
+
     # ------------------------------------------------------------------------------ files
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:

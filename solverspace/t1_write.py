@@ -13,15 +13,15 @@ and Kernel Tuner evaluates `/` as floating point where we compare exact fraction
 """
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
 from solverspace.lang import ir
-from solverspace.core.errors import Location, SpaceDefinitionError, SpaceEvaluationError
+from solverspace.core.errors import Location, SpaceDefinitionError
 from solverspace.lang.lowering import fold_tree
 from solverspace.lang.model import Model, Parameter
 from solverspace.lang.printing import to_source
+from solverspace.analysis.value_lists import inline_derived, superset_values
 from solverspace.t1_format import MAX_VALUES
 
 __all__ = ["export_t1", "write_t1", "T1ExportError", "MAX_EXPORT_COMBINATIONS"]
@@ -70,13 +70,7 @@ class _T1Exporter:
 
     def inline_derived(self) -> dict[str, ir.Expr]:
         """Every derived value as an expression of parameters only."""
-        import graphlib
-        model = self.model
-        graph = {d.name: {r for r in d.depends_on if r in model.derived_value} for d in model.derived}
-        result: dict[str, ir.Expr] = {}
-        for name in graphlib.TopologicalSorter(graph).static_order():
-            result[name] = ir.substitute(model.derived_value[name].expr, result)
-        return result
+        return inline_derived(self.model)
 
     def expand(self, node: ir.Node) -> ir.Node:
         return ir.substitute(node, self.inlined)
@@ -178,7 +172,6 @@ class _T1Exporter:
 
     def parameter(self, p: Parameter, supersets: dict) -> tuple[list, ir.Expr | None]:
         """The value list (exact, or a superset) and the membership condition (None if exact)."""
-        from solverspace.lang.evaluate import Undefined, compile_domain
         domain = self.expand(p.domain)
         closures = [n for n in ir.walk(domain) if isinstance(n, ir.Closure)]
         for c in closures:
@@ -186,37 +179,11 @@ class _T1Exporter:
                 raise self.refuse(f"parameter {p.name!r} is a closure (generator) iterator with inputs "
                                   f"({', '.join(c.deps)}): its values cannot be written as one T1 value list",
                                   p.line, hint="T1 can hold such a space only if the generator takes no inputs")
-        inputs = [q for q in self.model.parameter_names if q in ir.refs(domain)]
-        evaluate = compile_domain(domain, p.name, closure_globals=dict(self.model.closure_globals),
-                                  max_closure_values=self.model.max_closure_values)
-        if not inputs:
-            try:
-                values = list(evaluate({}))
-            except Undefined:
-                values = []
-            if len(values) > MAX_VALUES:
-                raise self.refuse(f"parameter {p.name!r} has {len(values)} values (limit {MAX_VALUES})", p.line)
+        values = superset_values(self.model, p, domain, supersets, self.refuse, max_values=MAX_VALUES,
+                                 max_combinations=MAX_EXPORT_COMBINATIONS)
+        if not any(q in ir.refs(domain) for q in self.model.parameter_names):
             return values, None
-        combinations = 1
-        for q in inputs:
-            combinations *= max(len(supersets[q]), 1)
-        if combinations > MAX_EXPORT_COMBINATIONS:
-            raise self.refuse(f"parameter {p.name!r} depends on {', '.join(inputs)}: {combinations} combinations of "
-                              f"their values to evaluate (limit {MAX_EXPORT_COMBINATIONS})", p.line)
-        seen: dict = {}
-        for combo in itertools.product(*(supersets[q] for q in inputs)):
-            try:
-                values = evaluate(dict(zip(inputs, combo)))
-            except Undefined:
-                continue
-            except SpaceEvaluationError as exc:
-                raise self.refuse(f"parameter {p.name!r}: {exc.message} for "
-                                  + ", ".join(f"{k}={v}" for k, v in zip(inputs, combo)), p.line) from None
-            for v in values:
-                seen.setdefault(v, None)
-            if len(seen) > MAX_VALUES:
-                raise self.refuse(f"parameter {p.name!r} takes more than {MAX_VALUES} values", p.line)
-        return list(seen), self.member(ir.Ref(p.name), domain, p)
+        return values, self.member(ir.Ref(p.name), domain, p)
 
     def member(self, x: ir.Expr, node: ir.Domain, p: Parameter) -> ir.Expr:
         """An expression true exactly when `x` is one of the domain's values."""
