@@ -60,6 +60,7 @@ import numpy as np
 
 from solverspace.core.errors import ArgumentTypeError, OptionError, SolverspaceError, SpaceDefinitionError
 from solverspace.core.orders import SEPARATOR
+from solverspace.analysis.tune_db import APPLICATION, bound_text, canonical_key
 
 EXACT_FLOAT_INT = 2 ** 53       # Optuna keeps an IntDistribution's values as floats: beyond this, categorical
 STARTUPS = ("lhs", "sobol", "uniform")
@@ -151,6 +152,14 @@ def _stored(value):
 def _typed(value):
     """A dict key that keeps 1 and "1" (and True) apart."""
     return (type(value).__name__, value)
+
+
+def distribution_for(values) -> BaseDistribution:
+    """The Optuna distribution of a list of values by this module's rule (an arithmetic progression
+    of integers up to 2**53 in size: `IntDistribution`; anything else: categorical, orders as their
+    text), e.g. of a parameter's Cartesian domain where a study asks for it without this sampler."""
+    values = tuple(values)
+    return _distribution(values, [_stored(v) for v in values])
 
 
 def _distribution(values: tuple, stored: list) -> BaseDistribution:
@@ -487,7 +496,7 @@ def read_records(db, run: str | None = None) -> tuple[str, list[dict]]:
             meta = dict(con.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError:
             meta = {}
-        if meta.get("application") != "solverspace tune":
+        if meta.get("application") != APPLICATION:
             raise OptionError(f"{str(db)!r} is not a tune database", hint="give the file `tune` wrote (--db)")
         runs = con.execute("SELECT r.run, r.space, r.measure, COUNT(m.key) FROM runs r JOIN measurements m "
                            "ON m.run = r.run GROUP BY r.run ORDER BY r.created").fetchall()
@@ -549,8 +558,7 @@ def _record_codec(names, records):
         ordered = sorted(seen, key=lambda v: (0, v, "") if type(v) is int else
                          (1, 0, v) if isinstance(v, str) else (2, 0, _stored(v)))
         values[name] = tuple(ordered)
-    dists = {name: _distribution(vals, [_stored(v) for v in vals]) for name, vals in values.items()}
-    return dists
+    return {name: distribution_for(vals) for name, vals in values.items()}
 
 
 def _plain_record(value):
@@ -558,7 +566,14 @@ def _plain_record(value):
 
 
 def _open_study(storage, study_name: str):
-    study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize", load_if_exists=True)
+    if not isinstance(study_name, str) or not study_name:
+        raise OptionError(f"study_name={study_name!r}: expected the name of an Optuna study (a non-empty str)")
+    try:
+        study = optuna.create_study(storage=storage, study_name=study_name, direction="minimize", load_if_exists=True)
+    except Exception as exc:        # a URL SQLAlchemy cannot parse, a database it cannot open, a missing driver
+        raise OptionError(f"Optuna storage {storage!r}: {type(exc).__name__}: {exc}",
+                          hint="give a storage URL such as sqlite:///optuna.db (in an existing, writable directory) "
+                               "or an Optuna storage object") from None
     if len(study.directions) != 1 or study.directions[0] != optuna.study.StudyDirection.MINIMIZE:
         raise StudyMismatchError(f"Optuna study {study_name!r} does not minimize one value: tune's records are times",
                                  hint="give another --optuna-study (study_name) name")
@@ -566,7 +581,7 @@ def _open_study(storage, study_name: str):
 
 
 def _check_study(study, dists: dict) -> set:
-    """The record keys the study already holds; a trial asking a parameter with another
+    """The configurations (`solverspace_key`) the study already holds; a trial asking a parameter with another
     distribution is refused, named."""
     keys = set()
     for trial in study.get_trials(deepcopy=False):
@@ -579,7 +594,7 @@ def _check_study(study, dists: dict) -> set:
                          "value lists")
         key = trial.user_attrs.get("solverspace_key")
         if key is not None:
-            keys.add((trial.user_attrs.get("solverspace_run"), key))
+            keys.add(key)
     return keys
 
 
@@ -589,8 +604,9 @@ def export_records(db, storage, study_name: str, *, run: str | None = None, spac
     minimizing): one trial per measured configuration, `COMPLETE` with its time (status `ok`,
     `below bound`) or `FAIL` (`failed`, `timeout`, `invalid output`); user attributes `status`,
     `times`, `bound` (a float; `bound_exact` its exact text), `bottleneck` (the model's term that
-    set the bound), `error`, `seconds`, `solverspace_run`, `solverspace_key`. A measurement the
-    study already holds (same run and configuration) is not added again. Distributions: with
+    set the bound), `error`, `seconds`, `solverspace_run`, `solverspace_key` (the configuration's
+    canonical JSON). A configuration the study already holds (by `solverspace_key`) is not added
+    again: a study holds one trial per configuration, so export each run into a study of its own. Distributions: with
     `space`, the space's (`distributions(space)`: the study can go on with `SolverspaceSampler`);
     without, each parameter's recorded values by the same rule. Returns how many trials were added."""
     run, records = read_records(db, run)
@@ -610,7 +626,7 @@ def export_records(db, storage, study_name: str, *, run: str | None = None, spac
     held = _check_study(study, dists)
     trials = []
     for record in records:
-        if (run, record["key"]) in held:
+        if record["key"] in held:
             continue
         try:
             trials.append(record_trial(record, names, dists, normalise, to_optuna))
@@ -623,26 +639,52 @@ def export_records(db, storage, study_name: str, *, run: str | None = None, spac
 
 
 class OptunaRecorder:
-    """Records `tune` measurements into an Optuna study as they are made (the sink of
-    `solverspace tune --optuna-storage URL [--optuna-study NAME]`): `record(measurement)` adds
-    one trial, as `export_records` would."""
+    """A `tune` sink (`solverspace.analysis.tune.Sink`): each measurement goes into the Optuna study
+    `study_name` of `storage` as it is made, as `export_records` would put it (`seconds` and the
+    start time are not known to a sink: the trial starts and ends when it is recorded). Used by
+    `solverspace tune --optuna-storage URL [--optuna-study NAME]`; in Python
+    `space.tune(..., sinks=[OptunaRecorder(space, "sqlite:///optuna.db", "my-study")])`."""
 
-    def __init__(self, space, storage, study_name: str):
+    def __init__(self, space, storage, study_name: str, run: str | None = None):
         self.codec = codec(space)
+        self.storage, self.study_name, self.run = storage, study_name, run
         self.study = _open_study(storage, study_name)
         self.held = _check_study(self.study, self.codec.distributions)
         self.added = 0
 
-    def record(self, record: dict) -> None:
-        """`record`: the row `tune` wrote (keys as `read_records` gives them)."""
-        if (record["run"], record["key"]) in self.held:
+    def __repr__(self) -> str:
+        return f"OptunaRecorder(study {self.study_name!r})"
+
+    def add(self, measurement) -> None:
+        config = {name: list(v) if isinstance(v, tuple) else v for name, v in measurement.configuration.items()}
+        key = canonical_key(config)
+        if key in self.held:
             return
-        names = list(self.codec.names)
-        trial = record_trial(record, names, self.codec.distributions, self.codec.normalise, self.codec.to_optuna)
+        bound = measurement.bound
+        record = {"key": key, "configuration": config, "times": list(measurement.times), "value": measurement.time,
+                  "bound_exact": None if bound is None else bound_text(bound), "bound": _bound_float(bound),
+                  "status": measurement.status, "bottleneck": measurement.bottleneck, "error": measurement.error,
+                  "seconds": None, "measured_at": None, "run": self.run}
+        trial = record_trial(record, list(self.codec.names), self.codec.distributions, self.codec.normalise,
+                             self.codec.to_optuna)
         self.study.add_trial(trial)
-        self.held.add((record["run"], record["key"]))
+        self.held.add(key)
         self.added += 1
+
+    def close(self) -> None:
+        pass                        # every trial was stored when it was added
+
+
+def _bound_float(bound):
+    """A bound as a float (None: undefined, -inf; past the float range: None)."""
+    if bound is None or bound == -math.inf:
+        return None
+    try:
+        value = float(bound)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 __all__ = ["BaseSamplerError", "Codec", "OptunaRecorder", "SolverspaceSampler", "SpaceExhaustedError",
-           "StudyMismatchError", "codec", "distributions", "export_records", "read_records", "suggest"]
+           "StudyMismatchError", "codec", "distribution_for", "distributions", "export_records", "read_records", "suggest"]
