@@ -150,6 +150,9 @@ class CacheMeasure:
         self.identity = hashlib.sha256(self.path.read_bytes()).hexdigest()[:20]
         self.cache = self.data["cache"]
 
+    def __str__(self) -> str:
+        return self.describe
+
     def once(self, configuration: dict) -> float:
         from solverspace.analysis.tune_measure import DidNotRun, time_of
         values = [configuration[n] for n in self.names]
@@ -272,6 +275,9 @@ class T4Writer:
         self.results.append(result)
 
     def close(self) -> None:
+        if getattr(self, "written", False):
+            return
+        self.written = True
         document = {"schema_version": T4_SCHEMA_VERSION, "results": self.results,
                     "metadata": {"timeunit": "milliseconds"}}
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

@@ -194,3 +194,43 @@ def test_t4_output_follows_the_t4_results_schema(tmp_path):
                                                    "correctness": 1}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+# ---------------------------------------------------------------------------------- the command line
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    from solverspace.cli import main
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_tune_measure_from_kt_cache_t4_and_cache_check(tmp_path, capsys):
+    source = tmp_path / "toy.py"
+    source.write_text(SPACE)
+    space = Space.load(source)
+    cache = tmp_path / "brute.json"
+    times = write_cache(cache, space, noise_seed=5)
+    out_cache, t4 = tmp_path / "replay.json", tmp_path / "t4.json"
+    code, out, err = run_cli(capsys, "tune", str(source), "--measure-from", str(cache), "--bound", MODEL,
+                             "--db", str(tmp_path / "t.sqlite"), "--kt-cache", str(out_cache), "--t4", str(t4),
+                             "--kt-kernel-name", "toy", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["proven"] and cache_key(result["best"].values()) == min(times, key=times.get)
+    written = read_cache(out_cache)
+    assert written["kernel_name"] == "toy" and len(written["cache"]) == result["measured"]
+    assert len(json.loads(t4.read_text())["results"]) == result["measured"]
+    assert run_cli(capsys, "cache-check", str(source), str(cache))[0] == 0
+    removed = next(iter(space.rows()))
+    write_cache(cache, space, drop={cache_key(removed)}, add=[{"a": 8, "b": 16, "c": 0}])
+    code, out, _ = run_cli(capsys, "cache-check", str(source), str(cache))
+    assert code == 1 and f"missing: {cache_key(removed)}" in out and "invalid: 8,16,0" in out
+    code, out, _ = run_cli(capsys, "cache-check", str(source), str(cache), "--json")
+    assert code == 1 and json.loads(out)["missing"] == [list(removed)]
+    # bad input: exit 2 with a message
+    code, _, err = run_cli(capsys, "tune", str(source), "--bound", MODEL)
+    assert code == 2 and "exactly one of --measure" in err
+    write_cache(cache, space, names=["c", "b", "a"])
+    code, _, err = run_cli(capsys, "tune", str(source), "--measure-from", str(cache), "--bound", MODEL,
+                           "--db", str(tmp_path / "t.sqlite"))
+    assert code == 2 and "another order" in err

@@ -24,7 +24,8 @@ from solverspace.backends import backends_with
 from solverspace.cli.commands import (
     cmd_check_cpsat, cmd_count, cmd_emit_c, cmd_enumerate, cmd_explain, cmd_export_t1, cmd_funnel, cmd_get,
     cmd_sample, cmd_settings, cmd_sweep, cmd_validate)
-from solverspace.cli.search_commands import cmd_best, cmd_tune
+from solverspace.cli.search_commands import cmd_best
+from solverspace.cli.kernel_tuner import cmd_cache_check, cmd_tune_records
 from solverspace.core.options import (
     NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS)
 
@@ -228,11 +229,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="the fastest configuration by measurement, measuring only what a lower-bound "
                                     "model cannot rule out (proven best)")
     common(p)
-    p.add_argument("--measure", required=True, metavar="CMD",
+    p.add_argument("--measure", metavar="CMD",
                    help="command template run without a shell, fields {NAME} (parameters or derived values) each "
                         "one argument; for a shell write sh -c '...' (fields become environment variables there); "
                         "the last number it prints on stdout is the time in seconds; a non-zero exit is a failed "
                         "configuration")
+    p.add_argument("--measure-from", metavar="CACHE",
+                   help="instead of --measure: the times of a complete Kernel Tuner cache file (ms; its failed "
+                        "entries are failed configurations; a valid configuration it lacks stops tune)")
+    p.add_argument("--kt-cache", metavar="FILE",
+                   help="also write every measurement to FILE in Kernel Tuner's cache format, as it is made")
+    p.add_argument("--kt-kernel-name", metavar="NAME",
+                   help="the kernel name of --kt-cache (default: the space file's stem); with --measure-from, "
+                        "the cache must be of this kernel")
+    p.add_argument("--kt-device-name", metavar="NAME",
+                   help="the device name of --kt-cache (default 'solverspace tune'); with --measure-from, the cache "
+                        "must be of this device")
+    p.add_argument("--t4", metavar="FILE", help="also write the measurements as T4 results (JSON) to FILE")
     p.add_argument("--bound", metavar="EXPR",
                    help="a lower bound on the time (seconds) in the space language (default: the space's cost)")
     p.add_argument("--top", type=POSITIVE, default=1, metavar="K", help="prove the K fastest (default 1)")
@@ -252,7 +265,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="which part of the bound set it: at the best configuration and the largest cut subtrees")
     p.add_argument("--json", action="store_true", help="one JSON object with the result")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=cmd_tune)
+    p.set_defaults(func=cmd_tune_records)
+
+    p = sub.add_parser("cache-check", help="which valid configurations a Kernel Tuner cache lacks, and its entries "
+                                           "the space calls invalid (exit 1 when any)")
+    common(p)
+    p.add_argument("cache", help="a Kernel Tuner cache file (JSON, open or closed)")
+    p.add_argument("--limit", type=NON_NEGATIVE, default=20, metavar="N", help="list at most N of each (default 20)")
+    p.add_argument("--json", action="store_true", help="one JSON object with everything found")
+    p.set_defaults(func=cmd_cache_check)
 
     p = sub.add_parser("validate", help="run every backend that accepts the space; do they agree?")
     common(p)

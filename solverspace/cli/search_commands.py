@@ -74,7 +74,7 @@ def cmd_tune(args) -> int:
               file=sys.stderr, flush=True)
     result = space.tune(args.measure, args.bound, top=args.top, max_measurements=args.max_measurements,
                         time_limit=args.time_limit, repeat=args.repeat, aggregate=args.aggregate, db=db,
-                        timeout=args.timeout, progress=progress)
+                        timeout=args.timeout, progress=progress, sinks=getattr(args, "sinks", ()))
     if args.json:
         print(json.dumps(result.as_dict()))
     else:
