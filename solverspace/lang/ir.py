@@ -3,7 +3,11 @@
 A space file is lowered once into these nodes (by `dsl` for module-level expressions and by
 `lowering` for function bodies). Analysis, SymPy conversion, printing and the backends all walk
 the same nodes; each walker is a `Visitor` whose `_visit_<Node>` methods are chosen by node type
-(no isinstance ladders), so a backend that lacks a method refuses the node by name.
+(no isinstance ladders), so a backend that lacks a method refuses the node by name. A walk over
+domains is a `DomainVisitor`, which must handle every domain node: a class that lacks one is
+refused when it is defined, so a new domain node fails at import, not deep in a backend. Tree
+rewrites rebuild a node from its rewritten children with `map_children` (or `rebuild`, bottom-up
+without recursion).
 
 Expressions denote values (int, exact Fraction, bool, or categorical str); domains denote the
 ordered, duplicate-free value sequences of parameters.
@@ -15,6 +19,7 @@ from typing import Callable
 
 ARITH_OPS = ("+", "-", "*", "//", "%", "/", "**")
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
+SET_OPS = ("union", "intersection", "difference")
 
 
 class Node:
@@ -148,10 +153,19 @@ class Abs(Expr):
         return (self.operand,)
 
 
+#: Every domain node class, by module and qualified name (a dataclass with slots is a new class
+#: that replaces the one it was made from: the later one is kept).
+_DOMAIN_CLASSES: dict[str, type] = {}
+
+
 class Domain(Node):
     """A node denoting a parameter's ordered, duplicate-free sequence of values."""
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _DOMAIN_CLASSES[f"{cls.__module__}.{cls.__qualname__}"] = cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +200,7 @@ class SetOp(Domain):
     right: Domain
 
     def __post_init__(self):
-        if self.op not in ("union", "intersection", "difference"):
+        if self.op not in SET_OPS:
             raise ValueError(f"unknown iterator operation {self.op!r}")
 
     def children(self):
@@ -296,6 +310,67 @@ class Visitor:
         raise NotImplementedError(f"{self.backend_name} does not support {type(node).__name__} nodes")
 
 
+def domain_nodes() -> tuple[type[Domain], ...]:
+    """Every domain node class (the subclasses of `Domain`, wherever they are defined)."""
+    return tuple(_DOMAIN_CLASSES.values())
+
+
+#: The operators of a node class with an `op`: a walk may handle the node with one method per
+#: operator (`<prefix><OperatorName>`, see `OP_NAMES`) instead of one for the class.
+NODE_OPERATORS = {SetOp: SET_OPS}
+
+
+def missing_domain_methods(cls) -> list[str]:
+    """The methods (`<prefix><Node>`) that a `DomainVisitor` class lacks for its `domain_walks`:
+    one per domain node, or for a node with operators one per operator."""
+    missing = []
+    for prefix in cls.domain_walks:
+        for node in domain_nodes():
+            if hasattr(cls, prefix + node.__name__):
+                continue
+            per_operator = [prefix + OP_NAMES[op] for op in NODE_OPERATORS.get(node, ())]
+            if per_operator and all(hasattr(cls, name) for name in per_operator):
+                continue
+            missing.append(prefix + node.__name__)
+    return missing
+
+
+class DomainVisitor(Visitor):
+    """A visitor with one or more walks over domains (`domain_walks`: method prefixes), each of
+    which handles every domain node. Defining a subclass that lacks a method raises TypeError at
+    once, so a new domain node is refused when a module with a walk that does not know it is
+    imported (and `tests/test_domain_visitor.py` checks every walk of every class against every
+    node). A walk that cannot meet a node says so with a method too (e.g. `unhandled`)."""
+
+    #: `"_visit_"` (the default): `visit` takes domains as well as expressions. Another prefix
+    #: names a further walk over domains, called as `self.dispatch(prefix, node, ...)`.
+    domain_walks: tuple[str, ...] = ("_visit_",)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        missing = missing_domain_methods(cls)
+        if missing:
+            raise TypeError(f"{cls.__module__}.{cls.__qualname__} does not handle every domain node: it lacks "
+                            f"{', '.join(missing)} (write the method, or assign `ir.DomainVisitor.unhandled` "
+                            f"where the walk cannot meet the node)")
+
+    def dispatch(self, prefix: str, node: Node, *args):
+        """`visit` for the walk whose methods start with `prefix`: `<prefix><OperatorName>` for a
+        node with an operator where the class has it, else `<prefix><ClassName>`."""
+        op = getattr(node, "op", None)
+        method = getattr(self, prefix + OP_NAMES[op], None) if op is not None else None
+        if method is None:
+            method = getattr(self, prefix + type(node).__name__, None)
+        if method is None:
+            return self.unsupported(node)
+        return method(node, *args)
+
+    def unhandled(self, node: Node, *args):
+        """A method for a node that a walk does not handle: `unsupported(node)`, as `visit` does
+        for a node without a method."""
+        return self.unsupported(node)
+
+
 def walk(node: Node):
     """Every node of a tree, pre-order."""
     stack = [node]
@@ -310,12 +385,32 @@ def refs(node: Node) -> frozenset[str]:
     return frozenset(n.name for n in walk(node) if isinstance(n, Ref))
 
 
+def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
+    """`node` with each child (a field that is a node, or a tuple of nodes) replaced by
+    `fn(child)`, left to right, its other fields as they are: the one rebuild step of every tree
+    rewrite. Where every `fn(child)` is the child itself, `node` itself (so unchanged trees stay
+    the same objects). A closure's inputs are names, not children: a closure comes back as it is."""
+    fields, changed = [], False
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            new = fn(value)
+            changed = changed or new is not value
+            value = new
+        elif isinstance(value, tuple) and value and isinstance(value[0], Node):
+            new = tuple(fn(v) for v in value)
+            changed = changed or any(a is not b for a, b in zip(new, value))
+            value = new
+        fields.append(value)
+    return type(node)(*fields) if changed else node
+
+
 def rebuild(node: Node, leaf: Callable[[Node], Node | None],
-            make: Callable[[Node, list], Node] | None = None) -> Node:
+            make: Callable[[Node], Node] | None = None) -> Node:
     """A copy of a tree built bottom-up without recursion (a long sum is a deep tree until
     `regroup` balances it): `leaf(n)` gives a replacement that ends the descent, or None to
-    descend and rebuild `n` from its rebuilt fields, by `make(n, fields)` (default: the same class)."""
-    make = make or (lambda original, fields: type(original)(*fields))
+    descend and rebuild `n` from its rebuilt children (`map_children`), then passed through
+    `make` (default: kept as it is)."""
     done: dict[int, tuple[Node, Node]] = {}   # id -> (original, copy); the original stays alive
     stack = [(node, False)]
     while stack:
@@ -330,15 +425,8 @@ def rebuild(node: Node, leaf: Callable[[Node], Node | None],
             stack.append((current, True))
             stack.extend((c, False) for c in reversed(current.children()))
             continue
-        fields = []
-        for name in current.__dataclass_fields__:
-            value = getattr(current, name)
-            if isinstance(value, Node):
-                value = done[id(value)][1]
-            elif isinstance(value, tuple) and value and isinstance(value[0], Node):
-                value = tuple(done[id(v)][1] for v in value)
-            fields.append(value)
-        done[id(current)] = (current, make(current, fields))
+        rebuilt = map_children(current, lambda child: done[id(child)][1])
+        done[id(current)] = (current, rebuilt if make is None else make(rebuilt))
     return done[id(node)][1]
 
 

@@ -475,14 +475,13 @@ def _atom(node: ir.Node) -> ir.Node | None:
     return node if isinstance(node, (ir.Const, ir.Ref, ir.Closure)) else None
 
 
-def _folded(node: ir.Node, fields: list) -> ir.Node:
-    """`node` rebuilt from its folded fields, itself folded where they decide it."""
+def _folded(node: ir.Node) -> ir.Node:
+    """`node` (rebuilt from its folded children) folded where they decide it."""
     if isinstance(node, (ir.IfExp, ir.IfDomain)):
-        return make_if(*fields)
+        return make_if(node.cond, node.then, node.orelse)
     if isinstance(node, (ir.And, ir.Or)):
-        return make_boolop(type(node), fields[0])
-    rebuilt = type(node)(*fields)
-    return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
+        return make_boolop(type(node), node.operands)
+    return fold(node) if isinstance(node, ir.Expr) else node
 
 
 #: A chain of more `+`/`-` or `*` operands than this in Python source is regrouped as a balanced
@@ -639,15 +638,7 @@ class _Truth:
             return self.same(node, (self.truth(node.operand),))
         if isinstance(node, (ir.IfExp, ir.IfDomain)):
             return self.same(node, (self.truth(node.cond), self.value(node.then), self.value(node.orelse)))
-        fields = []
-        for name in node.__dataclass_fields__:
-            field = getattr(node, name)
-            if isinstance(field, ir.Node):
-                field = self.value(field)
-            elif isinstance(field, tuple) and field and isinstance(field[0], ir.Node):
-                field = tuple(self.value(f) for f in field)
-            fields.append(field)
-        return self.same(node, fields)
+        return ir.map_children(node, self.value)
 
     def boolop_value(self, node) -> ir.Expr:
         """`a or b` as `a if a else b`, `a and b` as `b if a else a` (kept as and/or over bools)."""
