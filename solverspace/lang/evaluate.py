@@ -238,7 +238,7 @@ def _domain_value(value, owner: str, node):
         hint="use // for integer division; parameter values are integers or categorical strings")
 
 
-class _DomainCompiler(ir.Visitor):
+class _DomainCompiler(ir.DomainVisitor):
     backend_name = "the Python evaluator"
 
     def __init__(self, owner: str, closure_globals: dict, max_closure_values: int):

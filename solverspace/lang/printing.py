@@ -12,7 +12,7 @@ _PRECEDENCE = {
 }
 
 
-class PythonPrinter(ir.Visitor):
+class PythonPrinter(ir.DomainVisitor):
     backend_name = "the Python printer"
 
     def doprint(self, node: ir.Node) -> str:

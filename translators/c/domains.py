@@ -18,7 +18,7 @@ MAX_BUFFER = 1 << 20
 LOOP_LIMIT = 2 ** 63  # a loop count is an int64
 
 
-class DomainSize(ir.Visitor):
+class DomainSize(ir.DomainVisitor):
     """The most values a domain node can hold. With a `cap` (the count bound's sizes) no size
     exceeds it and an unbounded range holds `cap` values; without one (a buffer's size) the sum
     of a union's sides and the exact width of a range."""
@@ -58,8 +58,11 @@ class DomainSize(ir.Visitor):
     def _visit_Closure(self, node, parameter):
         return self.closure_size(node, parameter)
 
+    # order domains reach C as their slots (translators/order_slots.py)
+    _visit_Permutation = _visit_Interleave = _visit_Sequence = ir.DomainVisitor.unhandled
 
-class DomainCode(ir.Visitor):
+
+class DomainCode(ir.DomainVisitor):
     """The C of parameters' domains in one build. Visiting a domain node writes the statements
     that append its values to a buffer: `visit(node, buf, count, parameter, ind, dedupe)`.
     `codes` are the categorical strings' codes, `item` numbers a name in the build's item list
@@ -270,6 +273,9 @@ class DomainCode(ir.Visitor):
         lines.append(f"{ind}  if (ok_) for (int64_t j_ = tab{tid}_offsets[ix_]; j_ < tab{tid}_offsets[ix_ + 1]; j_++) "
                      f"{buf}[{count}++] = tab{tid}_values[j_]; }}")
         return lines
+
+    # order domains reach C as their slots (translators/order_slots.py)
+    _visit_Permutation = _visit_Interleave = _visit_Sequence = ir.DomainVisitor.unhandled
 
 
 def _dedupe_free(node) -> bool:

@@ -53,12 +53,15 @@ from solverspace.translators.cpsat.wide import size as domain_size
 __all__ = ["Codes", "CpSatRefusal", "EXPLICIT_DOMAIN", "LIMIT", "Lowering", "Val"]
 
 
-class Lowering(ExpressionLowering):
+class Lowering(ExpressionLowering, ir.DomainVisitor):
     """Lower the items of one model into one `cp_model.CpModel`, creating parameter variables on
     demand. Lowering is memoised per IR node, so shared subexpressions share variables.
 
     `codes` (categorical codes) and `bounds` (interval bounds, default `model.analysis.bounds`)
     may be shared between lowerings of one model."""
+
+    #: the walks over domains: an interval, the definedness literal, membership
+    domain_walks = ("_bounds_", "_defined_", "_member_")
 
     # ---------------------------------------------------------------------------- items
     def derived(self, name: str) -> tuple[Val, object]:
@@ -147,38 +150,48 @@ class Lowering(ExpressionLowering):
 
     def _domain_bounds(self, node) -> tuple[int, int]:
         """A sound interval of the values of a domain node, for any inputs (lo > hi: empty)."""
-        if isinstance(node, ir.Range):
-            start, stop, step = (self._range_part(e, node) for e in (node.start, node.stop, node.step))
-            lo, hi = math.inf, -math.inf
-            if step.hi >= 1:
-                lo, hi = min(lo, start.lo), max(hi, stop.hi - 1)
-            if step.lo <= -1:
-                lo, hi = min(lo, stop.lo + 1), max(hi, start.hi)
-            return (1, 0) if lo > hi else (lo, hi)
-        if isinstance(node, ir.Values):
-            lo, hi = math.inf, -math.inf
-            for item in node.items:
-                v, _ = self.lower(item)
-                if v.kind == "rat":
-                    self.refuse(item, "a parameter value may be a fraction", hint="use // for integer division")
-                lo, hi = min(lo, v.lo), max(hi, v.hi)
-            return (1, 0) if lo > hi else (lo, hi)
-        if isinstance(node, ir.SetOp):
-            ll, hl = self._domain_bounds(node.left)
-            lr, hr = self._domain_bounds(node.right)
-            if node.op == "union":
-                return min(ll, lr), max(hl, hr)
-            if node.op == "intersection":
-                return max(ll, lr), min(hl, hr)
-            return ll, hl
-        if isinstance(node, ir.IfDomain):
-            lt, ht = self._domain_bounds(node.then)
-            le, he = self._domain_bounds(node.orelse)
-            return min(lt, le), max(ht, he)
-        if isinstance(node, ir.Closure):
-            values = [row[-1] for row in self.closure_rows(node)]
-            return (min(values) if values else 1), (max(values) if values else 0)
+        return self.dispatch("_bounds_", node)
+
+    def _bounds_Range(self, node):
+        start, stop, step = (self._range_part(e, node) for e in (node.start, node.stop, node.step))
+        lo, hi = math.inf, -math.inf
+        if step.hi >= 1:
+            lo, hi = min(lo, start.lo), max(hi, stop.hi - 1)
+        if step.lo <= -1:
+            lo, hi = min(lo, stop.lo + 1), max(hi, start.hi)
+        return (1, 0) if lo > hi else (lo, hi)
+
+    def _bounds_Values(self, node):
+        lo, hi = math.inf, -math.inf
+        for item in node.items:
+            v, _ = self.lower(item)
+            if v.kind == "rat":
+                self.refuse(item, "a parameter value may be a fraction", hint="use // for integer division")
+            lo, hi = min(lo, v.lo), max(hi, v.hi)
+        return (1, 0) if lo > hi else (lo, hi)
+
+    def _bounds_SetOp(self, node):
+        ll, hl = self._domain_bounds(node.left)
+        lr, hr = self._domain_bounds(node.right)
+        if node.op == "union":
+            return min(ll, lr), max(hl, hr)
+        if node.op == "intersection":
+            return max(ll, lr), min(hl, hr)
+        return ll, hl
+
+    def _bounds_IfDomain(self, node):
+        lt, ht = self._domain_bounds(node.then)
+        le, he = self._domain_bounds(node.orelse)
+        return min(lt, le), max(ht, he)
+
+    def _bounds_Closure(self, node):
+        values = [row[-1] for row in self.closure_rows(node)]
+        return (min(values) if values else 1), (max(values) if values else 0)
+
+    def _no_lowering(self, node, *args):
         self.refuse(node, f"{type(node).__name__} domains have no CP-SAT lowering")
+    # order domains reach CP-SAT as their slots (translators/order_slots.py)
+    _bounds_Permutation = _bounds_Interleave = _bounds_Sequence = _no_lowering
 
     def _range_part(self, expr, node) -> Val:
         v, _ = self.lower(expr)
@@ -228,18 +241,29 @@ class Lowering(ExpressionLowering):
         return self.domain_memo[key]
 
     def _defined(self, node: ir.Domain):
-        if isinstance(node, ir.Range):
-            return self.lit_and([self.lower(e)[1] for e in (node.start, node.stop, node.step)])
-        if isinstance(node, ir.Values):
-            return self.lit_and([self.lower(e)[1] for e in node.items])
-        if isinstance(node, ir.SetOp):
-            return self.lit_and([self._defined(node.left), self._defined(node.right)])
-        if isinstance(node, ir.IfDomain):
-            c, okc = self.lower(node.cond)
-            cond = self.truth(c)
-            return self.lit_and([okc, self.lit_implies(cond, self._defined(node.then)),
-                                 self.lit_implies(self.lit_not(cond), self._defined(node.orelse))])
+        return self.dispatch("_defined_", node)
+
+    def _defined_Range(self, node):
+        return self.lit_and([self.lower(e)[1] for e in (node.start, node.stop, node.step)])
+
+    def _defined_Values(self, node):
+        return self.lit_and([self.lower(e)[1] for e in node.items])
+
+    def _defined_SetOp(self, node):
+        return self.lit_and([self._defined(node.left), self._defined(node.right)])
+
+    def _defined_IfDomain(self, node):
+        c, okc = self.lower(node.cond)
+        cond = self.truth(c)
+        return self.lit_and([okc, self.lit_implies(cond, self._defined(node.then)),
+                             self.lit_implies(self.lit_not(cond), self._defined(node.orelse))])
+
+    def _defined_Closure(self, node):   # a closure that cannot be tabulated is refused (closure_rows)
         return True
+
+    def _defined_order(self, node):     # order domains reach CP-SAT as their slots (order_slots.py)
+        return True
+    _defined_Permutation = _defined_Interleave = _defined_Sequence = _defined_order
 
     def require_domain(self, name: str, enforce=()):
         """Post: parameter `name` lies in its domain, which is defined."""
@@ -313,55 +337,61 @@ class Lowering(ExpressionLowering):
     def _member(self, node: ir.Domain, x: Val, reach, p) -> tuple[object, object]:
         """(literal: x is in the domain, literal: the domain is defined), for domains reached under
         the literal `reach` (only the chosen branch of a conditional domain is evaluated)."""
-        if isinstance(node, ir.Range):
-            lowered = [self.lower(e) for e in (node.start, node.stop, node.step)]
-            ok = self.lit_and([k for _, k in lowered])
-            start, stop, step = (self._range_part(e, node) for e in (node.start, node.stop, node.step))
-            if x.kind == "str":
-                return False, ok
-            self._record_step_error(step, self.lit_and([reach, ok]), node, p)
-            positive = self.relation(step, ">", const_int(0), "step_positive")
-            negative = self.relation(step, "<", const_int(0), "step_negative")
-            up = self.lit_and([positive, self.relation(x, ">=", start), self.relation(x, "<", stop)])
-            down = self.lit_and([negative, self.relation(x, "<=", start), self.relation(x, ">", stop)])
-            inside = self.lit_or([up, down])
-            if step.constant and abs(step.lo) == 1:
-                return inside, ok
-            offset = Val("int", sub(x.expr, start.expr), x.lo - start.hi, x.hi - start.lo)
-            remainder, _ = self.floordiv(offset, step, node, "%")
-            divisible = self.relation(remainder, "==", const_int(0), "divisible")
-            return self.lit_and([inside, divisible]), ok
-        if isinstance(node, ir.Values):
-            lowered = [self.lower(item) for item in node.items]
-            ok = self.lit_and([k for _, k in lowered])
-            hits = []
-            for v, _ in lowered:
-                if v.kind == "rat":
-                    self.refuse(node, "a parameter value may be a fraction", hint="use // for integer division")
-                hits.append(self.compare("==", x, v, node))
-            return self.lit_or(hits), ok
-        if isinstance(node, ir.SetOp):
-            ml, okl = self._member(node.left, x, reach, p)
-            mr, okr = self._member(node.right, x, reach, p)
-            ok = self.lit_and([okl, okr])
-            if node.op == "union":
-                return self.lit_or([ml, mr]), ok
-            if node.op == "intersection":
-                return self.lit_and([ml, mr]), ok
-            return self.lit_and([ml, self.lit_not(mr)]), ok
-        if isinstance(node, ir.IfDomain):
-            c, okc = self.lower(node.cond)
-            cond = self.truth(c)
-            mt, okt = self._member(node.then, x, self.lit_and([reach, okc, cond]), p)
-            me, oke = self._member(node.orelse, x, self.lit_and([reach, okc, self.lit_not(cond)]), p)
-            member = self.lit_or([self.lit_and([cond, mt]), self.lit_and([self.lit_not(cond), me])])
-            ok = self.lit_and([okc, self.lit_implies(cond, okt), self.lit_implies(self.lit_not(cond), oke)])
-            return member, ok
-        if isinstance(node, ir.Closure):
-            rows = self.closure_rows(node)
-            deps = [self.lower(ir.Ref(d))[0].expr for d in node.deps]
-            member = self.new_bool("closure_member")
-            self.cp.add_allowed_assignments([*deps, x.expr], rows).only_enforce_if(member)
-            self.cp.add_forbidden_assignments([*deps, x.expr], rows).only_enforce_if(self.lit_not(member))
-            return member, True
-        self.refuse(node, f"{type(node).__name__} domains have no CP-SAT lowering")
+        return self.dispatch("_member_", node, x, reach, p)
+
+    def _member_Range(self, node, x, reach, p):
+        lowered = [self.lower(e) for e in (node.start, node.stop, node.step)]
+        ok = self.lit_and([k for _, k in lowered])
+        start, stop, step = (self._range_part(e, node) for e in (node.start, node.stop, node.step))
+        if x.kind == "str":
+            return False, ok
+        self._record_step_error(step, self.lit_and([reach, ok]), node, p)
+        positive = self.relation(step, ">", const_int(0), "step_positive")
+        negative = self.relation(step, "<", const_int(0), "step_negative")
+        up = self.lit_and([positive, self.relation(x, ">=", start), self.relation(x, "<", stop)])
+        down = self.lit_and([negative, self.relation(x, "<=", start), self.relation(x, ">", stop)])
+        inside = self.lit_or([up, down])
+        if step.constant and abs(step.lo) == 1:
+            return inside, ok
+        offset = Val("int", sub(x.expr, start.expr), x.lo - start.hi, x.hi - start.lo)
+        remainder, _ = self.floordiv(offset, step, node, "%")
+        divisible = self.relation(remainder, "==", const_int(0), "divisible")
+        return self.lit_and([inside, divisible]), ok
+
+    def _member_Values(self, node, x, reach, p):
+        lowered = [self.lower(item) for item in node.items]
+        ok = self.lit_and([k for _, k in lowered])
+        hits = []
+        for v, _ in lowered:
+            if v.kind == "rat":
+                self.refuse(node, "a parameter value may be a fraction", hint="use // for integer division")
+            hits.append(self.compare("==", x, v, node))
+        return self.lit_or(hits), ok
+
+    def _member_SetOp(self, node, x, reach, p):
+        ml, okl = self._member(node.left, x, reach, p)
+        mr, okr = self._member(node.right, x, reach, p)
+        ok = self.lit_and([okl, okr])
+        if node.op == "union":
+            return self.lit_or([ml, mr]), ok
+        if node.op == "intersection":
+            return self.lit_and([ml, mr]), ok
+        return self.lit_and([ml, self.lit_not(mr)]), ok
+
+    def _member_IfDomain(self, node, x, reach, p):
+        c, okc = self.lower(node.cond)
+        cond = self.truth(c)
+        mt, okt = self._member(node.then, x, self.lit_and([reach, okc, cond]), p)
+        me, oke = self._member(node.orelse, x, self.lit_and([reach, okc, self.lit_not(cond)]), p)
+        member = self.lit_or([self.lit_and([cond, mt]), self.lit_and([self.lit_not(cond), me])])
+        ok = self.lit_and([okc, self.lit_implies(cond, okt), self.lit_implies(self.lit_not(cond), oke)])
+        return member, ok
+
+    def _member_Closure(self, node, x, reach, p):
+        rows = self.closure_rows(node)
+        deps = [self.lower(ir.Ref(d))[0].expr for d in node.deps]
+        member = self.new_bool("closure_member")
+        self.cp.add_allowed_assignments([*deps, x.expr], rows).only_enforce_if(member)
+        self.cp.add_forbidden_assignments([*deps, x.expr], rows).only_enforce_if(self.lit_not(member))
+        return member, True
+    _member_Permutation = _member_Interleave = _member_Sequence = _no_lowering
