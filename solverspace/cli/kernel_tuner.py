@@ -23,7 +23,7 @@ def cmd_tune_records(args) -> int:
         return cmd_tune(args)
     from solverspace.kt_cache import CacheMeasure, CacheWriter, T4Writer
     space = load_space(args)
-    sinks: list = []
+    sinks: list = list(getattr(args, "sinks", ()))   # sinks of other options (--optuna-storage)
     try:
         if args.measure_from is not None:
             args.measure = CacheMeasure(space, args.measure_from, kernel_name=args.kt_kernel_name,

@@ -29,6 +29,9 @@ def cmd_tune_optuna(args) -> int:
         from solverspace.optuna import OptunaRecorder
     except ImportError as exc:
         raise OptionError(f"tune --optuna-storage: {exc}", hint="pip install 'solverspace[optuna]'") from None
+    if args.quiet:
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)      # "A new study created ..." is progress
     study = args.optuna_study if args.optuna_study is not None else default_study(args.space)
     recorder = OptunaRecorder(load_space(args), args.optuna_storage, study)
     args.sinks = [*getattr(args, "sinks", ()), recorder]

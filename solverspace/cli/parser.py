@@ -25,7 +25,8 @@ from solverspace.cli.commands import (
     cmd_check_cpsat, cmd_count, cmd_emit_c, cmd_enumerate, cmd_explain, cmd_export_t1, cmd_funnel, cmd_get,
     cmd_sample, cmd_settings, cmd_sweep, cmd_validate)
 from solverspace.cli.search_commands import cmd_best
-from solverspace.cli.kernel_tuner import cmd_cache_check, cmd_tune_records
+from solverspace.cli.kernel_tuner import cmd_cache_check
+from solverspace.cli.optuna import cmd_tune_optuna
 from solverspace.core.options import (
     NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT, PROBABILITY, SEED, SEPARATOR, THREADS, WORKERS)
 
@@ -265,7 +266,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="which part of the bound set it: at the best configuration and the largest cut subtrees")
     p.add_argument("--json", action="store_true", help="one JSON object with the result")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=cmd_tune_records)
+    p.add_argument("--optuna-storage", metavar="URL",
+                   help="also record every measurement as a trial of an Optuna study in this storage (e.g. "
+                        "sqlite:///optuna.db), as it is made (the optuna extra)")
+    p.add_argument("--optuna-study", metavar="NAME",
+                   help="the study of --optuna-storage (default: the space file's stem); created when missing, "
+                        "continued when it exists (a configuration it holds is not added again)")
+    p.set_defaults(func=cmd_tune_optuna)
 
     p = sub.add_parser("cache-check", help="which valid configurations a Kernel Tuner cache lacks, and its entries "
                                            "the space calls invalid (exit 1 when any)")
