@@ -161,7 +161,7 @@ class ReferenceEnumerator:
                 self.stopped_domain = (level.name, total)
                 self._over_budget(index)
         if total > WALK_LIMIT:
-            self._refuse_walk(level, total)
+            self.refuse_walk(level, total)
         report = self.progress if index == 0 and self.progress else None
         tracked = self._place[index] if index < self.ESTIMATE_LEVELS else None
         if tracked:
@@ -176,7 +176,7 @@ class ReferenceEnumerator:
                 report(done, total)
         env.pop(level.name, None)
 
-    def _refuse_walk(self, level: _CompiledLevel, size: int):
+    def refuse_walk(self, level: _CompiledLevel, size: int):
         raise DomainTooLargeError(
             f"parameter {level.name!r} has {size} values, more than 2**63: the reference walks a domain "
             f"value by value here (something is tested at or inside its loop) and would never finish",

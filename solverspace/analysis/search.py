@@ -22,13 +22,14 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from solverspace.core.orders import domain_size
 from solverspace.lang.bounds import INF
 from solverspace.core.errors import SpaceDefinitionError
 from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.analysis.lower_bound import PrefixBound
 from solverspace.analysis.objective import (
     BestResult, Ranked, parse_objective, string_order, tie_key, tie_prefix_lengths)
-from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.analysis.reference import WALK_LIMIT, ReferenceEnumerator
 
 ENGINES = ("bnb", "exhaustive")
 
@@ -151,7 +152,7 @@ class _Walk:
         if index != 0 or self.progress is None:
             return _silent
         try:
-            total = len(level.domain(env))
+            total = domain_size(level.domain(env))   # len() stops at sys.maxsize
         except Undefined:
             total = 0
         done = 0
@@ -190,6 +191,9 @@ def admitted(enumerator, level, env: dict):
         values = level.domain(env)
     except Undefined:
         return
+    size = domain_size(values)
+    if size > WALK_LIMIT:   # as the reference's count refuses it: the walk would never end
+        enumerator.refuse_walk(level, size)
     for value in values:
         env[level.name] = value
         if enumerator.admit(level, env):
