@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str], str]] = [
              "solverspace.t1_format", "solverspace.t1_conditions", "solverspace.sampling", "solverspace.space", "solverspace.sweep",
              "solverspace.dask_engine", "solverspace.dask_tasks"],
      "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
-    ("integrations", ["solverspace.optuna", "solverspace.kt_cache"],
+    ("integrations", ["solverspace.optuna", "solverspace.kt_cache", "solverspace.kernel_tuner"],
      "other tuners on the valid set: Optuna (sampler, suggest, tune records)"),
     ("validation", ["solverspace.validation", "solverspace.validation.*"],
      "validation/: cross-validation of every backend, the space generators, snapshots"),

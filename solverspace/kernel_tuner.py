@@ -1,0 +1,791 @@
+"""solverspace as the search space *under* Kernel Tuner (issue 26): a lazy `Searchspace` with the
+interface Kernel Tuner 1.5's strategies use, and `tune_kernel` with Kernel Tuner's own signature.
+
+A Kernel Tuner user changes one import::
+
+    from solverspace.kernel_tuner import tune_kernel        # was: from kernel_tuner import tune_kernel
+    results, env = tune_kernel("matmul", source, size, args, tune_params, restrictions=restrictions)
+
+`tune_kernel` builds our space from `tune_params` and `restrictions` exactly as Kernel Tuner does
+(`build_space`), or takes a solverspace `Space` or space file (`space=`), then runs Kernel Tuner's
+own `tune_kernel` with our `Searchspace` in place of its own: Kernel Tuner has no argument for a
+prebuilt search space, so the module-level name `kernel_tuner.interface.Searchspace` is replaced for
+the duration of the call (per thread: a thread that calls Kernel Tuner's own `tune_kernel` meanwhile
+gets Kernel Tuner's `Searchspace`) and restored on any exit. Results, cache file and return values
+are Kernel Tuner's own.
+
+How the space is built from Kernel Tuner's arguments (`build_space`):
+
+- `tune_params` (name -> list of values, in Kernel Tuner's order) become the parameters; a
+  parameter's *Kernel Tuner index* of a value is its position in that list, as in Kernel Tuner.
+- string restrictions are read by our safe T1 reader (`solverspace.t1_read`: parsed with `ast`,
+  never `eval`); one it cannot read is refused with its message (never dropped);
+- callables are Python predicates, evaluated on each configuration, exactly as Kernel Tuner's own
+  build calls them: a lone function of one argument with several parameters gets the configuration
+  as a dict (Kernel Tuner's old monolithic form); `(function, [names])` (or `(function, [names],
+  source)`) gets those values positionally; any other callable gets every value positionally, in
+  `tune_params` order; a python-constraint `Constraint` object is evaluated by Kernel Tuner's own
+  `util.check_restriction`. The space is then the compiled space of the strings filtered by the
+  predicates, listed once (said once on stderr, with the size): predicates cannot be compiled.
+- Kernel Tuner's automatic rule: when any of `block_size_names` (default `block_size_x`,
+  `block_size_y`, `block_size_z`) are parameters, `product of those <= max_threads` is added,
+  `max_threads` being the device's (Kernel Tuner passes it; simulation mode: 1e9).
+
+The `Searchspace` answers from the space without listing it (see the README's table for each
+method a shipped strategy calls): `size` is the exact count, validity the compiled check, random
+samples exact and seeded (`seed=`), configuration indices `space[i]`/`space.index`, neighbours by
+a walk of the plan restricted to the candidate values (valid by construction), with Kernel
+Tuner's five methods on Kernel Tuner's indices. `list`, `sorted_list` and the NumPy views need the
+whole list: they materialize it on first use as NumPy arrays, say so once on stderr with the size,
+and refuse above `materialize_limit` bytes.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import sys
+import threading
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from solverspace.core.errors import OptionError, SpaceDefinitionError
+
+__all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "build_space",
+           "replaced_searchspace", "tune_kernel"]
+
+NEIGHBOR_METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices")
+DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
+MATERIALIZE_LIMIT = 2 * 1024 ** 3      # bytes the whole list may take as NumPy arrays
+
+
+def _say(message: str) -> None:
+    print(f"solverspace.kernel_tuner: {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------- building the space
+def _t1_type(values: list) -> str:
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return "int"
+    if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values):
+        return "float"
+    if all(isinstance(v, str) for v in values):
+        return "string"
+    raise OptionError(f"tune_params: values {values!r} mix types or hold a type T1 has no place for",
+                      hint="give each parameter values of one kind: integers, numbers, strings or booleans")
+
+
+def _plain_values(name: str, values) -> list:
+    try:
+        values = list(values)
+    except TypeError:
+        raise OptionError(f"tune_params[{name!r}] = {values!r}: expected a list of values",
+                          hint=f"e.g. tune_params[{name!r}] = [16, 32, 64]") from None
+    if not values:
+        raise OptionError(f"tune_params[{name!r}] is empty: a parameter needs at least one value")
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+def _names_in(text: str, names) -> list:
+    import ast
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise OptionError(f"restriction {text!r} is not a Python expression: {exc.msg}",
+                          hint="a Kernel Tuner string restriction is a Python boolean expression of parameter names")
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return [n for n in names if n in used]
+
+
+def _predicate(restriction, names: list, lone: bool):
+    """A Python predicate config-dict -> bool with Kernel Tuner's build semantics for a callable
+    restriction (see the module's documentation); None for a string (compiled instead)."""
+    if isinstance(restriction, str):
+        return None
+    try:
+        from constraint import Constraint       # python-constraint: installed with Kernel Tuner
+    except ImportError:                         # pragma: no cover - only without Kernel Tuner
+        Constraint = ()
+    if isinstance(restriction, tuple) and len(restriction) in (2, 3) and isinstance(restriction[1], (list, tuple)):
+        function, used = restriction[0], list(restriction[1])
+        unknown = [n for n in used if n not in names]
+        if unknown:
+            raise OptionError(f"restriction {restriction!r} names {unknown}, which are not in tune_params")
+        if Constraint and isinstance(function, Constraint):
+            from kernel_tuner.util import check_restriction
+            return lambda config: bool(check_restriction((function, used), config))
+        if not callable(function):
+            raise OptionError(f"restriction {restriction!r}: the first item is not callable")
+        return lambda config: bool(function(*[config[n] for n in used]))
+    if Constraint and isinstance(restriction, Constraint):
+        from kernel_tuner.util import check_restriction
+        return lambda config: bool(check_restriction(restriction, config))
+    if callable(restriction):
+        if lone:
+            return lambda config: bool(restriction(dict(config)))
+        return lambda config: bool(restriction(*[config[n] for n in names]))
+    raise OptionError(f"restriction {restriction!r} of type {type(restriction).__name__}: Kernel Tuner accepts "
+                      "strings, callables, (callable, [names]) tuples and python-constraint Constraints",
+                      hint="e.g. restrictions=['block_size_x * block_size_y <= 1024']")
+
+
+def _lone_monolithic(restrictions: list, names: list) -> bool:
+    """Kernel Tuner's old form: a single callable of one argument, several parameters (gets a dict)."""
+    if len(restrictions) != 1 or isinstance(restrictions[0], (str, tuple)) or not callable(restrictions[0]):
+        return False
+    try:
+        from constraint import Constraint
+        if isinstance(restrictions[0], Constraint):
+            return False
+    except ImportError:                         # pragma: no cover
+        pass
+    try:
+        return len(inspect.signature(restrictions[0]).parameters) == 1 and len(names) > 1
+    except (TypeError, ValueError):
+        return False
+
+
+def build_space(tune_params: dict, restrictions=None, max_threads: int | None = None,
+                block_size_names=DEFAULT_BLOCK_SIZE_NAMES):
+    """(Space, predicates, description): our space from Kernel Tuner's arguments, as Kernel Tuner
+    builds its own (strings through the T1 reader; Kernel Tuner's block-size rule), and the
+    callable restrictions as Python predicates (config dict -> bool) left to filter it."""
+    from solverspace.space import Space
+    from solverspace.t1_read import load_t1_text
+    if not isinstance(tune_params, dict) or not tune_params:
+        raise OptionError("tune_params: expected a non-empty dict {name: [values]}",
+                          hint="e.g. tune_params = {'block_size_x': [32, 64, 128]}")
+    names = [str(n) for n in tune_params]
+    parameters = []
+    for name in names:
+        values = _plain_values(name, tune_params[name])
+        kind = _t1_type(values)
+        parameters.append({"Name": name, "Type": kind, "Values": json.dumps(values) if kind != "bool"
+                           else "[" + ", ".join(repr(v) for v in values) + "]"})
+    if restrictions is None:
+        restrictions = []
+    elif not isinstance(restrictions, (list, tuple)) or (isinstance(restrictions, tuple) and len(restrictions) in (2, 3)
+                                                          and callable(restrictions[0])
+                                                          and isinstance(restrictions[1], (list, tuple))):
+        restrictions = [restrictions]
+    restrictions = list(restrictions)
+    lone = _lone_monolithic(restrictions, names)
+    conditions, predicates, texts = [], [], []
+    for restriction in restrictions:
+        predicate = _predicate(restriction, names, lone)
+        if predicate is None:
+            conditions.append({"Parameters": _names_in(restriction, names), "Expression": restriction})
+            texts.append(restriction)
+        else:
+            predicates.append(predicate)
+    if max_threads is not None:
+        used = [n for n in block_size_names if n in names]
+        if used:
+            rule = f"{' * '.join(used)} <= {int(max_threads)}"
+            conditions.append({"Parameters": used, "Expression": rule})
+            texts.append(rule)
+    document = {"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": conditions}}
+    model = load_t1_text(json.dumps(document), "<tune_params>")
+    return Space(model), predicates, texts
+
+
+# ---------------------------------------------------------------------------------- the search space
+class _Compiled:
+    """The valid set answered by the compiled space: count, `space[i]`, `index`, the check."""
+
+    def __init__(self, space):
+        self.space = space
+        self.size = space.count("auto")
+
+    def at(self, position: int) -> tuple:
+        return tuple(self.space[position])
+
+    def index(self, config: tuple):
+        try:
+            return self.space.index(config)
+        except ValueError:
+            return None
+
+    def valid(self, config: tuple) -> bool:
+        return self.space.is_valid(config)
+
+    def rows(self):
+        return self.space.rows("auto")
+
+
+class _Filtered:
+    """The valid set of a compiled space filtered by Python predicates: listed once."""
+
+    def __init__(self, space, predicates: list, names: list):
+        self.space, self.predicates, self.names = space, predicates, names
+        self.list = [tuple(row[:len(names)]) for row in space.rows("auto") if self._holds(row)]
+        self.position = {config: i for i, config in enumerate(self.list)}
+        self.size = len(self.list)
+
+    def _holds(self, config) -> bool:
+        values = dict(zip(self.names, config))
+        return all(p(values) for p in self.predicates)
+
+    def at(self, position: int) -> tuple:
+        return self.list[position]
+
+    def index(self, config: tuple):
+        return self.position.get(config)
+
+    def valid(self, config: tuple) -> bool:
+        return config in self.position
+
+    def rows(self):
+        return iter(self.list)
+
+
+class _Rows:
+    """The whole list, materialized as NumPy arrays (one per parameter), read as tuples."""
+
+    def __init__(self, columns: list, size: int):
+        self.columns, self.size = columns, size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.size))]
+        return tuple(c[i].item() for c in self.columns)
+
+    def __iter__(self):
+        for i in range(self.size):
+            yield self[i]
+
+    def index(self, config) -> int:
+        for i, row in enumerate(self):
+            if row == tuple(config):
+                return i
+        raise ValueError(f"{config} is not in the list")
+
+    def __contains__(self, config) -> bool:
+        try:
+            self.index(config)
+        except ValueError:
+            return False
+        return True
+
+
+class Searchspace:
+    """A lazy search space with the interface Kernel Tuner 1.5's strategies use.
+
+    Built like Kernel Tuner's (`Searchspace(tune_params, restrictions, max_threads, ...)`) or from
+    a solverspace space: `Searchspace(space=Space.load("gemm", {"device": "h100"}))`. Kernel
+    Tuner's construction options `framework`, `solver_method`, `build_neighbors_index` and
+    `defer_construction` choose how *it* builds its list; there is no list here, so they change
+    nothing (`from_cache` and `path_to_ATF_cache`, which replace the space, are refused). `seed`
+    seeds every random choice (samples, random neighbours); `materialize_limit` (bytes) bounds the
+    whole list built on first use by `list` and the NumPy views."""
+
+    def __init__(self, tune_params: dict | None = None, restrictions=None, max_threads: int | None = None,
+                 block_size_names=DEFAULT_BLOCK_SIZE_NAMES, defer_construction=False, build_neighbors_index=False,
+                 neighbor_method=None, from_cache: dict | None = None, framework="PythonConstraint",
+                 solver_method="PC_OptimizedBacktrackingSolver", path_to_ATF_cache=None, *, space=None, seed: int = 0,
+                 materialize_limit: int = MATERIALIZE_LIMIT):
+        if from_cache is not None or path_to_ATF_cache is not None:
+            raise OptionError("solverspace's Searchspace builds the space itself: from_cache and path_to_ATF_cache "
+                              "(a list of configurations to use instead) are not taken",
+                              hint="leave them out, or check a cache against the space with `solverspace cache-check`")
+        if neighbor_method is not None and neighbor_method not in NEIGHBOR_METHODS:
+            raise ValueError(f"Neighbor method is {neighbor_method}, must be one of {list(NEIGHBOR_METHODS)}")
+        self.neighbor_method = neighbor_method
+        self.block_size_names = list(block_size_names)
+        self.max_threads = max_threads
+        self.build_neighbors_index = build_neighbors_index
+        predicates: list = []
+        if space is not None:
+            space = _as_space(space)
+            lists = space.value_lists()
+            if tune_params is not None:
+                _check_same_parameters(tune_params, space)
+                self.tune_params = tune_params
+            else:
+                self.tune_params = {name: list(values) for name, values in lists.items()}
+            self.restrictions = []
+            texts: list = []
+        else:
+            if tune_params is None:
+                raise OptionError("Searchspace: give tune_params (and restrictions, max_threads), or space=",
+                                  hint="Searchspace(tune_params, restrictions, max_threads) or Searchspace(space=...)")
+            space, predicates, texts = build_space(tune_params, restrictions, max_threads, block_size_names)
+            self.tune_params = tune_params
+            self.restrictions = list(restrictions) if isinstance(restrictions, (list, tuple)) else \
+                ([] if restrictions is None else [restrictions])
+        self.space = space
+        self.param_names = list(self.tune_params)
+        if tuple(self.param_names) != tuple(space.parameters):
+            raise OptionError(f"tune_params {self.param_names} are not the space's parameters {list(space.parameters)} "
+                              "in its order")
+        self.original_tune_params = dict(self.tune_params)
+        self.params_values = tuple(tuple(_plain_values(n, v)) for n, v in self.tune_params.items())
+        self.num_params = len(self.param_names)
+        self.tune_param_is_numeric = {
+            n: all(isinstance(v, (int, float)) for v in vals) and not any(isinstance(v, bool) for v in vals)
+            for n, vals in zip(self.param_names, self.params_values)}
+        self.tune_param_is_numeric_mask = np.array(list(self.tune_param_is_numeric.values()), dtype=bool)
+        self._lookup = [{v: i for i, v in enumerate(vals)} for vals in self.params_values]
+        if predicates:
+            self._set = _Filtered(space, predicates, self.param_names)
+            _say(f"{len(predicates)} restriction(s) are Python callables: evaluated in Python on each configuration "
+                 f"of the compiled space; the {self._set.size:,} valid configurations are listed once")
+        else:
+            self._set = _Compiled(space)
+        self.size = self._set.size
+        self.restriction_texts = texts
+        # Kernel Tuner's tune_kernel reads this as its tuning_options.restrictions (simulation mode checks
+        # a configuration missing from the cache with it): our own check, a monolithic callable.
+        self._modified_restrictions = lambda params: self.is_param_config_valid(tuple(params.values()))
+        self._rng = random.Random(seed)
+        self._neighbors: dict = {m: {} for m in NEIGHBOR_METHODS}
+        self._support: dict = {}
+        self._walker = None
+        self._rows: _Rows | None = None
+        self.materialize_limit = materialize_limit
+
+    # ------------------------------------------------------------------------------ values and indices
+    def _canonical(self, param_config):
+        """The configuration with the values of `tune_params` (1.0 is 1, numpy scalars plain), or
+        None when a value is in no list."""
+        config = tuple(param_config)
+        if len(config) != self.num_params:
+            raise ValueError(f"a configuration has {self.num_params} values ({', '.join(self.param_names)}), "
+                             f"got {len(config)}: {config}")
+        out = []
+        for lookup, vals, value in zip(self._lookup, self.params_values, config):
+            try:
+                index = lookup.get(value)
+            except TypeError:       # unhashable
+                return None
+            if index is None:
+                return None
+            out.append(vals[index])
+        return tuple(out)
+
+    def get_param_indices(self, param_config: tuple) -> tuple:
+        """Each value's position in its `tune_params` list (Kernel Tuner's parameter indices)."""
+        indices = []
+        for i, value in enumerate(tuple(param_config)):
+            index = self._lookup[i].get(value)
+            if index is None:
+                raise ValueError(f"Parameter value {value} ({type(value)}) is not in the list of values "
+                                 f"{self.params_values[i]}")
+            indices.append(index)
+        return tuple(indices)
+
+    def get_param_config_from_param_indices(self, param_indices: tuple) -> tuple:
+        return tuple(self.params_values[i][int(j)] for i, j in enumerate(param_indices))
+
+    def get_param_indices_lower_bounds(self) -> np.ndarray:
+        return np.array([min(self._supported(i)) for i in range(self.num_params)])
+
+    def get_param_indices_upper_bounds(self) -> np.ndarray:
+        return np.array([max(self._supported(i)) for i in range(self.num_params)])
+
+    def get_param_config_from_numeric(self, param_config: tuple) -> tuple:
+        if isinstance(param_config, np.ndarray):
+            param_config = tuple(param_config.tolist())
+        return tuple(v if self.tune_param_is_numeric_mask[i] else self.params_values[i][int(v)]
+                     for i, v in enumerate(param_config))
+
+    # ------------------------------------------------------------------------------ configurations
+    def is_param_config_valid(self, param_config: tuple) -> bool:
+        """Whether the configuration is valid: the compiled check (a value in no list: not valid)."""
+        config = self._canonical(param_config)
+        return config is not None and self._set.valid(config)
+
+    def get_param_config_index(self, param_config):
+        """The configuration's position in the canonical order, None when it is not valid."""
+        config = self._canonical(param_config)
+        if config is None or not self._set.valid(config):
+            return None
+        return self._set.index(config)
+
+    def get_param_configs_at_indices(self, indices) -> list:
+        return [self._set.at(int(i)) for i in indices]
+
+    def get_true_tunable_params(self) -> dict:
+        """The parameters that take more than one value over the valid configurations."""
+        return {n: self.tune_params[n] for i, n in enumerate(self.param_names)
+                if len(self.params_values[i]) > 1 and len(self._supported(i, stop_at=2)) > 1}
+
+    # ------------------------------------------------------------------------------ samples
+    def get_random_sample_indices(self, num_samples: int) -> np.ndarray:
+        if num_samples > self.size:
+            raise ValueError(f"The number of samples requested ({num_samples}) is greater than the searchspace size "
+                             f"({self.size})")
+        return np.array(self._rng.sample(range(self.size), int(num_samples)), dtype=np.int64)
+
+    def get_random_sample(self, num_samples: int) -> list:
+        """`num_samples` distinct valid configurations, uniform and seeded (fewer if the space is smaller)."""
+        if self.size < num_samples:
+            import warnings
+            warnings.warn(f"Too many samples requested ({num_samples}), reducing the number of samples to the "
+                          f"searchspace size ({self.size})")
+            num_samples = self.size
+        return self.get_param_configs_at_indices(self.get_random_sample_indices(num_samples))
+
+    def get_LHS_sample_indices(self, num_samples: int) -> list:
+        """Positions of a Latin hypercube sample over the valid set: `num_samples` strata of the
+        canonical order (so of the first parameter's cumulative count), one uniform position in each."""
+        if num_samples > self.size:
+            import warnings
+            warnings.warn(f"Too many samples requested ({num_samples}), reducing the number of samples to half of "
+                          f"the searchspace size ({self.size})")
+            num_samples = round(self.size / 2)
+        n = int(num_samples)
+        positions = []
+        for k in range(n):
+            low, high = k * self.size // n, (k + 1) * self.size // n
+            positions.append(self._rng.randrange(low, high))
+        self._rng.shuffle(positions)
+        return positions
+
+    def get_LHS_sample(self, num_samples: int) -> list:
+        return self.get_param_configs_at_indices(self.get_LHS_sample_indices(num_samples))
+
+    def get_distributed_random_sample(self, num_samples: int, sampling_factor=10) -> list:
+        return self.get_LHS_sample(num_samples)
+
+    # ------------------------------------------------------------------------------ neighbours
+    def _walk(self, choose, budget=None, *, first=False):
+        """Valid configurations whose value at each parameter is one `choose(i, remaining)` offers
+        ((value, cost) pairs; the costs of a configuration add up to at most `budget`): the plan's
+        loop nest walked with only those values, each prefix checked as the reference walk does."""
+        from solverspace.analysis.reference import ReferenceEnumerator
+        from solverspace.lang.evaluate import Undefined
+        if self._walker is None:
+            self._walker = ReferenceEnumerator(self.space.plan)
+        walker = self._walker
+        position = {n: i for i, n in enumerate(self.param_names)}
+        levels = walker.levels
+        found: list = []
+        env: dict = {}
+        if not walker.admit(walker.prelude, env):
+            return found
+
+        def visit(depth: int, remaining) -> bool:
+            if depth == len(levels):
+                config = tuple(env[n] for n in self.param_names)
+                if isinstance(self._set, _Compiled) or self._set.valid(config):
+                    found.append(config)
+                    return first
+                return False
+            level = levels[depth]
+            try:
+                domain = level.domain(env)
+            except Undefined:
+                return False
+            for value, cost in choose(position[level.name], remaining):
+                if remaining is not None and cost > remaining:
+                    continue
+                if value not in domain:
+                    continue
+                env[level.name] = value
+                if walker.admit(level, env) and visit(depth + 1, None if remaining is None else remaining - cost):
+                    return True
+            return False
+
+        visit(0, budget)
+        return found
+
+    def _supported(self, i: int, stop_at: int | None = None) -> list:
+        """The Kernel Tuner indices of parameter i's values that some valid configuration has."""
+        if i in self._support:
+            return self._support[i]
+        supported = []
+        for index, value in enumerate(self.params_values[i]):
+            def choose(j, remaining, i=i, value=value):
+                return [(value, 0)] if j == i else [(v, 0) for v in self.params_values[j]]
+            if self._walk(choose, first=True):
+                supported.append(index)
+                if stop_at is not None and len(supported) >= stop_at and index < len(self.params_values[i]) - 1:
+                    return supported            # enough for the question asked; not cached
+        self._support[i] = supported
+        return supported
+
+    def _box(self, allowed: list) -> list:
+        return self._walk(lambda j, remaining: [(v, 0) for v in allowed[j]])
+
+    def _hamming(self, indices: tuple, config: tuple) -> list:
+        found = []
+        for i, values in enumerate(self.params_values):
+            for value in values:
+                if value == config[i]:
+                    continue
+                other = config[:i] + (value,) + config[i + 1:]
+                if self._set.valid(other):
+                    found.append(other)
+        return found
+
+    def _neighbors_of(self, config: tuple, method: str) -> list:
+        indices = self.get_param_indices(config)
+        if method == "Hamming":
+            found = self._hamming(indices, config)
+        elif method == "Hamming-adjacent":
+            found = []
+            hamming = self._hamming(indices, config)
+            for i in range(self.num_params):
+                moved = [(self._lookup[i][h[i]], h) for h in hamming if h[i] != config[i]]
+                above = [m for m in moved if m[0] > indices[i]]
+                below = [m for m in moved if m[0] < indices[i]]
+                if above:
+                    found.append(min(above)[1])
+                if below:
+                    found.append(max(below)[1])
+        elif method == "strictly-adjacent":
+            found = self._box([[v for k, v in enumerate(vals) if abs(k - indices[i]) <= 1]
+                               for i, vals in enumerate(self.params_values)])
+        elif method == "adjacent":
+            allowed = []
+            for i, vals in enumerate(self.params_values):
+                supported = self._supported(i)
+                above = [k for k in supported if k > indices[i]]
+                below = [k for k in supported if k < indices[i]]
+                keep = {indices[i]} | ({min(above)} if above else set()) | ({max(below)} if below else set())
+                allowed.append([vals[k] for k in sorted(keep)])
+            found = self._box(allowed)
+        elif method == "closest-param-indices":
+            found = []
+            widest = sum(max(k, len(vals) - 1 - k) for k, vals in zip(indices, self.params_values))
+            for distance in range(1, widest + 1):
+                found = [c for c in self._walk(
+                    lambda j, remaining: [(v, abs(k - indices[j])) for k, v in enumerate(self.params_values[j])],
+                    distance) if c != config]
+                if found:
+                    break
+        else:
+            raise ValueError(f"The neighbor method {method} is not in {list(NEIGHBOR_METHODS)}")
+        found = [c for c in found if c != config]
+        return sorted(set(found), key=self.get_param_indices)
+
+    def _method(self, neighbor_method):
+        method = neighbor_method if neighbor_method is not None else self.neighbor_method
+        if method is None:
+            raise ValueError("Neither the neighbor_method argument nor self.neighbor_method was set")
+        if method not in NEIGHBOR_METHODS:
+            raise ValueError(f"The neighbor method {method} is not in {list(NEIGHBOR_METHODS)}")
+        return method
+
+    def get_neighbors(self, param_config: tuple, neighbor_method=None, build_full_cache=False) -> list:
+        """The valid neighbours of a configuration (valid or not) by Kernel Tuner's method, sorted by
+        Kernel Tuner's parameter indices."""
+        method = self._method(neighbor_method)
+        config = self._canonical(param_config)
+        if config is None:
+            self.get_param_indices(tuple(param_config))     # Kernel Tuner's error naming the value
+        cache = self._neighbors[method]
+        if config not in cache:
+            cache[config] = self._neighbors_of(config, method)
+        return list(cache[config])
+
+    def get_neighbors_no_cache(self, param_config: tuple, neighbor_method=None) -> list:
+        config = self._canonical(param_config)
+        if config is None:
+            self.get_param_indices(tuple(param_config))
+        return self._neighbors_of(config, self._method(neighbor_method))
+
+    def get_neighbors_indices(self, param_config: tuple, neighbor_method=None, build_full_cache=False) -> list:
+        return [self._set.index(c) for c in self.get_neighbors(param_config, neighbor_method)]
+
+    def get_neighbors_indices_no_cache(self, param_config: tuple, neighbor_method=None,
+                                       build_full_cache=False) -> list:
+        return [self._set.index(c) for c in self.get_neighbors_no_cache(param_config, neighbor_method)]
+
+    def are_neighbors_indices_cached(self, param_config: tuple, neighbor_method=None) -> bool:
+        return self._canonical(param_config) in self._neighbors[self._method(neighbor_method)]
+
+    def get_random_neighbor(self, param_config: tuple, neighbor_method=None, use_partial_cache=True):
+        """One neighbour, uniform over the valid neighbours (seeded); None when there is none."""
+        neighbors = self.get_neighbors(param_config, neighbor_method)
+        return self._rng.choice(neighbors) if neighbors else None
+
+    def get_param_neighbors(self, param_config: tuple, index: int, neighbor_method: str, randomize: bool) -> list:
+        """The values parameter `index` takes in the neighbours that change it."""
+        original = tuple(param_config)[index]
+        values = sorted({n[index] for n in self.get_neighbors(param_config, neighbor_method) if n[index] != original},
+                        key=lambda v: self._lookup[index][v])
+        if randomize:
+            self._rng.shuffle(values)
+        return values
+
+    # ------------------------------------------------------------------------------ the whole list
+    def _materialize(self) -> _Rows:
+        if self._rows is None:
+            itemsize = sum(np.asarray(vals).dtype.itemsize for vals in self.params_values)
+            needed = self.size * itemsize
+            if needed > self.materialize_limit:
+                raise OptionError(
+                    f"this strategy needs the whole list of {self.size:,} configurations as NumPy arrays (about "
+                    f"{needed / 2 ** 20:,.0f} MiB), more than materialize_limit={self.materialize_limit:,} bytes",
+                    hint="use a strategy that moves by neighbours and samples (random_sample, genetic_algorithm, "
+                         "simulated_annealing, greedy_ils, mls, diff_evo, pso, firefly_algorithm, ...), or raise "
+                         "materialize_limit")
+            _say(f"materializing all {self.size:,} configurations as NumPy arrays (about {needed / 2 ** 20:,.1f} MiB) "
+                 "for a method that needs the whole list")
+            rows = [tuple(row[:self.num_params]) for row in self._set.rows()]
+            columns = [np.asarray([r[i] for r in rows], dtype=np.asarray(vals).dtype) if rows else
+                       np.asarray([], dtype=np.asarray(vals).dtype)
+                       for i, vals in enumerate(self.params_values)]
+            self._rows = _Rows(columns, len(rows))
+        return self._rows
+
+    @property
+    def list(self) -> _Rows:
+        return self._materialize()
+
+    @property
+    def indices(self) -> np.ndarray:
+        return np.arange(self.size)
+
+    def sorted_list(self, sort_last_param_first=False) -> list:
+        rows = list(self._materialize())
+        rows.sort(key=(lambda c: tuple(reversed(self.get_param_indices(c)))) if sort_last_param_first
+                  else self.get_param_indices)
+        return rows
+
+    def get_list_dict(self) -> dict:
+        return {c: i for i, c in enumerate(self._materialize())}
+
+    def get_list_numpy(self) -> np.ndarray:
+        rows = self._materialize()
+        dtype = np.dtype([(n, c.dtype) for n, c in zip(self.param_names, rows.columns)])
+        out = np.empty(rows.size, dtype=dtype)
+        for n, c in zip(self.param_names, rows.columns):
+            out[n] = c
+        return out
+
+    def get_list_param_indices_numpy(self) -> np.ndarray:
+        rows = self._materialize()
+        out = np.empty((rows.size, self.num_params), dtype=np.int32)
+        for i, c in enumerate(rows.columns):
+            lookup = self._lookup[i]
+            out[:, i] = [lookup[v] for v in c.tolist()]
+        return out
+
+    def get_list_numpy_numeric(self) -> np.ndarray:
+        rows = self._materialize()
+        indices = None
+        columns = []
+        for i, c in enumerate(rows.columns):
+            if self.tune_param_is_numeric_mask[i]:
+                columns.append(c.astype(float))
+            else:
+                indices = self.get_list_param_indices_numpy() if indices is None else indices
+                columns.append(indices[:, i].astype(float))
+        return np.column_stack(columns) if columns else np.empty((0, 0))
+
+    def __getattr__(self, name: str):
+        raise AttributeError(f"solverspace's Searchspace has no {name!r} (Kernel Tuner 1.5's strategies do not use it; "
+                             "see the README's Kernel Tuner table for what is provided)")
+
+
+def _as_space(space):
+    from solverspace.space import Space
+    if isinstance(space, Space):
+        return space
+    if isinstance(space, (str, Path)):
+        return Space.load(space)
+    raise OptionError(f"space={space!r}: expected a solverspace Space or the path of a space file",
+                      hint="e.g. space=Space.load('gemm', {'device': 'h100'}) or space='my_space.py'")
+
+
+def _check_same_parameters(tune_params: dict, space) -> None:
+    names = list(tune_params)
+    if tuple(names) != tuple(space.parameters):
+        raise OptionError(f"tune_params {names} are not the space's parameters {list(space.parameters)} in order",
+                          hint="pass tune_params=None with space= (the space's value lists are used), or list them "
+                               "in the space's order")
+    lists = space.value_lists()
+    for name in names:
+        missing = [v for v in lists[name] if v not in list(tune_params[name])]
+        if missing:
+            raise OptionError(f"tune_params[{name!r}] lacks values the space gives it: {missing}",
+                              hint="pass tune_params=None with space= (the space's value lists are used)")
+
+
+# ---------------------------------------------------------------------------------- inside Kernel Tuner
+_LOCK = threading.Lock()
+_ACTIVE = {"count": 0, "original": None}
+_LOCAL = threading.local()
+
+
+def _dispatch(*args, **kwargs):
+    """What `kernel_tuner.interface.Searchspace` is while one of our calls runs: ours for the
+    threads inside `tune_kernel` here, Kernel Tuner's own for every other thread."""
+    factory = getattr(_LOCAL, "factory", None)
+    if factory is None:
+        return _ACTIVE["original"](*args, **kwargs)
+    return factory(*args, **kwargs)
+
+
+class replaced_searchspace:
+    """Context manager: while it is open, Kernel Tuner's `tune_kernel` in this thread builds its
+    search space with `factory(tune_params, restrictions, max_threads, **options)`; the module-level
+    name is restored when the last such context (of any thread) closes, on any exit."""
+
+    def __init__(self, factory: Callable):
+        self.factory = factory
+
+    def __enter__(self):
+        import kernel_tuner.interface as interface
+        if getattr(_LOCAL, "factory", None) is not None:
+            raise OptionError("solverspace.kernel_tuner.tune_kernel is already running in this thread",
+                              hint="call it again after the first call returns")
+        with _LOCK:
+            if _ACTIVE["count"] == 0:
+                _ACTIVE["original"] = interface.Searchspace
+                interface.Searchspace = _dispatch
+            _ACTIVE["count"] += 1
+        _LOCAL.factory = self.factory
+        return self
+
+    def __exit__(self, *exc):
+        import kernel_tuner.interface as interface
+        _LOCAL.factory = None
+        with _LOCK:
+            _ACTIVE["count"] -= 1
+            if _ACTIVE["count"] == 0:
+                interface.Searchspace = _ACTIVE["original"]
+                _ACTIVE["original"] = None
+        return False
+
+
+def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params=None, *args, space=None,
+                seed: int = 0, materialize_limit: int = MATERIALIZE_LIMIT, **kwargs):
+    """Kernel Tuner's `tune_kernel` (same arguments, results and return values), with solverspace's
+    `Searchspace` under it: built from `tune_params` and `restrictions` as Kernel Tuner does, or
+    `space=` a solverspace `Space` or space file (then `tune_params` may be None: the space's value
+    lists). `seed` seeds our samples and random neighbours."""
+    import kernel_tuner
+    built: dict = {}
+
+    def factory(kt_tune_params, restrictions, max_threads, **options):
+        options = {k: v for k, v in options.items() if k in ("block_size_names", "neighbor_method")}
+        searchspace = Searchspace(kt_tune_params if space is None else kt_tune_params, restrictions if space is None
+                                  else None, max_threads, space=None if space is None else loaded,
+                                  seed=seed, materialize_limit=materialize_limit, **options)
+        built["searchspace"] = searchspace
+        return searchspace
+
+    loaded = None
+    if space is not None:
+        loaded = _as_space(space)
+        if tune_params is None:
+            tune_params = {name: list(values) for name, values in loaded.value_lists().items()}
+        if kwargs.get("restrictions"):
+            raise OptionError("tune_kernel: restrictions with space=: the space holds the constraints",
+                              hint="leave restrictions out, or build from tune_params and restrictions without space=")
+    elif tune_params is None:
+        raise OptionError("tune_kernel: give tune_params, or space=")
+    with replaced_searchspace(factory):
+        return kernel_tuner.tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, *args,
+                                        **kwargs)
