@@ -224,8 +224,11 @@ class IntervalAnalysis(ir.Visitor):
         return self.visit(n.then).hull(self.visit(n.orelse))
 
 
-class Bounds:
+class Bounds(ir.DomainVisitor):
     """Bounds of every named value of a model, computed on demand and memoised."""
+
+    backend_name = "the bounds"
+    domain_walks = ("_domain_",)   # the interval of a domain's values
 
     def __init__(self, model):
         self.model = model
@@ -259,34 +262,41 @@ class Bounds:
         return self._domain(node, parameter)
 
     def _domain(self, node, parameter) -> Interval:
-        if isinstance(node, ir.Range):
-            start, stop, step = (self.expr(e) for e in (node.start, node.stop, node.step))
-            result = EMPTY
-            if step.hi >= 1:
-                result = result.hull(Interval(start.lo, stop.hi - 1).meet(Interval(start.lo, INF)))
-            if step.lo <= -1:
-                result = result.hull(Interval(stop.lo + 1, start.hi))
-            return result
-        if isinstance(node, ir.Values):
-            result = EMPTY
-            for item in node.items:
-                if isinstance(item, ir.Const) and type(item.value) is str:
-                    continue  # categorical codes are bounded by the domain size below
-                result = result.hull(self.expr(item))
-            strings = sum(1 for i in node.items if isinstance(i, ir.Const) and type(i.value) is str)
-            return result.hull(Interval(0, strings - 1)) if strings else result
-        if isinstance(node, ir.SetOp):
-            left, right = self._domain(node.left, parameter), self._domain(node.right, parameter)
-            if node.op == "union":
-                return left.hull(right)
-            return left.meet(right) if node.op == "intersection" else left
-        if isinstance(node, ir.IfDomain):
-            return self._domain(node.then, parameter).hull(self._domain(node.orelse, parameter))
-        if isinstance(node, ir.Closure):
-            return self._closure(node, parameter)
-        if isinstance(node, ir.ORDER_DOMAINS):
-            return EVERYTHING  # an order is a tuple, not a number
-        raise TypeError(f"unknown domain node {type(node).__name__}")
+        return self.dispatch("_domain_", node, parameter)
+
+    def _domain_Range(self, node, parameter) -> Interval:
+        start, stop, step = (self.expr(e) for e in (node.start, node.stop, node.step))
+        result = EMPTY
+        if step.hi >= 1:
+            result = result.hull(Interval(start.lo, stop.hi - 1).meet(Interval(start.lo, INF)))
+        if step.lo <= -1:
+            result = result.hull(Interval(stop.lo + 1, start.hi))
+        return result
+
+    def _domain_Values(self, node, parameter) -> Interval:
+        result = EMPTY
+        for item in node.items:
+            if isinstance(item, ir.Const) and type(item.value) is str:
+                continue  # categorical codes are bounded by the domain size below
+            result = result.hull(self.expr(item))
+        strings = sum(1 for i in node.items if isinstance(i, ir.Const) and type(i.value) is str)
+        return result.hull(Interval(0, strings - 1)) if strings else result
+
+    def _domain_SetOp(self, node, parameter) -> Interval:
+        left, right = self._domain(node.left, parameter), self._domain(node.right, parameter)
+        if node.op == "union":
+            return left.hull(right)
+        return left.meet(right) if node.op == "intersection" else left
+
+    def _domain_IfDomain(self, node, parameter) -> Interval:
+        return self._domain(node.then, parameter).hull(self._domain(node.orelse, parameter))
+
+    def _domain_Closure(self, node, parameter) -> Interval:
+        return self._closure(node, parameter)
+
+    def _domain_order(self, node, parameter) -> Interval:
+        return EVERYTHING  # an order is a tuple, not a number
+    _domain_Permutation = _domain_Interleave = _domain_Sequence = _domain_order
 
     def _closure(self, node: ir.Closure, parameter) -> Interval:
         """The hull of the closure's integer values, from its shared table (`solverspace.lang.closures`);

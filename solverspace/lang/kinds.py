@@ -53,10 +53,11 @@ def _join(a, b):
     return _MIXED
 
 
-class Kinds(ir.Visitor):
+class Kinds(ir.DomainVisitor):
     """Kinds of a model's parameters, derived values and expressions."""
 
     backend_name = "the kind analysis"
+    domain_walks = ("_domain_", "_items_")   # a domain's kind; the items an order may hold
 
     def __init__(self, model):
         self.model = model
@@ -233,57 +234,86 @@ class Kinds(ir.Visitor):
 
     def possible_items(self, node) -> tuple | None:
         """Every item an order-valued expression or domain may hold (None: not known statically)."""
-        from solverspace.lang.order_domains import order_items
+        if isinstance(node, ir.Domain):
+            return self.dispatch("_items_", node)
         if isinstance(node, ir.Ref):
             item = self.model.definition(node.name)
             return self.possible_items(item.domain if node.name in self.model.parameter else item.expr)
-        if isinstance(node, ir.ORDER_DOMAINS):
-            items = order_items(node)
-            return tuple(i.value for i in items) if all(isinstance(i, ir.Const) for i in items) else None
-        if isinstance(node, (ir.IfExp, ir.IfDomain, ir.SetOp)):
-            parts = (node.left, node.right) if isinstance(node, ir.SetOp) else (node.then, node.orelse)
-            found = [self.possible_items(p) for p in parts]
-            return None if None in found else tuple(dict.fromkeys(found[0] + found[1]))
+        if isinstance(node, ir.IfExp):
+            return self._items_either((node.then, node.orelse))
         return None
+
+    def _items_order(self, node):
+        from solverspace.lang.order_domains import order_items
+        items = order_items(node)
+        return tuple(i.value for i in items) if all(isinstance(i, ir.Const) for i in items) else None
+    _items_Permutation = _items_Interleave = _items_Sequence = _items_order
+
+    def _items_either(self, parts):
+        found = [self.possible_items(p) for p in parts]
+        return None if None in found else tuple(dict.fromkeys(found[0] + found[1]))
+
+    def _items_SetOp(self, node):
+        return self._items_either((node.left, node.right))
+
+    def _items_IfDomain(self, node):
+        return self._items_either((node.then, node.orelse))
+
+    def _items_none(self, node):   # not an order: no items
+        return None
+    _items_Range = _items_Values = _items_Closure = _items_none
 
     # ------------------------------------------------------------------------------ domains
     def _domain(self, node):
-        if isinstance(node, ir.ORDER_DOMAINS):
-            from solverspace.lang.order_domains import check_items
-            try:
-                check_items(node, f"`{to_source(node)}`")
-            except SpaceDefinitionError as exc:
-                self.refuse(exc.message, exc.hint)
-            if isinstance(node, ir.Sequence):
-                for part in (node.min_len, node.max_len):
-                    if self.visit(part) != INT:
-                        self.refuse(f"sequence length `{to_source(part)}` is not an integer in `{to_source(node)}`",
-                                    "sequence(items, min_len, max_len) takes integer lengths")
-            return ORDER
-        if isinstance(node, ir.Range):
-            for part in (node.start, node.stop, node.step):
-                if self.visit(part) == STR:
-                    self.refuse(f"range bound `{to_source(part)}` is a string in `{to_source(node)}`",
-                                "range bounds are integers")
-            return INT
-        if isinstance(node, ir.Values):
-            kind = None
-            for item in node.items:
-                kind = _join(kind, self.visit(item))
-            if kind == _MIXED:
-                self._mixed(node, node.items)
-            return kind
-        if isinstance(node, (ir.SetOp, ir.IfDomain)):
-            if isinstance(node, ir.IfDomain):
-                self.visit(node.cond)
-            parts = (node.left, node.right) if isinstance(node, ir.SetOp) else (node.then, node.orelse)
-            kind = _join(self._domain(parts[0]), self._domain(parts[1]))
-            if kind == _MIXED:
-                self._mixed(node, parts)
-            return kind
-        if isinstance(node, ir.Closure):
-            return self._closure(node)
-        raise TypeError(f"unknown domain node {type(node).__name__}")
+        return self.dispatch("_domain_", node)
+
+    def _domain_Permutation(self, node):
+        from solverspace.lang.order_domains import check_items
+        try:
+            check_items(node, f"`{to_source(node)}`")
+        except SpaceDefinitionError as exc:
+            self.refuse(exc.message, exc.hint)
+        return ORDER
+    _domain_Interleave = _domain_Permutation
+
+    def _domain_Sequence(self, node):
+        self._domain_Permutation(node)
+        for part in (node.min_len, node.max_len):
+            if self.visit(part) != INT:
+                self.refuse(f"sequence length `{to_source(part)}` is not an integer in `{to_source(node)}`",
+                            "sequence(items, min_len, max_len) takes integer lengths")
+        return ORDER
+
+    def _domain_Range(self, node):
+        for part in (node.start, node.stop, node.step):
+            if self.visit(part) == STR:
+                self.refuse(f"range bound `{to_source(part)}` is a string in `{to_source(node)}`",
+                            "range bounds are integers")
+        return INT
+
+    def _domain_Values(self, node):
+        kind = None
+        for item in node.items:
+            kind = _join(kind, self.visit(item))
+        if kind == _MIXED:
+            self._mixed(node, node.items)
+        return kind
+
+    def _domain_either(self, node, parts):
+        kind = _join(self._domain(parts[0]), self._domain(parts[1]))
+        if kind == _MIXED:
+            self._mixed(node, parts)
+        return kind
+
+    def _domain_SetOp(self, node):
+        return self._domain_either(node, (node.left, node.right))
+
+    def _domain_IfDomain(self, node):
+        self.visit(node.cond)
+        return self._domain_either(node, (node.then, node.orelse))
+
+    def _domain_Closure(self, node):
+        return self._closure(node)
 
     def _closure(self, node: ir.Closure):
         try:
