@@ -57,7 +57,9 @@ def write_t1(model: Model, path: str | Path, *, name: str | None = None) -> dict
     return document
 
 
-class _T1Exporter:
+class _T1Exporter(ir.DomainVisitor):
+    domain_walks = ("_member_",)   # a domain's membership condition
+
     def __init__(self, model: Model):
         self.model = model
         self.where = lambda line=None: Location(model.source, line)
@@ -187,40 +189,49 @@ class _T1Exporter:
 
     def member(self, x: ir.Expr, node: ir.Domain, p: Parameter) -> ir.Expr:
         """An expression true exactly when `x` is one of the domain's values."""
-        if isinstance(node, ir.Values):
-            return _or(tuple(ir.Compare("==", x, item) for item in node.items))
-        if isinstance(node, ir.Range):
-            start, stop, step = node.start, node.stop, node.step
-            if isinstance(step, ir.Const) and type(step.value) is int:
-                if step.value > 0:
-                    bounds = _and((ir.Compare("<=", start, x), ir.Compare("<", x, stop)))
-                else:
-                    bounds = _and((ir.Compare("<", stop, x), ir.Compare("<=", x, start)))
-                if abs(step.value) == 1:
-                    return bounds
-                offset = ir.BinOp("-", x, start) if step.value > 0 else ir.BinOp("-", start, x)
-                return _and((bounds, ir.Compare("==", ir.BinOp("%", offset, ir.Const(abs(step.value))), ir.Const(0))))
-            upward = _and((ir.Compare("<=", start, x), ir.Compare("<", x, stop)))
-            downward = _and((ir.Compare("<", stop, x), ir.Compare("<=", x, start)))
-            sign = self.sign(step)
-            bounds = upward if sign > 0 else downward if sign < 0 else \
-                ir.IfExp(ir.Compare(">", step, ir.Const(0)), upward, downward)
-            return _and((bounds, ir.Compare("==", ir.BinOp("%", ir.BinOp("-", x, start), step), ir.Const(0))))
-        if isinstance(node, ir.SetOp):
-            left, right = self.member(x, node.left, p), self.member(x, node.right, p)
-            if node.op == "union":
-                return _or((left, right))
-            if node.op == "intersection":
-                return _and((left, right))
-            return _and((left, ir.Not(right)))
-        if isinstance(node, ir.IfDomain):
-            return ir.IfExp(node.cond, self.member(x, node.then, p), self.member(x, node.orelse, p))
-        if isinstance(node, ir.Closure):  # no inputs (checked above): its fixed value list
-            from solverspace.lang.evaluate import compile_domain
-            values = compile_domain(node, p.name, closure_globals=dict(self.model.closure_globals),
-                                    max_closure_values=self.model.max_closure_values)({})
-            return _or(tuple(ir.Compare("==", x, ir.Const(v)) for v in values))
+        return self.dispatch("_member_", node, x, p)
+
+    def _member_Values(self, node, x, p):
+        return _or(tuple(ir.Compare("==", x, item) for item in node.items))
+
+    def _member_Range(self, node, x, p):
+        start, stop, step = node.start, node.stop, node.step
+        if isinstance(step, ir.Const) and type(step.value) is int:
+            if step.value > 0:
+                bounds = _and((ir.Compare("<=", start, x), ir.Compare("<", x, stop)))
+            else:
+                bounds = _and((ir.Compare("<", stop, x), ir.Compare("<=", x, start)))
+            if abs(step.value) == 1:
+                return bounds
+            offset = ir.BinOp("-", x, start) if step.value > 0 else ir.BinOp("-", start, x)
+            return _and((bounds, ir.Compare("==", ir.BinOp("%", offset, ir.Const(abs(step.value))), ir.Const(0))))
+        upward = _and((ir.Compare("<=", start, x), ir.Compare("<", x, stop)))
+        downward = _and((ir.Compare("<", stop, x), ir.Compare("<=", x, start)))
+        sign = self.sign(step)
+        bounds = upward if sign > 0 else downward if sign < 0 else \
+            ir.IfExp(ir.Compare(">", step, ir.Const(0)), upward, downward)
+        return _and((bounds, ir.Compare("==", ir.BinOp("%", ir.BinOp("-", x, start), step), ir.Const(0))))
+
+    def _member_SetOp(self, node, x, p):
+        left, right = self.member(x, node.left, p), self.member(x, node.right, p)
+        if node.op == "union":
+            return _or((left, right))
+        if node.op == "intersection":
+            return _and((left, right))
+        return _and((left, ir.Not(right)))
+
+    def _member_IfDomain(self, node, x, p):
+        return ir.IfExp(node.cond, self.member(x, node.then, p), self.member(x, node.orelse, p))
+
+    def _member_Closure(self, node, x, p):  # no inputs (checked in `parameter`): its fixed value list
+        from solverspace.lang.evaluate import compile_domain
+        values = compile_domain(node, p.name, closure_globals=dict(self.model.closure_globals),
+                                max_closure_values=self.model.max_closure_values)({})
+        return _or(tuple(ir.Compare("==", x, ir.Const(v)) for v in values))
+
+    def _member_order(self, node, x, p):
         raise self.refuse(f"parameter {p.name!r}: {type(node).__name__} domains cannot be expressed", p.line)
+    _member_Permutation = _member_Interleave = _member_Sequence = _member_order
 
 
 def _values_text(values: list) -> str:
