@@ -83,6 +83,7 @@ def _main(argv: list[str] | None) -> int:
         given = [o for o in ("scheduler", "partitions", "format") if getattr(args, o, None) is not None]
         if given:
             parser.error(f"--{given[0]} is an option of --engine dask")
+    quiet_again = _say_waits(args)
     try:
         return args.func(args)
     except SolverspaceError as exc:
@@ -97,4 +98,26 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:  # `solverspace explain gemm | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    finally:
+        quiet_again()
+
+
+#: The commands that may compile or generate a program (a wait of seconds on a cold cache).
+COMPILING = frozenset({"count", "enumerate", "sample", "get", "best", "funnel", "sweep", "check", "validate",
+                       "tune", "neighbors"})
+
+
+def _say_waits(args):
+    """For a command that may compile, without `--quiet`: each long wait (compiling, generating a
+    program, planning a search; `solverspace.translators.c.build.waiting`) said in one line on
+    stderr while the command runs. Returns the undo (the listener removed)."""
+    if args.command not in COMPILING or getattr(args, "quiet", False):
+        return lambda: None
+    from solverspace.translators.c.build import WAITS
+
+    def say(message: str) -> None:
+        print(f"solverspace: {message}", file=sys.stderr, flush=True)
+
+    WAITS.append(say)
+    return lambda: WAITS.remove(say)
 

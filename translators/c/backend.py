@@ -34,6 +34,7 @@ from solverspace.core.results import csv_line, json_ascii, json_plain, jsonl_byt
 from solverspace.translators.c.codegen import (
     CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout)
 from solverspace.translators.c.optimize import Options
+from solverspace.translators.c.build import space_name, waiting
 from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
 from solverspace.translators.c.shapes import build_shaped, is_built_shaped
 from solverspace.translators.order_slots import refuse_orders, slot_plan
@@ -188,8 +189,9 @@ class CEnumerator:
         key = generation_key(self.plan, self.options, self.with_derived, self.funnel_build, wide)
         generated = load_generated(key) if key else None
         if generated is None:
-            generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
-                                   wide=wide).generate()
+            with waiting(f"analysing {space_name(self.plan.model.source)} and generating its C program"):
+                generated = CGenerator(self.plan, self.options, self.with_derived, funnel=self.funnel_build,
+                                       wide=wide).generate()
             if key:
                 store_generated(key, generated)
         self.generated: Generated = generated

@@ -33,14 +33,14 @@ import time
 from fractions import Fraction
 
 from solverspace.lang import ir
-from solverspace.analysis.bound_expr import lower_bound_expr
 from solverspace.core.errors import SolverspaceError
 from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.lang.kinds import STR
-from solverspace.analysis.lower_bound import PrefixBound
 from solverspace.analysis.objective import string_order, tie_key, tie_prefix_lengths
 
 from solverspace.translators.c.backend import call_c
+from solverspace.translators.c.build import space_name, waiting
+from solverspace.translators.c.plan_cache import load_search, search_key, store_search
 
 UNITS_PER_THREAD = 16   # dynamic scheduling evens out the units; the prefix walk above them cuts nothing
 from solverspace.translators.c.codegen import CGenerator
@@ -104,6 +104,8 @@ class BestGenerator:
     def level_bounds(self, slots: dict[int, tuple[list, list]]) -> dict[int, tuple[str, str]]:
         """Per loop position whose binding can move the bound: the bound's wide C pair, over the
         names the nest has computed there (`slots`: where it places each derived value)."""
+        from solverspace.analysis.bound_expr import lower_bound_expr   # only where a search is generated
+        from solverspace.analysis.lower_bound import PrefixBound
         moves = PrefixBound(self.plan, self.expr).moves
         known = {d.name for d in slots[-1][0]}
         result = {}
@@ -236,17 +238,7 @@ def absent_strings(node, codes: dict[str, int]):
     string, so every comparison keeps its answer, and C needs no code for it."""
     if isinstance(node, ir.Const):
         return ir.Const(-1) if type(node.value) is str and node.value not in codes else node
-    if isinstance(node, ir.Closure) or not hasattr(node, "__dataclass_fields__"):
-        return node
-    fields = []
-    for name in node.__dataclass_fields__:
-        value = getattr(node, name)
-        if isinstance(value, ir.Node):
-            value = absent_strings(value, codes)
-        elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
-            value = tuple(absent_strings(v, codes) for v in value)
-        fields.append(value)
-    return type(node)(*fields)
+    return ir.map_children(node, lambda child: absent_strings(child, codes))
 
 
 STATE_C = r"""
@@ -351,12 +343,30 @@ class CompiledBest:
         import os
         self.plan, self.expr, self.maximize = plan, expr, maximize
         self.threads = threads or os.cpu_count() or 1
-        generator = BestGenerator(plan, ir.Neg(expr) if maximize else expr)
-        self.source, self.levels = generator.generate()
-        self.items = generator.base.items
-        self.size_bound = generator.base.count_bound()   # no more configurations than this to keep
+        key = search_key(plan, expr, maximize)
+        fields = load_search(key) if key else None
+        if fields is None:
+            with waiting(f"planning the search of {space_name(plan.model.source)} (the objective's bound per loop) "
+                         "and generating its C program"):
+                fields = self.generate(plan, expr, maximize)
+            if key:
+                store_search(key, fields)
+        self.source, self.levels, self.items = fields["source"], int(fields["levels"]), list(fields["items"])
+        self.size_bound = int(fields["size_bound"])   # no more configurations than this to keep
+        self.strings = {int(code): s for code, s in fields["strings"].items()}   # categorical codes -> values
         self.shaped = build_shaped(self.source, CDEF_BEST)
         self.lib, self.ffi = self.shaped.module.lib, self.shaped.module.ffi
+
+    @staticmethod
+    def generate(plan, expr: ir.Expr, maximize: bool) -> dict:
+        """What a compiled search needs from the generator, as JSON values (`plan_cache.store_search`
+        remembers them): the C source, the loop count, the names of its undefined items, the
+        space's size bound and the categorical codes' values."""
+        generator = BestGenerator(plan, ir.Neg(expr) if maximize else expr)
+        source, levels = generator.generate()
+        return {"source": source, "levels": levels, "items": list(generator.base.items),
+                "size_bound": generator.base.count_bound(),
+                "strings": {str(code): s for s, code in plan.analysis.codes.items()}}
 
     def units(self, cancel):
         """(depth, number of units, prefix buffer, prefixes visited per level above the units)."""
@@ -427,7 +437,7 @@ class CompiledBest:
         for u in range(n):
             if stats[u].error:
                 self._check(stats[u])
-        strings = {code: s for s, code in self.plan.analysis.codes.items()}
+        strings = self.strings
         kinds = self.plan.model.kinds
         candidates = []
         for t in range(self.threads):

@@ -21,6 +21,16 @@ The compiler is called directly on cffi's emitted C (one `cc -shared` call, no s
 that saved ~0.45 s of each cold build), with the flags CPython builds extensions with that
 matter for the generated code's meaning (`-fwrapv`, `-DNDEBUG`) and without `-g` (debug
 information took a quarter of the compile time and nothing reads it).
+
+Long waits are said, never silent, but only to whoever listens (issue 28): a compile and the
+other waits of the C translators (`waiting`: generating a program, planning a search) are
+announced to the callables in `WAITS` (the command line adds one that prints the line on
+stderr, unless `--quiet`) and, when the program has imported `logging`, to the logger
+`solverspace.waits` at INFO level. A Python program that calls `Space` stays quiet unless it
+asks: `logging.basicConfig(level=logging.INFO)`, or `WAITS.append(print)`. A wait whose
+estimate (`compile_estimate`, from the source's size, calibrated on a 2-core machine) is at
+least `ANNOUNCE_AFTER` seconds is said when it starts, with the estimate; a shorter one only if
+it is still running after `ANNOUNCE_AFTER` seconds.
 """
 from __future__ import annotations
 
@@ -38,6 +48,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -56,6 +67,69 @@ def flags(quick: bool = False) -> list[str]:
     leaves the -O2 module to the background builder. The flags are part of the module's name,
     so the two builds of one source are two cache entries, each with its own sidecar."""
     return QUICK_FLAGS if quick else FLAGS
+
+
+ANNOUNCE_AFTER = 1.0   # seconds: a wait expected (or found) to take this long is said
+WAITS: list = []       # callables told of a long wait (one line of text, no newline); see the module docstring
+
+# Seconds of CPU per byte of cffi's source and per compile, at -O0 and -O2, measured on this
+# project's 2-core machine (T1 modules 26-59 kB: 0.15-0.2 s at -O0, 0.4-0.66 s at -O2; GEMM's
+# search, 63 kB of 128-bit arithmetic: 1.2 s at -O2). An estimate to say, never a limit.
+COMPILE_COST = {True: (0.1, 2.5e-6), False: (0.25, 1.2e-5)}
+
+
+def compile_estimate(source: str, quick: bool = False) -> float:
+    """Roughly how many seconds compiling this generated source takes (`COMPILE_COST`)."""
+    fixed, per_byte = COMPILE_COST[bool(quick)]
+    return fixed + per_byte * len(source)
+
+
+def announce(message: str) -> None:
+    """Tell the listeners (`WAITS`, and the `solverspace.waits` logger where `logging` is
+    imported) of a long wait."""
+    for listener in list(WAITS):
+        listener(message)
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger("solverspace.waits").info(message)
+
+
+def duration(seconds: float) -> str:
+    """`about 2 s`, `about 3 min`: an estimate in words."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    return f"about {round(seconds / 60)} min"
+
+
+def space_name(source: str) -> str:
+    """A space file as a message names it: relative to the working directory when under it."""
+    try:
+        relative = os.path.relpath(source)
+    except ValueError:   # another drive
+        return source
+    return source if relative.startswith("..") else relative
+
+
+@contextlib.contextmanager
+def waiting(what: str, seconds: float | None = None):
+    """Say `what` is happening if it takes `ANNOUNCE_AFTER` seconds or more: at once with the
+    estimate where `seconds` (an estimate) is that long, else only once that time has passed
+    ("this may take a few seconds" where there is no estimate). Silent with nobody listening."""
+    if not WAITS and "logging" not in sys.modules:
+        yield
+        return
+    message = f"{what} ({duration(seconds) if seconds is not None else 'this may take a few seconds'})"
+    if seconds is not None and seconds >= ANNOUNCE_AFTER:
+        announce(message)
+        yield
+        return
+    timer = threading.Timer(ANNOUNCE_AFTER, announce, (message,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 class CompilerError(SolverspaceError, RuntimeError):
@@ -286,8 +360,10 @@ def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: st
                                  "another directory") from None
     hint = (f"generated source: {source_path}; command: {shlex.join(command)} "
             "(install gcc with OpenMP, set CC, or use --backend reference)")
+    what = f"compiling {len(source) // 1000 or 1} kB of generated C at {flags(quick)[0]} into the cache {directory}"
     try:
-        proc = subprocess.run(command, capture_output=True, text=True)
+        with waiting(what, compile_estimate(source, quick)):
+            proc = subprocess.run(command, capture_output=True, text=True)
     except OSError as exc:  # no such compiler
         raise CompilerError(f"cannot run the C compiler {command[0]!r}: {exc.strerror or exc}", hint=hint,
                             keep_workdir=True) from None

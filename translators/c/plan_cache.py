@@ -12,6 +12,11 @@ entry is a SHA-256 over all of them:
 - `generator_version()`: a hash of the source of every module of `solverspace` and
   `solverspace.translators`, so an upgrade or a local edit of the tool is a miss.
 
+A compiled search (`best`, `translators/c/best.py`) is remembered the same way (`search_key`:
+the same written model and generator version, with the objective's IR and its direction; entries
+`search_<key>.json` with the search's source and what its run needs), so a warm `best` from the
+command line imports no SymPy and generates nothing either.
+
 A model with a closure iterator (a Python function, whose behaviour is not in its written form)
 is never cached. Entries live beside the compiled modules (`c_build.cache_dir()`), are written
 atomically and hold their own key; one that does not parse or whose key differs is a miss.
@@ -89,5 +94,44 @@ def store_generated(key: str, generated: Generated) -> None:
              "hoisted": list(generated.hoisted)}
     try:
         write_atomically(_path(key), json.dumps(entry))
+    except OSError:
+        pass
+
+
+def search_key(plan, expr, maximize: bool) -> str | None:
+    """The key of a compiled search's entry: `generation_key`'s written model (default options,
+    no derived columns) with the objective's IR and its direction; None where either cannot be
+    written out (a closure)."""
+    from solverspace.translators.c.optimize import Options
+    base = generation_key(plan, Options(), (), False, False)
+    if base is None or any(isinstance(n, ir.Closure) for n in ir.walk(expr)):
+        return None
+    written = repr(("best", FORMAT, expr, bool(maximize)))
+    if " at 0x" in written:
+        return None
+    return hashlib.sha256((base + "\0" + written).encode()).hexdigest()
+
+
+def _search_path(key: str) -> Path:
+    return cache_dir() / f"search_{key[:40]}.json"
+
+
+def load_search(key: str) -> dict | None:
+    """The remembered compiled search for `key` (its fields as `store_search` was given them), or
+    None (absent, unreadable, another key)."""
+    try:
+        entry = json.loads(_search_path(key).read_text(encoding="utf-8"))
+        if entry.get("key") != key or entry.get("format") != FORMAT or not isinstance(entry.get("fields"), dict):
+            return None
+        return entry["fields"]
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def store_search(key: str, fields: dict) -> None:
+    """Remember a compiled search's generated fields (JSON values; atomically; a cache that
+    cannot be written is only slower)."""
+    try:
+        write_atomically(_search_path(key), json.dumps({"format": FORMAT, "key": key, "fields": fields}))
     except OSError:
         pass
