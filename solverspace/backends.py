@@ -31,7 +31,8 @@ from solverspace.core.draws import Positions
 from solverspace.core.options import check_threads
 from solverspace.lang.order_domains import has_orders
 from solverspace.analysis.reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
-from solverspace.core.results import Stats, rows_to_array, write_rows
+from solverspace.core.formats import write_rows
+from solverspace.core.results import Stats, rows_to_array
 
 CAPABILITIES = {
     "count": "count configurations",

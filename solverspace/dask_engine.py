@@ -284,7 +284,7 @@ class DaskEngine:
         if fmt not in ("parquet", "npy"):
             raise EngineError(f"--engine dask writes .parquet or .npy shards, not {fmt!r}", hint="--format parquet or npy")
         if fmt == "parquet":
-            from solverspace.core.results import require_pyarrow
+            from solverspace.core.formats import require_pyarrow
             require_pyarrow()
         directory = _output_directory(directory)
         run = hashlib.sha256(f"{self.job.identity}\0{fmt}".encode()).hexdigest()

@@ -16,7 +16,8 @@ from solverspace.lang.model import Model, one_spelling
 from solverspace.core.options import check_kind, check_path, check_separator, check_whole
 from solverspace.core.output import check_not_input, check_output_path
 from solverspace.analysis.plan import Plan, make_plan
-from solverspace.core.results import FORMATS, Stats, check_stream_format, format_of, write_rows
+from solverspace.core.formats import FORMATS, check_stream_format, format_of, write_rows
+from solverspace.core.results import Stats
 
 
 def _backend(backend, capability: str, **options):

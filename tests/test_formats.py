@@ -10,7 +10,7 @@ import pytest
 
 from solverspace.cli import main
 from solverspace.core.errors import BackendUnavailableError, SpaceDefinitionError
-from solverspace.core.results import format_of
+from solverspace.core.formats import format_of
 from solverspace.space import Space
 
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -119,13 +119,23 @@ def test_empty_space(tmp_path, fmt, reader):
         assert columns == ("x", "y")
 
 
-def test_jsonl_fast_path_matches_the_general_path():
-    from solverspace.translators.c.backend import CEnumerator, jsonl_bytes
+def test_jsonl_fast_path_matches_the_general_path(tmp_path):
+    """JSON Lines rearranged from the C formatter's CSV (awkward strings take the general path)
+    are the bytes of one Python format per row."""
+    from solverspace.core.formats import JsonlWriter, jsonl_bytes, open_writer
+    from solverspace.translators.c.backend import CEnumerator
+    fast = []
     for name in ("categorical", "gemm-tiny", "awkward"):
         space = _space(name)
         enumerator = CEnumerator.get(space.plan)
         rows = enumerator.array()
-        assert enumerator.format_jsonl(rows) == jsonl_bytes(enumerator.decode(rows))
+        with open_writer(tmp_path / f"{name}.jsonl", "jsonl", enumerator.header,
+                         format_csv=enumerator.format_csv) as writer:
+            assert isinstance(writer, JsonlWriter)
+            fast.append(writer.fast)
+            writer.batch(rows)
+        assert (tmp_path / f"{name}.jsonl").read_bytes() == jsonl_bytes(enumerator.decode(rows))
+    assert fast == [True, True, False]
 
 
 def test_reference_backend_writes_csv_and_jsonl(tmp_path):

@@ -185,7 +185,7 @@ def test_the_csv_reads_back_as_the_values(tmp_path):
 def test_a_sample_written_as_csv_is_quoted(tmp_path):
     """5b00030 joined a sample's values with the separator, unquoted (`q,x` became two fields)."""
     import csv
-    from solverspace.core.results import write_array
+    from solverspace.core.formats import write_array
     space = Space.from_source(odd_space(ODD, False), filename="odd.py")
     path = tmp_path / "sample.csv"
     write_array(space.sample(len(ODD), seed=1), path)
@@ -200,7 +200,7 @@ def test_validate_compares_the_bytes_it_writes(monkeypatch):
     pytest.importorskip("cffi")
     import importlib
     validate_module = importlib.import_module("solverspace.validation.validate")
-    from solverspace.core.results import write_rows
+    from solverspace.core.formats import write_rows
     source = odd_space(["a", "cut~here"], False)
     assert validate_module.validate_source(source, backends=("c", "reference")).status == 0
 

@@ -61,7 +61,7 @@ from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.core.orders import format_row
 from solverspace.lang.order_domains import has_orders
 from solverspace.lang.printing import to_source
-from solverspace.core.results import write_rows
+from solverspace.core.formats import write_rows
 from solverspace.space import Space
 
 from solverspace.validation.digest import Digest, multiset_difference, row_hash

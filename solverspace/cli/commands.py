@@ -13,7 +13,7 @@ from solverspace.analysis.check import parse_assignment
 from solverspace.core.errors import BackendUnavailableError, OutputError, SolverspaceError
 from solverspace.core.output import (
     STDOUT, atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout)
-from solverspace.core.results import write_array
+from solverspace.core.formats import write_array
 from solverspace.space import Space
 
 

@@ -5,20 +5,16 @@ and `FILE.npy.categories.json` holds each such column's table: code i stands for
 `columns[name][i]`. Strings in the array itself (`<U9` for a 9-character name) would take 36
 bytes a value and make the file several times the size of the CSV. `enumerate -o`, `sample -o`
 and `Space.write` all write this layout; `read_npy` reads it back. A file without categorical
-columns has no sidecar (and a stale one of the same name is removed).
+columns has no sidecar (and a stale one of the same name is removed). The files are written by
+`solverspace.core.formats` (its `.npy` writers and `write_categories`); this module names the
+layout and reads it back.
 """
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from solverspace.core.errors import SolverspaceError
-
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
-    import numpy as np
-
 
 CATEGORIES_SUFFIX = ".categories.json"
 FORMAT = "solverspace-npy-categories-1"
@@ -27,52 +23,6 @@ FORMAT = "solverspace-npy-categories-1"
 def categories_path(path: str | Path) -> Path:
     path = Path(path)
     return path.with_name(path.name + CATEGORIES_SUFFIX)
-
-
-def write_categories(path: str | Path, tables: dict[str, list[str]], rows: int) -> None:
-    """The sidecar of `path` (written atomically), or none when no column is categorical."""
-    sidecar = categories_path(path)
-    if not tables:
-        sidecar.unlink(missing_ok=True)  # a stale table must not decode this file's columns
-        return
-    text = json.dumps({"format": FORMAT, "rows": rows, "columns": tables}, indent=1, ensure_ascii=False)
-    tmp = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.partial")  # open(): the umask's mode
-    try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-        os.replace(tmp, sidecar)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def encode_strings(array: np.ndarray) -> tuple[np.ndarray, dict[str, list[str]]]:
-    """A structured array with string columns as (codes array, tables); a column's table is its
-    distinct values in sorted order."""
-    import numpy as np
-    tables, fields, columns = {}, [], {}
-    for name in array.dtype.names:
-        column = array[name]
-        if column.dtype.kind in ("U", "S", "O") and (column.dtype.kind != "O" or _all_strings(column)):
-            table, codes = np.unique(column.astype(str), return_inverse=True)
-            tables[name] = table.tolist()
-            codes = codes.astype(next(np.dtype(f"int{bits}") for bits in (8, 16, 32, 64)
-                                      if len(table) <= 2 ** (bits - 1)))  # as the C backend's codes
-            fields.append((name, codes.dtype))
-            columns[name] = codes
-        else:
-            fields.append((name, column.dtype))
-            columns[name] = column
-    if not tables:
-        return array, {}
-    out = np.empty(len(array), dtype=fields)
-    for name in array.dtype.names:
-        out[name] = columns[name]
-    return out, tables
-
-
-def _all_strings(column) -> bool:
-    return len(column) > 0 and all(isinstance(v, str) for v in column)
 
 
 def read_npy(path: str | Path, decode: bool = True):

@@ -1,15 +1,15 @@
-"""Run the compiled enumerator: split into work units, count, fill rows, write files.
+"""Run the compiled enumerator: split into work units, count, fill rows, find positions.
 
 Counting: the units (prefixes of the outer loops) are counted in parallel. Listing: the unit
 counts give each unit's offset, units are filled in parallel into a NumPy structured array in
-batches of at most `batch_rows` rows, and each batch is written out (`.npy` bytes or CSV text
-formatted in C) before the next is filled, so memory stays bounded whatever the output size.
-Files are written to a temporary name and renamed when complete.
+batches of at most `batch_rows` rows, and each batch goes to a writer of
+`solverspace.core.formats` (`.npy` bytes, CSV text formatted in C, JSON Lines rearranged from
+it, Parquet row groups) before the next is filled, so memory stays bounded whatever the output
+size.
 """
 from __future__ import annotations
 
 import copy
-import json
 import os
 import queue
 import signal
@@ -24,18 +24,17 @@ from typing import TYPE_CHECKING, Iterator
 from solverspace.core.errors import SolverspaceError, SpaceEvaluationError, UndefinedOperationError
 from solverspace.core.options import check_threads
 from solverspace.lang.order_domains import has_orders
-from solverspace.core.output import atomic_output, npy_header
-from solverspace.core.npy import write_categories
 from solverspace.analysis.plan import Plan
 from solverspace.core.results import Stats
 from solverspace.core.draws import Positions
-from solverspace.core.results import csv_line, json_ascii, json_plain, jsonl_bytes, require_pyarrow
+from solverspace.core.formats import Header, write_batches
 
 from solverspace.translators.c.codegen import (
     CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout)
 from solverspace.translators.c.optimize import Options
 from solverspace.translators.c.build import space_name, waiting
 from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
+from solverspace.translators.c.runtime import csv_row_width
 from solverspace.translators.c.shapes import build_shaped, is_built_shaped
 from solverspace.translators.order_slots import refuse_orders, slot_plan
 from solverspace.translators.c import orders as c_orders
@@ -510,10 +509,18 @@ class CEnumerator:
         parts = list(self.batches(strict, progress, batch_rows=1 << 62))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def format_csv(self, rows: np.ndarray, sep: str = ",") -> bytes:
-        import numpy as np
+    @property
+    def header(self) -> Header:
+        """The output columns for a writer (`solverspace.core.formats`): names, each categorical
+        column's table (the rows hold its codes) and the rows' dtype."""
         columns = self.generated.columns
-        width = 64 * len(columns) + 64
+        return Header(tuple(c.name for c in columns), tuple(c.categorical for c in columns), self.generated.dtype)
+
+    def format_csv(self, rows: np.ndarray, sep: str = ",") -> bytes:
+        """A batch of rows as CSV lines, formatted in C (`ss_format_csv`, in parallel): the
+        writers' `format_csv` for this enumerator's batches."""
+        import numpy as np
+        width = csv_row_width(self.generated.columns)   # the C side refuses a smaller buffer
         buf = np.empty(max(len(rows) * width, 1), dtype=np.uint8)
         n = self.call(self.lib.ss_format_csv, self.ffi.cast("char *", rows.ctypes.data), len(rows),
                       self.ffi.cast("char *", buf.ctypes.data), len(buf), self.threads, sep.encode())
@@ -523,138 +530,17 @@ class CEnumerator:
 
     def decode(self, rows: np.ndarray) -> np.ndarray:
         """Categorical columns as strings (the structured array holds their codes)."""
-        import numpy as np
-        cats = [c for c in self.generated.columns if c.categorical is not None]
-        if not cats:
-            return rows
-        fields = []
-        for c in self.generated.columns:
-            if c.categorical is not None:
-                width = max(len(s) for s in c.categorical)
-                fields.append((c.name, f"<U{width}"))
-            else:
-                fields.append((c.name, rows.dtype[c.name]))
-        out = np.empty(len(rows), dtype=fields)
-        for c in self.generated.columns:
-            out[c.name] = np.asarray(c.categorical)[rows[c.name]] if c.categorical is not None else rows[c.name]
-        return out
-
-    def format_jsonl(self, rows: np.ndarray) -> bytes:
-        """JSON Lines for a batch of (encoded) rows: the C CSV formatter's output, rearranged
-        into objects by NumPy (no Python loop per row) when every categorical string can be
-        copied into JSON (its non-ASCII characters escaped afterwards, `results.json_ascii`);
-        otherwise one Python format per row."""
-        columns = self.generated.columns
-        if all(c.categorical is None or all(json_plain(v) for v in c.categorical) for c in columns) \
-                and not (len(columns) == 1 and "" in (columns[0].categorical or ())):  # a lone "" is quoted
-            return json_ascii(_csv_to_jsonl(self.format_csv(rows, _UNIT_SEP), columns),
-                              [v for c in columns for v in (c.categorical or ())])
-        return jsonl_bytes(self.decode(rows))
-
-    def _write_parquet(self, handle, strict, progress, batch_rows) -> int:
-        """One Parquet row group per batch; categorical columns as dictionary-encoded strings."""
-        import numpy as np
-        pa, pq = require_pyarrow()
-        columns = self.generated.columns
-        dictionaries = {c.name: pa.array(list(c.categorical), pa.string()) for c in columns
-                        if c.categorical is not None}
-        schema = pa.schema([(c.name, pa.dictionary(pa.from_numpy_dtype(np.dtype(c.dtype)), pa.string())
-                             if c.categorical is not None else pa.from_numpy_dtype(np.dtype(c.dtype)))
-                            for c in columns])
-        written = 0
-        with pq.ParquetWriter(handle, schema) as writer:
-            for rows in self.batches(strict, progress, batch_rows):
-                arrays = []
-                for c in columns:
-                    values = np.ascontiguousarray(rows[c.name])
-                    if c.categorical is not None:
-                        arrays.append(pa.DictionaryArray.from_arrays(values, dictionaries[c.name]))
-                    else:
-                        arrays.append(pa.array(values))
-                writer.write_table(pa.Table.from_arrays(arrays, schema=schema),
-                                   row_group_size=min(max(len(rows), 1), PARQUET_ROW_GROUP_ROWS))
-                written += len(rows)
-        return written
+        return self.header.decode(rows)
 
     def write(self, path: Path, fmt: str, *, strict=False, progress=None, sep=",",
               batch_rows=DEFAULT_BATCH_ROWS) -> int:
-        """Write CSV, .npy, JSON Lines or Parquet, in batches (bounded memory); the file
-        appears under its name only when complete."""
-        path = Path(path)
-        columns = self.generated.columns
-        if fmt == "parquet":
-            require_pyarrow()  # before enumerating
-        written = 0
-        with atomic_output(path, "wb") as handle:
-            if fmt == "csv":
-                handle.write(csv_line([c.name for c in columns], sep).encode())
-                for rows in self.batches(strict, progress, batch_rows):
-                    handle.write(self.format_csv(rows, sep))
-                    written += len(rows)
-            elif fmt == "npy":  # categorical columns as their codes, tables in the sidecar (solverspace.core.npy)
-                total = self.count_units(strict).total
-                handle.write(npy_header(self.generated.dtype, total))  # format 3.0 for non-Latin-1 column names
-                for rows in self.batches(strict, progress, batch_rows):
-                    handle.write(rows.tobytes())
-                    written += len(rows)
-            elif fmt == "jsonl":
-                for rows in self.batches(strict, progress, batch_rows):
-                    for start in range(0, len(rows), JSONL_CHUNK_ROWS):
-                        handle.write(self.format_jsonl(rows[start:start + JSONL_CHUNK_ROWS]))
-                    written += len(rows)
-            elif fmt == "parquet":
-                written = self._write_parquet(handle, strict, progress, batch_rows)
-            else:
-                raise ValueError(f"unknown format {fmt!r}")
-            if fmt == "npy":
-                write_categories(path, {c.name: list(c.categorical) for c in columns if c.categorical is not None},
-                                 written)
-        return written
-
-
-PARQUET_ROW_GROUP_ROWS = 1 << 20  # at most this many rows per Parquet row group (one batch or less)
-JSONL_CHUNK_ROWS = 1 << 14   # rows rearranged at once into JSON Lines (bounds the index arrays)
-_UNIT_SEP = "\x1f"           # field separator for the JSON Lines path: in no plain categorical string
-
-
-def _csv_to_jsonl(buf: bytes, columns) -> bytes:
-    """Rearrange C-formatted rows (fields separated by `_UNIT_SEP`, rows by newlines; categorical
-    strings JSON-plain) into JSON Lines with a gather over the bytes: each output row is
-    prefix_0 field_0 prefix_1 field_1 ... field_n-1 tail, where prefix_k carries the key (and the
-    quotes around categorical values)."""
-    import numpy as np
-    if not buf:
-        return b""
-    data = np.frombuffer(buf, dtype=np.uint8)
-    ends = np.flatnonzero((data == ord(_UNIT_SEP)) | (data == ord("\n")))
-    ncols = len(columns)
-    nrows = len(ends) // ncols
-    starts = np.empty_like(ends)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    pieces = []
-    for k, c in enumerate(columns):
-        close = '"' if k and columns[k - 1].categorical is not None else ""
-        opening = '"' if c.categorical is not None else ""
-        pieces.append((close + (", " if k else "{") + json.dumps(c.name) + ": " + opening).encode())
-    pieces.append((('"' if columns[-1].categorical is not None else "") + "}\n").encode())
-    blob = np.frombuffer(b"".join(pieces), dtype=np.uint8)
-    offsets = np.cumsum([0] + [len(p) for p in pieces])
-    source = np.concatenate([data, blob])
-    seg_start = np.empty((nrows, 2 * ncols + 1), dtype=np.int32)
-    seg_len = np.empty_like(seg_start)
-    seg_start[:, 0:2 * ncols:2] = len(data) + offsets[:ncols]
-    seg_len[:, 0:2 * ncols:2] = [len(p) for p in pieces[:ncols]]
-    seg_start[:, 1::2] = starts.reshape(nrows, ncols)
-    seg_len[:, 1::2] = (ends - starts).reshape(nrows, ncols)
-    seg_start[:, -1] = len(data) + offsets[ncols]
-    seg_len[:, -1] = len(pieces[-1])
-    seg_start, seg_len = seg_start.ravel(), seg_len.ravel()
-    total = int(seg_len.sum())
-    first = np.cumsum(seg_len, dtype=np.int32) - seg_len     # output position of each segment
-    index = np.repeat(seg_start - first, seg_len)
-    index += np.arange(total, dtype=np.int32)
-    return source[index].tobytes()
+        """Write CSV, .npy, JSON Lines or Parquet (`solverspace.core.formats`) a batch at a time
+        (bounded memory), CSV formatted in C; the file appears under its name only when complete."""
+        header = self.header
+        if fmt == "npy":   # the header states the row count
+            header = header.with_rows(self.count_units(strict).total)
+        return write_batches(path, fmt, header, self.batches(strict, progress, batch_rows), sep=sep,
+                             format_csv=self.format_csv)
 
 
 class CBackend:

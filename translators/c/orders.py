@@ -3,15 +3,16 @@
 The C enumerator runs the slot model (`order_slots`: one parameter per position), whose loops
 list orders in the reference's order, so rows, files, positions and samples are those of the
 order model once each order's slots are joined back into a tuple (`SlotLayout.rows`). Joining
-is a Python step per row, and files are written by the Python writers (`results.write_rows` for
-CSV and JSON Lines, byte-identical to the reference's; `results.write_array` for `.npy` and
-Parquet, which holds the rows in memory): listing a space with orders is slower than listing
-one without. The funnel is not offered (its constraints would be the slot model's parts).
+is a Python step per row, and files are written from the joined rows (`formats.write_rows`: CSV
+and JSON Lines byte-identical to the reference's; `.npy` and Parquet held in memory until the
+whole table is known): listing a space with orders is slower than listing one without. The
+funnel is not offered (its constraints would be the slot model's parts).
 """
 from __future__ import annotations
 
 from solverspace.core.draws import Positions
-from solverspace.core.results import rows_to_array, write_array, write_rows
+from solverspace.core.formats import write_rows
+from solverspace.core.results import rows_to_array
 
 from solverspace.translators.order_slots import slots
 
@@ -31,11 +32,7 @@ def array(backend, plan, *, strict=False, with_derived=(), progress=None):
 def write(backend, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
     columns = plan.model.parameter_names + tuple(with_derived)
     listed = rows(backend, plan, strict=strict, with_derived=with_derived, progress=progress)
-    if fmt in ("csv", "jsonl"):
-        return write_rows(path, columns, listed, fmt, sep)
-    table = rows_to_array(list(listed), columns)
-    write_array(table, path, sep)
-    return len(table)
+    return write_rows(path, columns, listed, fmt, sep)   # .npy and Parquet: held, typed from the whole table
 
 
 class OrderPositions(Positions):

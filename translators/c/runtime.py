@@ -221,6 +221,14 @@ def store_count(count_words: int) -> str:
             + f"\n            ss_cstore((uint64_t *)counts + unit * {count_words}, acc_);")
 
 
+def csv_row_width(columns) -> int:
+    """Bytes `ss_format_csv` needs per row (its ROW_WIDTH): a number's 21 characters or a quoted
+    categorical string with every byte doubled, and a separator, per column, and the newline.
+    The caller's buffer holds this many bytes a row."""
+    return sum(max(21, max((2 * len(s.encode()) + 2 for s in (c.categorical or ())), default=0)) + 1
+               for c in columns) + 1
+
+
 def csv_formatter(columns) -> str:
     """`ss_format_csv`: rows (`columns`, `translators.c_codegen.Column`) as CSV text, in parallel."""
     decls, parts = [], []
@@ -231,13 +239,12 @@ def csv_formatter(columns) -> str:
             names = ", ".join(c_string(s) for s in c.categorical)
             decls.append(f"static const char *cat{j}[] = {{{names}}};")
             field = f"cat{j}[r->{c_name(c.name)}]"
-            if len(columns) == 1 and "" in c.categorical:   # a lone empty field is `""` (results.csv_line)
+            if len(columns) == 1 and "" in c.categorical:   # a lone empty field is `""` (formats.csv_line)
                 parts.append(f'        if (!*{field}) {{ *p++ = \'"\'; *p++ = \'"\'; }} else')
             parts.append(f"        p = ss_put_field(p, {field}, sep);")
         else:
             parts.append(f"        p += ss_itoa((int64_t)r->{c_name(c.name)}, p);")
-    width = sum(max(21, max((2 * len(s.encode()) + 2 for s in (c.categorical or ())), default=0)) + 1
-                for c in columns) + 1
+    width = csv_row_width(columns)
     return "\n".join(decls) + r"""
 /* a categorical field, quoted where it holds the separator, a quote or a line break: the rule of
    results.csv_field, which the Python writers use (the same bytes) */
