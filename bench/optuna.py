@@ -39,14 +39,19 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-import optuna
+# This file is bench/optuna.py and Python puts its folder first on sys.path: `import optuna` would
+# import this file again instead of Optuna. The folder holds no module this script needs.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from solverspace import Space
-from solverspace.kt_cache import read_cache
-from solverspace.optuna import SolverspaceSampler, distribution_for, suggest
+import numpy as np  # noqa: E402
+import optuna  # noqa: E402
+
+from solverspace import Space  # noqa: E402
+from solverspace.kt_cache import read_cache  # noqa: E402
+from solverspace.optuna import SolverspaceSampler, distribution_for, suggest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+optuna.logging.set_verbosity(optuna.logging.ERROR)
 PEER = ROOT.parent / "shared" / "peer-spaces" / "benchmark_hub_T1"
 BUDGETS = (25, 50, 100, 200)
 PENALTY = 1e9

@@ -237,6 +237,10 @@ class SolverspaceSampler(BaseSampler):
             raise OptionError(f"seed={seed!r}: expected a whole number (0 or more) or None")
         self.space = space
         self.codec = codec(space)
+        # Repair is what every proposal after the start-up goes through: a space it refuses (issue
+        # 25's moves refuse order-valued parameters, naming the parameter) is refused here, not
+        # at the first proposal after the start-up trials.
+        space.repair(indices=tuple(0 for _ in self.codec.names))
         self.base = base if base is not None else TPESampler(seed=seed)
         self.startup, self.n_startup, self.seed, self.method = startup, n_startup, seed, neighbors
         self.counts = {"startup": 0, "base": 0, "repaired": 0, "neighbour": 0, "uniform": 0}
@@ -450,7 +454,8 @@ class SolverspaceSampler(BaseSampler):
                 key = self.codec.key(self.space.sample(1, seed=seed, replace=True).tolist()[0])
                 if key not in tried:
                     return key
-        taken = sorted(self._position(key) for key in tried if self._valid.get(key, True) and self.space.is_valid(key))
+        self._valid_count(tried)
+        taken = sorted(self._position(key) for key in tried if self._valid[key])
         rank = int(self._rng.integers(size - len(taken)))
         for position in taken:
             if position <= rank:
