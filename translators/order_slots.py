@@ -209,15 +209,7 @@ class _Rewriter:
             return node
         if isinstance(node, ir.Const):
             return node
-        fields = []
-        for name in node.__dataclass_fields__:
-            value = getattr(node, name)
-            if isinstance(value, ir.Node):
-                value = self.rewrite(value, owner)
-            elif isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
-                value = tuple(self.rewrite(v, owner) for v in value)
-            fields.append(value)
-        rebuilt = type(node)(*fields)
+        rebuilt = ir.map_children(node, lambda child: self.rewrite(child, owner))
         return fold(rebuilt) if isinstance(rebuilt, ir.Expr) else rebuilt
 
     def model_with_slots(self) -> Model:

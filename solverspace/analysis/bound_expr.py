@@ -90,8 +90,9 @@ def _size(node) -> int:
     return sum(1 for _ in ir.walk(node)) if node is not None else 0
 
 
-class _Symbolic(ir.Visitor):
+class _Symbolic(ir.DomainVisitor):
     backend_name = "the bound"
+    domain_walks = ("_domain_",)   # a domain's symbolic (low, high)
 
     def __init__(self, model, known: frozenset[str]):
         self.model = model
@@ -151,17 +152,27 @@ class _Symbolic(ir.Visitor):
         return pair
 
     def domain(self, node) -> Pair:
-        if isinstance(node, ir.Range) and isinstance(node.step, ir.Const) and type(node.step.value) is int:
+        return self.dispatch("_domain_", node)
+
+    def _domain_Range(self, node) -> Pair:
+        if isinstance(node.step, ir.Const) and type(node.step.value) is int:
             step = node.step.value
             if step >= 1:
                 return self.visit(node.start)[0], _binary("-", self.visit(node.stop)[1], ir.Const(1))
             if step <= -1:
                 return _binary("+", self.visit(node.stop)[0], ir.Const(1)), self.visit(node.start)[1]
-        if isinstance(node, ir.Values) and node.items and \
-                not any(isinstance(i, ir.Const) and type(i.value) is str for i in node.items):
+        return None, None
+
+    def _domain_Values(self, node) -> Pair:
+        if node.items and not any(isinstance(i, ir.Const) and type(i.value) is str for i in node.items):
             pairs = [self.visit(i) for i in node.items]
             return lowest(*(p[0] for p in pairs)), highest(*(p[1] for p in pairs))
+        return None, None
+
+    def _domain_other(self, node) -> Pair:
         return None, None          # other domains: the global interval (met by the caller)
+    _domain_SetOp = _domain_IfDomain = _domain_Closure = _domain_other
+    _domain_Permutation = _domain_Interleave = _domain_Sequence = _domain_other
 
     # ---------------------------------------------------------------------------- arithmetic
     def _visit_Const(self, n) -> Pair:

@@ -372,10 +372,23 @@ def membership(item: ir.Expr, container: ir.Node) -> ir.Expr:
     (within the bounds, on the step), with Python's evaluation: the item and every element (the
     range's bounds) are evaluated, so one undefined makes the test undefined even where an earlier
     element already matched. Raises SpaceDefinitionError (without a location) for other containers."""
-    if isinstance(container, ir.Values):
+    if not isinstance(container, ir.Domain):
+        raise SpaceDefinitionError(
+            "`in` takes a tuple, list or set of values, or a range, on its right, not a single value",
+            hint="list the values, e.g. `x in (1, 2, 4)`; a parameter's own values are not a container")
+    found, evaluated = _Membership().visit(container, item)
+    guards = tuple(fold(ir.Compare("==", e, e)) for e in evaluated if may_be_undefined(e))
+    return make_boolop(ir.And, (*guards, found))
+
+
+class _Membership(ir.DomainVisitor):
+    """`visit(container, item)`: (the test that `item` is in `container`, the nodes Python evaluates)."""
+
+    def _visit_Values(self, container, item):
         found = make_boolop(ir.Or, tuple(fold(ir.Compare("==", item, v)) for v in container.items))
-        evaluated = (item, *container.items)
-    elif isinstance(container, ir.Range):
+        return found, (item, *container.items)
+
+    def _visit_Range(self, container, item):
         start, stop, step = container.start, container.stop, container.step
         if not (isinstance(step, ir.Const) and type(step.value) is int and step.value != 0):
             raise SpaceDefinitionError("`in` a range needs a non-zero integer constant step",
@@ -387,18 +400,14 @@ def membership(item: ir.Expr, container: ir.Node) -> ir.Expr:
             low, high, offset = fold(ir.Compare("<", stop, item)), fold(ir.Compare("<=", item, start)), \
                 binop("-", start, item)
         on_step = fold(ir.Compare("==", binop("%", offset, ir.Const(abs(step.value))), ir.Const(0)))
-        found = make_boolop(ir.And, (low, high, on_step))
-        evaluated = (item, start, stop)
-    elif isinstance(container, ir.Domain):
+        return make_boolop(ir.And, (low, high, on_step)), (item, start, stop)
+
+    def _visit_other(self, container, item):
         raise SpaceDefinitionError("`in` takes a tuple, list or set of values, or a range, on its right; "
                                    "not a combined or conditional iterator",
                                    hint="join simpler membership tests with `or` / `and`")
-    else:
-        raise SpaceDefinitionError(
-            "`in` takes a tuple, list or set of values, or a range, on its right, not a single value",
-            hint="list the values, e.g. `x in (1, 2, 4)`; a parameter's own values are not a container")
-    guards = tuple(fold(ir.Compare("==", e, e)) for e in evaluated if may_be_undefined(e))
-    return make_boolop(ir.And, (*guards, found))
+    _visit_SetOp = _visit_IfDomain = _visit_Closure = _visit_other
+    _visit_Permutation = _visit_Interleave = _visit_Sequence = _visit_other
 
 
 # Builders that fold constants as they go, so settings decide branches at load time. ------------

@@ -88,14 +88,7 @@ def split(node: ir.Node, param: str, keys: dict) -> ir.Node:
         return ir.Ref(_placeholder(index))
     if isinstance(node, ir.Ref):
         return node
-
-    def part(value):
-        if isinstance(value, ir.Node):
-            return split(value, param, keys)
-        if isinstance(value, tuple) and value and isinstance(value[0], ir.Node):
-            return tuple(split(v, param, keys) for v in value)
-        return value
-    return type(node)(*(part(getattr(node, name)) for name in node.__dataclass_fields__))
+    return ir.map_children(node, lambda child: split(child, param, keys))
 
 
 _NATIVE_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
