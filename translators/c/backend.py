@@ -232,27 +232,51 @@ class CEnumerator:
                  "and counted as undefined; the reference backend with --strict names the configuration")
 
     def split(self) -> Units:
-        """Choose the prefix depth that gives enough units for dynamic scheduling."""
-        if self.units is not None:
-            return self.units
+        """The work units: the prefix depth that gives enough units for dynamic scheduling."""
+        if self.units is None:
+            self.units = self.prefix_units(max(MIN_UNITS, UNITS_PER_THREAD * self.threads))
+        return self.units
+
+    def prefix_units(self, min_units: int, depth: int | None = None) -> Units:
+        """The prefixes of the outer loops as work units (not yet counted): at `depth` when given,
+        else at the shallowest depth with at least `min_units` prefixes (the deepest one if none
+        has). Depth 0 (no loop to split on) is one unit, the whole nest. The prefix walk's
+        undefined tally is the units' `prefix_stats`."""
         st = self.ffi.new("ss_stats *")
         cancel = self.ffi.new("int[1]")
-        target = max(MIN_UNITS, UNITS_PER_THREAD * self.threads)
-        depth, count = 0, 1
+        wanted, depth, count = depth, 0, 1
         for s in range(1, self.generated.max_prefix_depth + 1):
+            if wanted is not None and s != wanted:
+                continue
             count = self.call(self.walk_prefixes, s, self.ffi.NULL, 0, st, cancel, cancel=cancel)
             self.check_status(st, False)
             depth = s
-            if count >= target:
+            if wanted is None and count >= min_units:
                 break
+        if wanted is not None and depth != wanted:
+            raise ValueError(f"prefix depth {wanted} is not between 0 and {self.generated.max_prefix_depth}")
         prefixes = self.ffi.new("int64_t[]", max(count, 1) * max(depth, 1))
         if depth:
             self.call(self.walk_prefixes, depth, prefixes, count, st, cancel, cancel=cancel)
         stats = Stats(undefined=st.undefined if depth else 0)
         if depth and st.undefined:
             stats.first_undefined = (self.generated.items[st.undef_item], {})
-        self.units = Units(depth, count if depth else 1, prefixes, self.ffi.buffer(prefixes), stats)
-        return self.units
+        return Units(depth, count if depth else 1, prefixes, self.ffi.buffer(prefixes), stats)
+
+    def units_of(self, depth: int, prefixes: "np.ndarray", counts=None) -> Units:
+        """Work units from a table of prefixes at `depth` (rows of `prefix_units(...).prefixes`,
+        e.g. a partition's block), with their counts when known."""
+        import numpy as np
+        n = len(prefixes)
+        data = np.ascontiguousarray(prefixes, dtype=np.int64)
+        buffer = self.ffi.new("int64_t[]", max(n * depth, 1))
+        if n * depth:
+            self.ffi.memmove(buffer, data.tobytes(), n * depth * 8)
+        units = Units(depth, n, buffer, self.ffi.buffer(buffer), Stats(undefined=0))
+        if counts is not None:
+            units.unit_counts = [int(c) for c in counts]
+            units.total = sum(units.unit_counts)
+        return units
 
     def walk_prefixes(self, depth, out, cap, st, cancel) -> int:
         """`ss_prefixes` (the outer loops' walk) with the cancel flag its loops look at: the number of

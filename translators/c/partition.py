@@ -1,6 +1,6 @@
 """The compiled enumerator's work units, split across processes or machines.
 
-A work unit is a prefix of the outer loops (`c_backend.Units`). To spread a space over a
+A work unit is a prefix of the outer loops (`backend.Units`). To spread a space over a
 cluster, the driver lists the prefixes at a depth chosen here (`prefix_table`), any process
 counts a contiguous block of them (`count_block`), the blocks' exact counts are grouped into
 contiguous, balanced partitions (`balanced_partitions`), and any process lists the rows of a
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from solverspace.core.results import Stats
 
-from solverspace.translators.c.backend import CEnumerator, Units
+from solverspace.translators.c.backend import CEnumerator
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,32 +28,10 @@ if TYPE_CHECKING:
 def prefix_table(enumerator: CEnumerator, min_units: int, depth: int | None = None) -> tuple[int, "np.ndarray", Stats]:
     """(depth, prefixes as an (n, depth) int64 array, the prefix walk's undefined tally): at
     `depth` when given, else the shallowest depth with at least `min_units` prefixes (the
-    deepest possible one if none has). Depth 0 (a plan without prefixes) is one unit, the whole
-    nest: an array of shape (1, 0)."""
-    import numpy as np
-    ffi = enumerator.ffi
-    st = ffi.new("ss_stats *")
-    cancel = ffi.new("int[1]")
-    wanted, depth, count = depth, 0, 1
-    for s in range(1, enumerator.generated.max_prefix_depth + 1):
-        if wanted is not None and s != wanted:
-            continue
-        count = enumerator.call(enumerator.walk_prefixes, s, ffi.NULL, 0, st, cancel, cancel=cancel)
-        enumerator.check_status(st, False)
-        depth = s
-        if wanted is None and count >= min_units:
-            break
-    if wanted is not None and depth != wanted:
-        raise ValueError(f"prefix depth {wanted} is not between 0 and {enumerator.generated.max_prefix_depth}")
-    if not depth:
-        return 0, np.empty((1, 0), dtype=np.int64), Stats(undefined=0)
-    buffer = ffi.new("int64_t[]", max(count * depth, 1))
-    enumerator.call(enumerator.walk_prefixes, depth, buffer, count, st, cancel, cancel=cancel)
-    prefixes = np.frombuffer(ffi.buffer(buffer), dtype=np.int64)[: count * depth].reshape(count, depth).copy()
-    stats = Stats(undefined=st.undefined)
-    if st.undefined:
-        stats.first_undefined = (enumerator.generated.items[st.undef_item], {})
-    return depth, prefixes, stats
+    deepest possible one if none has), as `CEnumerator.prefix_units` finds them. Depth 0 (a plan
+    without prefixes) is one unit, the whole nest: an array of shape (1, 0)."""
+    units = enumerator.prefix_units(min_units, depth)
+    return units.depth, units.prefixes.copy(), units.prefix_stats
 
 
 def prefix_digest(prefixes: "np.ndarray") -> str:
@@ -70,20 +48,9 @@ def restricted(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", coun
     unless `wide`: the build that counts in wide integers, needed when the space has 2**63
     configurations or more and counts are given (positions inside a large unit are found with
     subtree counts, `c_rank`, which would wrap in int64; a block counted here rebuilds by itself)."""
-    import numpy as np
     if wide and enumerator.generated.count_words == 1:
         enumerator = enumerator.wide_twin()
-    ffi = enumerator.ffi
-    n = len(prefixes)
-    data = np.ascontiguousarray(prefixes, dtype=np.int64)
-    buffer = ffi.new("int64_t[]", max(n * depth, 1))
-    if n * depth:
-        ffi.memmove(buffer, data.tobytes(), n * depth * 8)
-    units = Units(depth, n, buffer, ffi.buffer(buffer), Stats(undefined=0))
-    if counts is not None:
-        units.unit_counts = [int(c) for c in counts]
-        units.total = sum(units.unit_counts)
-    return enumerator.with_units(units)
+    return enumerator.with_units(enumerator.units_of(depth, prefixes, counts))
 
 
 def count_block(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", strict: bool = False):
