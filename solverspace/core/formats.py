@@ -25,6 +25,7 @@ the writer as `format_csv`, which JSON Lines also rearranges into objects (`csv_
 """
 from __future__ import annotations
 
+import io
 import json
 import warnings
 from contextlib import contextmanager
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 from solverspace.core.errors import BackendUnavailableError, OutputError, SolverspaceError
 from solverspace.core.npy import FORMAT as NPY_CATEGORIES_FORMAT, categories_path
 from solverspace.core.orders import format_row
-from solverspace.core.output import atomic_output, is_stdout, npy_header
+from solverspace.core.output import atomic_output, is_stdout
 
 if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
     import numpy as np
@@ -220,7 +221,34 @@ def csv_to_jsonl(buf: bytes, header: Header) -> bytes:
     return source[index].tobytes()
 
 
-# ---------------------------------------------------------------------------------------- .npy sidecar
+# ---------------------------------------------------------------------------------------- .npy header and sidecar
+def npy_header(dtype, rows: int) -> bytes:
+    """The `.npy` header for `rows` records of `dtype`: format 1.0 (NumPy's default), or 3.0
+    (UTF-8, readable by NumPy >= 1.17) when a column name is not Latin-1, as `np.save` does.
+    A 3.0 header here lacks the spaces NumPy leaves for the row count to grow, so it can differ
+    by padding from `np.save`'s (a held `.npy`): both read the same, and both are kept as they
+    were written (the snapshot's bytes).
+
+    >>> import numpy as np
+    >>> len(npy_header(np.dtype([("x", "<i2")]), 5)) % 64
+    0
+    """
+    import numpy as np
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": (rows,)}
+    buffer = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(buffer, header)
+        return buffer.getvalue()
+    except UnicodeEncodeError:
+        pass
+    text = "{" + "".join(f"{key!r}: {header[key]!r}, " for key in sorted(header)) + "}"
+    body = text.encode("utf-8")
+    prefix = 6 + 2 + 4  # magic, version, header length
+    padding = 64 - (prefix + len(body) + 1) % 64
+    body += b" " * (padding % 64) + b"\n"
+    return b"\x93NUMPY\x03\x00" + len(body).to_bytes(4, "little") + body
+
+
 def write_categories(path: str | Path, tables: dict[str, list[str]], rows: int) -> None:
     """The sidecar of `path` (`core.npy`: written atomically), or none when no column is
     categorical."""

@@ -242,27 +242,3 @@ def _deliver(spool, path: Path) -> None:
     shutil.copyfileobj(decoder, sys.stdout, 1 << 20)
     decoder.detach()
     sys.stdout.flush()
-
-
-def npy_header(dtype, rows: int) -> bytes:
-    """The `.npy` header for `rows` records of `dtype`: format 1.0 (NumPy's default), or 3.0
-    (UTF-8, readable by NumPy >= 1.17) when a column name is not Latin-1, as `np.save` does.
-
-    >>> import numpy as np
-    >>> len(npy_header(np.dtype([("x", "<i2")]), 5)) % 64
-    0
-    """
-    import numpy as np
-    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": (rows,)}
-    buffer = io.BytesIO()
-    try:
-        np.lib.format.write_array_header_1_0(buffer, header)
-        return buffer.getvalue()
-    except UnicodeEncodeError:
-        pass
-    text = "{" + "".join(f"{key!r}: {header[key]!r}, " for key in sorted(header)) + "}"
-    body = text.encode("utf-8")
-    prefix = 6 + 2 + 4  # magic, version, header length
-    padding = 64 - (prefix + len(body) + 1) % 64
-    body += b" " * (padding % 64) + b"\n"
-    return b"\x93NUMPY\x03\x00" + len(body).to_bytes(4, "little") + body
