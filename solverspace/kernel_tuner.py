@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import random
 import sys
 import threading
@@ -59,6 +60,7 @@ __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", 
 NEIGHBOR_METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices")
 DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 MATERIALIZE_LIMIT = 2 * 1024 ** 3      # bytes the whole list may take as NumPy arrays
+SUPPORT_PASS_LIMIT = 5_000_000         # up to this size, supported values come from one pass over the list
 
 
 def _say(message: str) -> None:
@@ -125,7 +127,9 @@ def _predicate(restriction, names: list, lone: bool):
         from kernel_tuner.util import check_restriction
         return lambda config: bool(check_restriction(restriction, config))
     if callable(restriction):
-        if lone:
+        if lone or getattr(restriction, "__name__", None) == "<lambda>":
+            # Kernel Tuner rewrites a lambda from its source into a string of the parameter names
+            # (`lambda p: p["x"] > 2` is `x > 2`): the lambda of the configuration dict
             return lambda config: bool(restriction(dict(config)))
         return lambda config: bool(restriction(*[config[n] for n in names]))
     raise OptionError(f"restriction {restriction!r} of type {type(restriction).__name__}: Kernel Tuner accepts "
@@ -498,8 +502,18 @@ class Searchspace:
         return found
 
     def _supported(self, i: int, stop_at: int | None = None) -> list:
-        """The Kernel Tuner indices of parameter i's values that some valid configuration has."""
+        """The Kernel Tuner indices of parameter i's values that some valid configuration has: for
+        every parameter at once by one streamed pass over the valid configurations (nothing kept)
+        when there are at most `SUPPORT_PASS_LIMIT`; else by a walk with the value pinned, per value."""
         if i in self._support:
+            return self._support[i]
+        if self.size <= SUPPORT_PASS_LIMIT:
+            seen = [set() for _ in range(self.num_params)]
+            for row in self._set.rows():
+                for j in range(self.num_params):
+                    seen[j].add(row[j])
+            for j in range(self.num_params):
+                self._support[j] = sorted(self._lookup[j][v] for v in seen[j])
             return self._support[i]
         supported = []
         for index, value in enumerate(self.params_values[i]):
@@ -525,6 +539,53 @@ class Searchspace:
                 if self._set.valid(other):
                     found.append(other)
         return found
+
+    def _closest(self, indices: tuple, config: tuple) -> list:
+        """The valid configurations other than `config` at the smallest L1 distance in Kernel Tuner
+        indices: a depth-first branch and bound over the plan's loops (values nearest first; a prefix
+        whose distance so far exceeds the best distance found is cut), keeping every tie."""
+        from solverspace.analysis.reference import ReferenceEnumerator
+        from solverspace.lang.evaluate import Undefined
+        if self._walker is None:
+            self._walker = ReferenceEnumerator(self.space.plan)
+        walker = self._walker
+        position = {n: i for i, n in enumerate(self.param_names)}
+        levels = walker.levels
+        ordered = []
+        for level in levels:
+            j = position[level.name]
+            ordered.append(sorted(((abs(k - indices[j]), k, v) for k, v in enumerate(self.params_values[j])),
+                                  key=lambda t: t[:2]))
+        best = {"distance": math.inf, "found": []}
+        env: dict = {}
+        if not walker.admit(walker.prelude, env):
+            return []
+
+        def visit(depth: int, distance: int) -> None:
+            if depth == len(levels):
+                candidate = tuple(env[n] for n in self.param_names)
+                if candidate == config or not (isinstance(self._set, _Compiled) or self._set.valid(candidate)):
+                    return
+                if distance < best["distance"]:
+                    best["distance"], best["found"] = distance, []
+                best["found"].append(candidate)
+                return
+            level = levels[depth]
+            try:
+                domain = level.domain(env)
+            except Undefined:
+                return
+            for cost, _, value in ordered[depth]:
+                if distance + cost > best["distance"]:
+                    break               # nearest first: every later value is farther
+                if value not in domain:
+                    continue
+                env[level.name] = value
+                if walker.admit(level, env):
+                    visit(depth + 1, distance + cost)
+
+        visit(0, 0)
+        return best["found"]
 
     def _neighbors_of(self, config: tuple, method: str) -> list:
         indices = self.get_param_indices(config)
@@ -554,14 +615,7 @@ class Searchspace:
                 allowed.append([vals[k] for k in sorted(keep)])
             found = self._box(allowed)
         elif method == "closest-param-indices":
-            found = []
-            widest = sum(max(k, len(vals) - 1 - k) for k, vals in zip(indices, self.params_values))
-            for distance in range(1, widest + 1):
-                found = [c for c in self._walk(
-                    lambda j, remaining: [(v, abs(k - indices[j])) for k, v in enumerate(self.params_values[j])],
-                    distance) if c != config]
-                if found:
-                    break
+            found = self._closest(indices, config)
         else:
             raise ValueError(f"The neighbor method {method} is not in {list(NEIGHBOR_METHODS)}")
         found = [c for c in found if c != config]

@@ -1,0 +1,140 @@
+"""Benchmark of solverspace's Searchspace under Kernel Tuner (issue 26).
+
+In fresh processes (so each peak memory is its own; ru_maxrss, the Python interpreter and NumPy
+included):
+
+- ours, H100 single-real opt-in GEMM space (78,298,704 configurations): time and peak memory of
+  building `solverspace.kernel_tuner.Searchspace(space=...)` (loading the space, the compiled
+  module from the cache, the exact count), then 1,000 steps of a strategy loop on it (simulated
+  annealing as Kernel Tuner's runs it: a random neighbour, "Hamming" then "adjacent" in turn, of the
+  current configuration, accepted by the Metropolis rule on a model time: the space's roofline
+  cost), every configuration valid; a model-derived cache is impossible at this size.
+- ours, K40c (1,207,600): the same build.
+- Kernel Tuner 1.5's own `Searchspace` on K40c, from the space exported to T1 through Kernel Tuner's
+  own T1 path (tune_params and the conditions as restriction strings), in a child killed after
+  `--kt-limit` seconds (default 120): Kernel Tuner's python-constraint parser cannot read our
+  exported conditions (`not (...)`), so its bruteforce builder (eval of every restriction on every
+  point of the box) is what it has; on H100 its memory is estimated instead (the list of tuples and
+  its dict: about 1 KiB per configuration measured on the largest peer space).
+
+    python bench/kernel_tuner.py [--kt-limit SECONDS] [--steps N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SPACES = {
+    "H100 single-real opt-in": {"device": "h100", "precision": "single", "arithmetic": "real", "shared_memory": "opt-in"},
+    "K40c double-real-NN": {},
+}
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_ours(name: str, steps: int) -> None:
+    from solverspace import Space
+    from solverspace.kernel_tuner import Searchspace
+    from solverspace.lang.evaluate import compile_expr
+    from solverspace.analysis.objective import model_or_declared
+    start = time.perf_counter()
+    space = Space.load("gemm", SPACES[name])
+    searchspace = Searchspace(space=space, seed=1)
+    build = time.perf_counter() - start
+    build_peak = peak_mib()
+    out = {"size": searchspace.size, "build_s": build, "build_peak_mib": build_peak}
+    if steps:
+        expr, _ = model_or_declared(space.model, None)
+        cost = compile_expr(expr)
+        names = space.parameters
+
+        def model_time(config) -> float:
+            env = dict(zip(names, config))
+            for d in space.model.derived:
+                env[d.name] = compile_expr(d.expr)(env)
+            return float(cost(env))
+        rng = random.Random(2)
+        start = time.perf_counter()
+        current = searchspace.get_random_sample(1)[0]
+        current_time = model_time(current)
+        best = current_time
+        temperature = 1.0
+        methods = ("Hamming", "adjacent")
+        for step in range(steps):
+            neighbor = searchspace.get_random_neighbor(current, methods[step % 2])
+            if neighbor is None:
+                current = searchspace.get_random_sample(1)[0]
+                current_time = model_time(current)
+                continue
+            assert searchspace.is_param_config_valid(neighbor)
+            t = model_time(neighbor)
+            if t <= current_time or rng.random() < math.exp((current_time - t) / (current_time * temperature)):
+                current, current_time = neighbor, t
+            best = min(best, current_time)
+            temperature *= 0.995
+        out.update(steps=steps, steps_s=time.perf_counter() - start, steps_peak_mib=peak_mib(), best_model_s=best,
+                   listed=searchspace._rows is not None)   # noqa: SLF001 - the bench's own object
+    print(json.dumps(out))
+
+
+def child_kt(name: str) -> None:
+    from solverspace import Space
+    from solverspace.t1 import export_t1
+    from kernel_tuner.searchspace import Searchspace
+    space = Space.load("gemm", SPACES[name])
+    conditions = export_t1(space.model)["ConfigurationSpace"]["Conditions"]
+    tune_params = {n: list(v) for n, v in space.value_lists().items()}
+    restrictions = [c["Expression"] for c in conditions]
+    start = time.perf_counter()
+    searchspace = Searchspace(tune_params, restrictions, 10 ** 9, framework="bruteforce")
+    print(json.dumps({"size": searchspace.size, "build_s": time.perf_counter() - start, "build_peak_mib": peak_mib()}))
+
+
+def run(args: list, limit: float | None = None) -> dict:
+    start = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return {"timeout": limit}
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["wall_s"] = time.perf_counter() - start
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kt-limit", type=float, default=120.0)
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child-kt", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child_ours(args.child[0], int(args.child[1]))
+    if args.child_kt:
+        return child_kt(args.child_kt)
+    h100 = run(["--child", "H100 single-real opt-in", str(args.steps)])
+    print(f"ours, H100 single-real opt-in: {h100}")
+    k40c = run(["--child", "K40c double-real-NN", str(args.steps)])
+    print(f"ours, K40c double-real-NN: {k40c}")
+    kt = run(["--child-kt", "K40c double-real-NN"], args.kt_limit)
+    print(f"Kernel Tuner 1.5, K40c double-real-NN (bruteforce builder, limit {args.kt_limit:g} s): {kt}")
+    if "size" in h100:
+        print(f"Kernel Tuner 1.5, H100: not built; its list of {h100['size']:,} tuples and their dict at about "
+              f"1 KiB each: about {h100['size'] * 1024 / 2 ** 30:.0f} GiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""solverspace.kernel_tuner (issue 26): our lazy `Searchspace` against Kernel Tuner 1.5's own on the
+16 T1 files under ../shared/peer-spaces and the tiny GEMM space (size, validity on random points of
+the value-list box, neighbour sets of every method for valid and invalid configurations, samples
+valid); Kernel Tuner's shipped strategies end to end in simulation mode through our `tune_kernel`;
+the module-level `Searchspace` replaced per thread and restored on any exit; bad input."""
+from __future__ import annotations
+
+import ast
+import json
+import random
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+kernel_tuner = pytest.importorskip("kernel_tuner")
+
+from kernel_tuner.searchspace import Searchspace as KernelTunerSearchspace   # noqa: E402
+
+from solverspace import Space                                                 # noqa: E402
+from solverspace.core.errors import OptionError, SolverspaceError             # noqa: E402
+from solverspace.kernel_tuner import NEIGHBOR_METHODS, Searchspace, build_space, tune_kernel  # noqa: E402
+
+PEER = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces"
+FAST_FILES = ["benchmark_hub_T1/convolution_milo", "benchmark_hub_T1/dedispersion_milo",
+              "benchmark_hub_T1/unused_pnpoly", "benchmark_hub_T1/unused_convolution",
+              "willemsen2025/dedispersion", "willemsen2025/atf_prl2",
+              "willemsen2025/atf_prl4"]
+SLOW_FILES = ["willemsen2025/atf_prl", "benchmark_hub_T1/gemm_milo", "benchmark_hub_T1/hotspot_milo", "kernel_tuner_paper_T1/gemm",
+              "kernel_tuner_paper_T1/hotspot", "willemsen2025/expdist", "willemsen2025/hotspot", "willemsen2025/gemm",
+              "willemsen2025/microhh"]
+MAX_THREADS = 1024
+
+
+def _values(text: str) -> list:
+    """A T1 `Values` string as Kernel Tuner reads it (it calls eval); here literals, range and list only."""
+    try:
+        return list(ast.literal_eval(text))
+    except (ValueError, SyntaxError):
+        return list(eval(compile(ast.parse(text, mode="eval"), "<Values>", "eval"),   # noqa: S307 - test data
+                         {"__builtins__": {}, "range": range, "list": list}))
+
+
+def t1_arguments(path: Path) -> tuple[dict, list]:
+    space = json.loads(path.read_text())["ConfigurationSpace"]
+    tune_params = {p["Name"]: _values(p["Values"]) for p in space["TuningParameters"]}
+    return tune_params, [c["Expression"] for c in space.get("Conditions", [])]
+
+
+def compare(ours: Searchspace, theirs, *, configs: int, box_points: int, seed: int = 0) -> None:
+    assert ours.size == theirs.size
+    rng = random.Random(seed)
+    values = ours.params_values
+    for _ in range(box_points):
+        point = tuple(rng.choice(v) for v in values)
+        assert ours.is_param_config_valid(point) == theirs.is_param_config_valid(point), point
+    chosen = [theirs.list[rng.randrange(theirs.size)] for _ in range(configs)]
+    invalid = []
+    for _ in range(10_000):     # some spaces are their whole box: no invalid point
+        point = tuple(rng.choice(v) for v in values)
+        if not theirs.is_param_config_valid(point):
+            invalid.append(point)
+            if len(invalid) == max(1, configs // 3):
+                break
+    indices = theirs.get_list_param_indices_numpy()
+    # Kernel Tuner 1.5 sums index differences in the list's own dtype (int8 when every index is
+    # below 64): past 127 the sum wraps and its closest-param-indices answer is wrong (tiny GEMM:
+    # distance 129 read as -127). Its definition, in int64, is checked always; its answer where no sum can wrap.
+    wraps = np.iinfo(indices.dtype).max < sum(len(v) - 1 for v in values)
+    indices = indices.astype(np.int64)
+    for config in chosen + invalid:
+        for method in NEIGHBOR_METHODS:
+            mine = ours.get_neighbors(config, method)
+            assert all(ours.is_param_config_valid(n) for n in mine)
+            if method == "closest-param-indices":
+                distance = np.abs(indices - np.array(theirs.get_param_indices(config))).sum(axis=1)
+                own = theirs.get_param_config_index(config)
+                if own is not None:
+                    distance[own] = np.iinfo(np.int64).max
+                assert set(mine) == {tuple(theirs.list[i]) for i in np.flatnonzero(distance == distance.min())}
+                if wraps:
+                    continue
+            assert set(mine) == set(map(tuple, theirs.get_neighbors_no_cache(config, method))), (config, method)
+    for sample in (ours.get_random_sample(min(25, ours.size)), ours.get_LHS_sample(min(25, ours.size // 2))):
+        assert len(set(sample)) == len(sample) and all(theirs.is_param_config_valid(c) for c in sample)
+
+
+def _peer(name: str) -> Path:
+    path = PEER / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    return path
+
+
+@pytest.mark.parametrize("name", FAST_FILES)
+def test_agrees_with_kernel_tuners_searchspace_on_peer_spaces(name):
+    tune_params, restrictions = t1_arguments(_peer(name))
+    ours = Searchspace(tune_params, restrictions, MAX_THREADS)
+    theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
+    compare(ours, theirs, configs=3, box_points=2_000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FAST_FILES + SLOW_FILES)
+def test_agrees_with_kernel_tuners_searchspace_on_peer_spaces_exhaustively(name):
+    tune_params, restrictions = t1_arguments(_peer(name))
+    ours = Searchspace(tune_params, restrictions, MAX_THREADS)
+    theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
+    compare(ours, theirs, configs=100, box_points=100_000, seed=1)
+
+
+def gemm_against_kernel_tuner(device: str, tmp_path: Path, configs: int, box_points: int) -> None:
+    """Kernel Tuner cannot build the GEMM space itself (python-constraint's parser rejects the
+    exported conditions' `not (...)`; its bruteforce builder would try every point of the box):
+    its Searchspace is given our list through its own ATF_cache reader, and its own code answers
+    validity and neighbours on it."""
+    space = Space.load("gemm", {"device": device})
+    ours = Searchspace(space=space)
+    table = tmp_path / "gemm.csv"
+    space.write_csv(table, "auto", sep=";")
+    theirs = KernelTunerSearchspace({n: list(v) for n, v in ours.tune_params.items()}, None, 1024,
+                                    framework="ATF_cache", path_to_ATF_cache=table)
+    assert ours.size == theirs.size == space.count("auto")
+    compare(ours, theirs, configs=configs, box_points=box_points)
+
+
+def test_agrees_with_kernel_tuners_neighbours_on_tiny_gemm(tmp_path):
+    gemm_against_kernel_tuner("tiny", tmp_path, configs=6, box_points=2_000)
+
+
+@pytest.mark.slow
+def test_agrees_with_kernel_tuners_neighbours_on_k40c_gemm(tmp_path):
+    gemm_against_kernel_tuner("k40c", tmp_path, configs=30, box_points=100_000)
+
+
+def test_searchspace_of_a_space_needs_no_list_and_samples_are_seeded():
+    space = Space.load("gemm", {"device": "tiny"})
+    ours = Searchspace(space=space, seed=7)
+    again = Searchspace(space=space, seed=7)
+    assert ours.size == space.count() == 336
+    assert ours.get_random_sample(10) == again.get_random_sample(10)
+    config = ours.get_random_sample(1)[0]
+    assert again.get_random_sample(1)[0] == config
+    for method in NEIGHBOR_METHODS:
+        assert all(space.is_valid(n) for n in ours.get_neighbors(config, method))
+    assert ours.get_random_neighbor(config, "Hamming") == again.get_random_neighbor(config, "Hamming")
+    assert ours._rows is None           # nothing listed  # noqa: SLF001 - the test's own object
+    with pytest.raises(OptionError, match="whole list"):
+        Searchspace(space=space, materialize_limit=10).list
+
+
+# ---------------------------------------------------------------------------------- restrictions
+def test_callables_are_python_predicates_as_kernel_tuner_calls_them(capsys):
+    tune_params = {"block_size_x": [16, 32, 64, 128], "block_size_y": [1, 2, 4, 8], "tile": [1, 2, 3, 4]}
+    cases = [
+        ["block_size_x * tile <= 256", lambda p: p["tile"] != 3],                   # string + a lambda of the dict
+        [(lambda x, t: x * t <= 256, ["block_size_x", "tile"]), "tile != 3"],       # (function, [names])
+        [lambda p: p["block_size_x"] * p["tile"] <= 256 and p["tile"] != 3],        # the old monolithic form
+    ]
+    expected = KernelTunerSearchspace(tune_params, ["block_size_x * tile <= 256", "tile != 3"], MAX_THREADS)
+    for restrictions in cases:
+        ours = Searchspace(tune_params, restrictions, MAX_THREADS)
+        assert set(ours.list) == set(expected.list)
+        assert "Python callables" in capsys.readouterr().err
+    ours = Searchspace(tune_params, ["block_size_x * tile <= 256", "tile != 3"], MAX_THREADS)
+    assert ours.size == expected.size and "callables" not in capsys.readouterr().err
+
+
+def test_a_string_restriction_we_cannot_read_is_refused_not_dropped():
+    with pytest.raises(SolverspaceError):
+        build_space({"a": [1, 2, 3]}, ["a.bit_length() > 1"])
+    with pytest.raises(OptionError, match="not a Python expression"):
+        build_space({"a": [1, 2, 3]}, ["a >"])
+
+
+def test_the_block_size_rule_is_kernel_tuners():
+    tune_params = {"block_size_x": [32, 64, 128, 256], "block_size_y": [1, 2, 4, 8]}
+    for max_threads in (128, 256, 1024):
+        ours = Searchspace(tune_params, None, max_threads)
+        assert ours.size == KernelTunerSearchspace(tune_params, None, max_threads).size
+        assert ours.is_param_config_valid((256, 1)) == (256 <= max_threads)
+
+
+# ---------------------------------------------------------------------------------- inside Kernel Tuner
+TOY = {"block_size_x": [16, 32, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16], "tile_x": [1, 2, 3, 4],
+       "tile_y": [1, 2, 4], "unroll": [0, 1]}
+TOY_RESTRICTIONS = ["block_size_x * tile_x <= 512", "tile_x * tile_y < 12", "unroll == 0 or tile_x > 1"]
+
+
+@pytest.fixture(scope="module")
+def toy_cache(tmp_path_factory):
+    """A complete Kernel Tuner cache of the toy space (simulation mode: max_threads 1e9), times from a
+    model with seeded noise."""
+    space, _, _ = build_space(TOY, TOY_RESTRICTIONS, 10 ** 9)
+    rng = random.Random(0)
+    names = list(TOY)
+    cache = {}
+    for row in space.rows():
+        c = dict(zip(names, row))
+        t = 1 + abs(c["block_size_x"] * c["block_size_y"] - 256) / 100 + 1 / c["tile_x"] + rng.random() * 0.1
+        cache[",".join(map(str, row))] = {**c, "time": t, "times": [t], "compile_time": 1.0, "verification_time": 0,
+                                          "benchmark_time": t}
+    path = tmp_path_factory.mktemp("kt") / "toy.json"
+    path.write_text(json.dumps({"device_name": "Simulation", "kernel_name": "toy", "problem_size": [1024],
+                                "tune_params_keys": names, "tune_params": TOY, "objective": "time", "cache": cache}))
+    return path, space, {k: v["time"] for k, v in cache.items()}
+
+
+def run(tune, cache, strategy, options=None, **extra):
+    return tune("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS), cache=str(cache),
+                simulation_mode=True, strategy=strategy, strategy_options=options, quiet=True, verbose=False, **extra)
+
+
+STRATEGIES = ["random_sample", "genetic_algorithm", "simulated_annealing", "mls", "greedy_ils", "diff_evo", "pso",
+              "firefly_algorithm"]
+MORE = ["basinhopping", "greedy_mls", "dual_annealing", "ordered_greedy_mls", "minimize", "bayes_opt"]
+
+
+def _check_strategy(toy_cache, strategy):
+    path, space, times = toy_cache
+    results, env = run(tune_kernel, path, strategy, {"max_fevals": 30})
+    assert results and all(space.is_valid(tuple(r[n] for n in TOY)) for r in results)
+    assert all(r["time"] == times[",".join(str(r[n]) for n in TOY)] for r in results)
+    assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_shipped_strategies_run_on_our_searchspace_and_return_only_valid_configurations(toy_cache, strategy):
+    _check_strategy(toy_cache, strategy)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", MORE)
+def test_more_shipped_strategies(toy_cache, strategy):
+    _check_strategy(toy_cache, strategy)
+
+
+def test_the_same_user_code_runs_unchanged_against_both(toy_cache):
+    path, _, times = toy_cache
+    ours, _ = run(tune_kernel, path, "brute_force")
+    theirs, _ = run(kernel_tuner.tune_kernel, path, "brute_force")
+    key = lambda r: ",".join(str(r[n]) for n in TOY)   # noqa: E731
+    assert sorted((key(r), r["time"]) for r in ours) == sorted((key(r), r["time"]) for r in theirs)
+    assert len(ours) == len(times)
+
+
+def test_space_argument_and_the_name_restored_on_an_exception(toy_cache, tmp_path):
+    path, space, _ = toy_cache
+    with pytest.raises(ValueError):     # Kernel Tuner's own error: another kernel's cache
+        tune_kernel("other", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS), cache=str(path),
+                    simulation_mode=True, quiet=True)
+    assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace
+    seen = []
+
+    class Strategy:
+        @staticmethod
+        def tune(searchspace, runner, tuning_options):
+            seen.append(searchspace)
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        tune_kernel("toy", "", (1024,), [], None, cache=str(path), simulation_mode=True, quiet=True,
+                    strategy=Strategy, space=space)
+    assert isinstance(seen[0], Searchspace) and seen[0].space is space
+    assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace
+    with pytest.raises(OptionError, match="restrictions with space="):
+        tune_kernel("toy", "", (1024,), [], None, restrictions=["x > 1"], space=space)
+
+
+def test_other_threads_get_kernel_tuners_own_searchspace_meanwhile(toy_cache):
+    path, _, _ = toy_cache
+    inside, release = threading.Event(), threading.Event()
+    kinds: dict = {}
+
+    class Holding:
+        @staticmethod
+        def tune(searchspace, runner, tuning_options):
+            kinds["ours"] = type(searchspace)
+            inside.set()
+            assert release.wait(60)
+            return []
+
+    class Recording:
+        @staticmethod
+        def tune(searchspace, runner, tuning_options):
+            kinds["theirs"] = type(searchspace)
+            return []
+
+    errors = []
+
+    def ours():
+        try:
+            run(tune_kernel, path, Holding)
+        except Exception as exc:    # noqa: BLE001 - reported below
+            errors.append(exc)
+    thread = threading.Thread(target=ours)
+    thread.start()
+    assert inside.wait(60)
+    assert kernel_tuner.interface.Searchspace is not KernelTunerSearchspace     # replaced while ours runs
+    run(kernel_tuner.tune_kernel, path, Recording)
+    release.set()
+    thread.join(60)
+    assert not errors
+    assert kinds == {"ours": Searchspace, "theirs": KernelTunerSearchspace}
+    assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace
