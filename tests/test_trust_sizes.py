@@ -205,8 +205,8 @@ def test_generated_big_orders_under_a_rule_cpsat_and_reference():
 
 
 def test_listed_positions_refuse_past_their_limit(monkeypatch):
-    from solverspace import backends
-    monkeypatch.setattr(backends, "LISTED_LIMIT", 10)
+    from solverspace.analysis import reference_backend
+    monkeypatch.setattr(reference_backend, "LISTED_LIMIT", 10)
     space = Space.from_source("x = range(4)\ny = range(3)")
     with pytest.raises(SolverspaceError, match="more than 10 valid configurations"):
         get_backend("reference", "positions").positions(space.plan)
