@@ -271,6 +271,63 @@ class Space:
             self._cached_checker = ConfigChecker(self.plan)
         return self._cached_checker
 
+    # ------------------------------------------------------------------------------ moves: neighbours (issue 25)
+    def neighbors(self, config, method: str = "Hamming") -> list[tuple]:
+        """The valid neighbours of a valid configuration by one of Kernel Tuner's methods
+        ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices":
+        README "Search moves"), sorted by parameter indices, the configuration itself excluded;
+        found by walks of the plan's loops, never a scan of the space."""
+        return self._neighbors().neighbors(self._configuration(config), method)
+
+    def count_neighbors(self, config, method: str = "Hamming") -> int:
+        """The number of valid neighbours (`neighbors`)."""
+        return self._neighbors().count(self._configuration(config), method)
+
+    def random_neighbor(self, config, method: str = "Hamming", seed: int = 0) -> tuple | None:
+        """One valid neighbour drawn uniformly (seeded), or None when there is none."""
+        seed = check_whole(seed, "seed", "a whole number")
+        return self._neighbors().random(self._configuration(config), method, seed)
+
+    def _neighbors(self):
+        if getattr(self, "_cached_neighbors", None) is None:
+            from solverspace.analysis.neighbors import Neighbors
+            self._cached_neighbors = Neighbors(self._checker(), self._param_index(), self._occurring_indices)
+        return self._cached_neighbors
+
+    def _occurring_indices(self) -> list[list[int]]:
+        """Per parameter, the indices of its value list that some valid configuration takes (what
+        `adjacent` reads): one compiled pass over the space, once per Space (the reference's
+        rows for a space with orders or one the C backend refuses)."""
+        from solverspace.lang.order_domains import has_orders
+        from solverspace.translators.errors import UnsupportedConstruct
+        index = self._param_index()
+        taken: list[set] = [set() for _ in self.parameters]
+        try:
+            enumerator = None if has_orders(self.model) else get_backend("c", "list").enumerator(self.plan)
+        except UnsupportedConstruct:
+            enumerator = None
+        if enumerator is None:
+            for row in self.rows("reference"):
+                for seen, lookup, value in zip(taken, index.positions, row):
+                    seen.add(lookup[value])
+            return [sorted(seen) for seen in taken]
+        import numpy as np
+        columns = enumerator.generated.columns
+        for batch in enumerator.batches():
+            for p, (seen, lookup) in enumerate(zip(taken, index.positions)):
+                column = batch[columns[p].name]
+                if len(column) == 0:
+                    continue
+                lo, hi = int(column.min()), int(column.max())
+                if hi - lo < 1 << 24:
+                    present = np.flatnonzero(np.bincount(column - lo)) + lo
+                else:
+                    present = np.unique(column)
+                labels = columns[p].categorical
+                for code in present.tolist():
+                    seen.add(lookup[labels[code] if labels is not None else code])
+        return [sorted(seen) for seen in taken]
+
     # ------------------------------------------------------------------------------ files
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:

@@ -17,7 +17,15 @@ from __future__ import annotations
 from solverspace.analysis.plan import Plan
 from solverspace.analysis.reference import ReferenceEnumerator
 
-__all__ = ["ConfigChecker"]
+__all__ = ["ConfigChecker", "contains"]
+
+
+def contains(domain, value) -> bool:
+    """`value in domain`, False for a value of another kind than the domain's."""
+    try:
+        return value in domain
+    except TypeError:
+        return False
 
 
 class ConfigChecker:
@@ -32,6 +40,7 @@ class ConfigChecker:
         column = {name: i for i, name in enumerate(names)}
         self.columns = [column[level.name] for level in self.levels]   # plan level -> definition column
         self.level_of = {level.name: k for k, level in enumerate(self.levels)}  # parameter -> plan level
+        self.affected_cache: dict[int, list[int]] = {}
         env: dict = {}
         self.start: dict | None = env if self.enumerator.admit(self.enumerator.prelude, env) else None
 
@@ -57,15 +66,17 @@ class ConfigChecker:
 
     def member(self, level, env: dict, value) -> bool:
         """Whether `value` is in the level's domain at `env` (an undefined domain has no values)."""
+        return contains(self.domain(level, env), value)
+
+    @staticmethod
+    def domain(level, env: dict):
+        """The level's domain at `env`: its values (a list, range or order domain), empty where
+        the domain is undefined (the reference walks no value there)."""
         from solverspace.lang.evaluate import Undefined
         try:
-            domain = level.domain(env)
+            return level.domain(env)
         except Undefined:
-            return False
-        try:
-            return value in domain
-        except TypeError:   # a value of another kind than the domain's (a string against a range)
-            return False
+            return ()
 
     def prefix(self, values) -> list[dict] | None:
         """The environments before each loop for a configuration whose first loops are valid:
@@ -86,6 +97,39 @@ class ConfigChecker:
                 return envs
             envs.append(dict(env))
         return envs
+
+    def affected(self, k: int) -> list[int]:
+        """The loops to evaluate again when only the parameter of loop `k` changes in a valid
+        configuration: loop `k` and every later loop whose domain, derived values or constraints
+        read it, directly or through a derived value (the others evaluate as before: they pass)."""
+        cached = self.affected_cache.get(k)
+        if cached is None:
+            name = self.levels[k].name
+            inputs = self.plan.model.analysis.dag.parameter_inputs   # through derived values and closures
+            cached = [k]
+            for j in range(k + 1, len(self.levels)):
+                level = self.plan.levels[j]
+                if any(name in inputs[item.name] for item in (level.parameter, *level.derived, *level.constraints)):
+                    cached.append(j)
+            self.affected_cache[k] = cached
+        return cached
+
+    def valid_changed(self, env: dict, k: int, values) -> bool:
+        """Validity of `values`, a valid configuration with only the parameter of loop `k`
+        changed; `env` is a working copy of the valid configuration's whole environment
+        (`prefix(...)[-1]`), reused across calls for the same `k` (each loop evaluated again
+        writes what it computes before anything later reads it)."""
+        admit = self.enumerator.admit
+        levels, columns = self.levels, self.columns
+        for j in self.affected(k):
+            level = levels[j]
+            value = values[columns[j]]
+            if not contains(self.domain(level, env), value):
+                return False
+            env[level.name] = value
+            if not admit(level, env):
+                return False
+        return True
 
     def valid_from(self, envs: list[dict], k: int, values) -> bool:
         """Validity of `values`, which agree with the configuration `envs` was made from on every

@@ -1,0 +1,248 @@
+"""Neighbours of a valid configuration without listing the space (issue 25): Kernel Tuner's five
+methods (`kernel_tuner/searchspace.py`, `Searchspace.get_neighbors`), with their exact meaning in
+parameter indices (positions in the value lists, `value_lists`). For a valid configuration `c`
+with parameter indices `i(c)` and the valid configurations `V`:
+
+- `Hamming`: the `x` in `V` that differ from `c` in exactly one parameter.
+- `strictly-adjacent`: the `x` in `V`, `x != c`, with `|i_p(x) - i_p(c)| <= 1` for every parameter.
+- `adjacent`: the `x` in `V`, `x != c`, with `i_p(x)` between `below_p` and `above_p` for every
+  parameter, where `below_p` is the largest index under `i_p(c)` that some configuration of `V`
+  takes, and `above_p` the smallest above it (no bound on a side where there is none). Kernel
+  Tuner reads them off its whole list; here they come from each parameter's *occurring indices*
+  (`projection`), computed once per space.
+- `Hamming-adjacent`: for each parameter, the Hamming neighbours that change only that parameter,
+  to the nearest index below and the nearest above (at most two per parameter).
+- `closest-param-indices`: the `x` in `V`, `x != c`, at the smallest L1 distance
+  `sum_p |i_p(x) - i_p(c)|`, all of them (Kernel Tuner computes the sum in its index array's
+  small integer type and can wrap around; here it is exact).
+
+Each is answered by walks of the reference's compiled levels (`ConfigChecker`), never a scan of
+the space: `Hamming` tries each parameter's domain (at the configuration's other values, which
+is a part of its value list) with the others fixed, re-evaluating only the loops from the changed
+parameter on; the adjacent methods walk the plan's loops over each parameter's window of indices,
+each loop's constraints pruning; `closest-param-indices` is a branch and bound over the loops with
+the distance of the parameters bound so far as its bound. Neighbours are returned sorted by their
+parameter indices (definition order), the configuration itself excluded; a random neighbour is
+drawn uniformly from them with NumPy's generator for the seed.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Callable
+
+from solverspace.core.errors import SpaceDefinitionError, did_you_mean
+from solverspace.analysis.config_check import ConfigChecker, contains
+from solverspace.analysis.value_lists import ParamIndex
+
+__all__ = ["METHODS", "NeighborError", "Neighbors", "method_name"]
+
+METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices")
+
+
+class NeighborError(SpaceDefinitionError):
+    """A neighbour query that cannot be answered as asked (the message says why)."""
+
+
+def method_name(method) -> str:
+    """Kernel Tuner's spelling of a neighbour method (any letter case accepted), or an error."""
+    if isinstance(method, str):
+        for name in METHODS:
+            if method.lower() == name.lower():
+                return name
+    raise NeighborError(f"unknown neighbour method {method!r}",
+                        hint=did_you_mean(str(method), METHODS) or f"methods: {', '.join(METHODS)}")
+
+
+class Neighbors:
+    """Neighbour queries on one plan. `projection()`, called once when `adjacent` first needs it,
+    returns per parameter (definition order) the sorted indices that some valid configuration
+    takes."""
+
+    def __init__(self, checker: ConfigChecker, index: ParamIndex,
+                 projection: Callable[[], list[list[int]]] | None = None):
+        self.checker = checker
+        self.index = index
+        self.projection_source = projection
+        self.occurring: list[list[int]] | None = None
+        self.levels = checker.levels
+        self.columns = checker.columns
+
+    # ------------------------------------------------------------------------------ answers
+    def neighbors(self, values: tuple, method: str = "Hamming") -> list[tuple]:
+        """The valid neighbours of the valid configuration `values` (definition order), sorted by
+        parameter indices."""
+        method = method_name(method)
+        indices = self.start(values)
+        found = getattr(self, _ANSWER[method])(tuple(values), indices)
+        found.sort()
+        return [self.index.values(point) for point in found]
+
+    def count(self, values: tuple, method: str = "Hamming") -> int:
+        return len(self.neighbors(values, method))
+
+    def random(self, values: tuple, method: str = "Hamming", seed: int = 0) -> tuple | None:
+        """One valid neighbour, uniform over them (`numpy.random.default_rng(seed)`), or None."""
+        import numpy as np
+        found = self.neighbors(values, method)
+        if not found:
+            return None
+        return found[int(np.random.default_rng(seed).integers(len(found)))]
+
+    def start(self, values: tuple) -> tuple[int, ...]:
+        indices = self.index.indices(values)
+        if not self.checker.valid(values):
+            shown = ", ".join(f"{p}={v!r}" for p, v in zip(self.index.parameters, values))
+            raise NeighborError(f"{shown} is not a valid configuration: neighbours are defined for a valid one",
+                                hint="`solverspace check SPACE k=v ...` says which rules reject it")
+        return indices
+
+    # ------------------------------------------------------------------------------ methods
+    def hamming(self, values: tuple, indices: tuple) -> list[tuple]:
+        envs = self.checker.prefix(values)
+        found = []
+        for k, level in enumerate(self.levels):
+            p = self.columns[k]
+            lookup = self.index.positions[p]
+            current = values[p]
+            moved = list(values)
+            env = dict(envs[-1])
+            for v in level.domain(envs[k]):
+                if v == current:
+                    continue
+                moved[p] = v
+                if self.checker.valid_changed(env, k, moved):
+                    point = list(indices)
+                    point[p] = lookup[v]
+                    found.append(tuple(point))
+        return found
+
+    def hamming_adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+        envs = self.checker.prefix(values)
+        found = []
+        for k, level in enumerate(self.levels):
+            p = self.columns[k]
+            listed = self.index.lists[p]
+            domain = self.checker.domain(level, envs[k])
+            moved = list(values)
+            env = dict(envs[-1])
+            for direction in (-1, 1):
+                j = indices[p] + direction
+                while 0 <= j < len(listed):
+                    if contains(domain, listed[j]):
+                        moved[p] = listed[j]
+                        if self.checker.valid_changed(env, k, moved):
+                            point = list(indices)
+                            point[p] = j
+                            found.append(tuple(point))
+                            break
+                    j += direction
+        return found
+
+    def strictly_adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+        windows = [(max(i - 1, 0), min(i + 1, size - 1)) for i, size in zip(indices, self.index.sizes)]
+        return self.walk(windows, indices)
+
+    def adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+        occurring = self.projection()
+        windows = []
+        for p, (i, size) in enumerate(zip(indices, self.index.sizes)):
+            taken = occurring[p]
+            at = bisect.bisect_left(taken, i)
+            below = taken[at - 1] if at > 0 else 0
+            above = taken[bisect.bisect_right(taken, i)] if bisect.bisect_right(taken, i) < len(taken) else size - 1
+            windows.append((below, above))
+        return self.walk(windows, indices)
+
+    def closest(self, values: tuple, indices: tuple) -> list[tuple]:
+        """Branch and bound over the loops: the distance of the parameters bound so far bounds
+        every completion from below; each loop tries indices outward from the configuration's."""
+        best = [min((sum(abs(a - b) for a, b in zip(point, indices))
+                     for point in self.hamming_adjacent(values, indices)), default=None)]
+        found: list[tuple] = []
+        if self.checker.start is None:
+            return found
+        levels, columns, lists = self.levels, self.columns, self.index.lists
+        admit, domain_at = self.checker.enumerator.admit, self.checker.domain
+        point = list(indices)
+        depth = len(levels)
+
+        def descend(k: int, env: dict, distance: int) -> None:
+            if k == depth:
+                if distance == 0:
+                    return
+                if best[0] is None or distance < best[0]:
+                    best[0] = distance
+                    found.clear()
+                if distance == best[0]:
+                    found.append(tuple(point))
+                return
+            level = levels[k]
+            p = columns[k]
+            listed = lists[p]
+            centre = indices[p]
+            domain = domain_at(level, env)
+            step = 0
+            while True:
+                if best[0] is not None and distance + step > best[0]:
+                    break
+                candidates = [centre] if step == 0 else [centre - step, centre + step]
+                if all(not 0 <= j < len(listed) for j in candidates):
+                    break
+                for j in candidates:
+                    if 0 <= j < len(listed) and contains(domain, listed[j]):
+                        env[level.name] = listed[j]
+                        if admit(level, env):
+                            point[p] = j
+                            descend(k + 1, env, distance + step)
+                step += 1
+            point[p] = indices[p]
+
+        descend(0, dict(self.checker.start), 0)
+        return found
+
+    # ------------------------------------------------------------------------------ walks
+    def walk(self, windows: list[tuple[int, int]], indices: tuple) -> list[tuple]:
+        """Every valid configuration whose parameter indices lie in `windows` (per parameter,
+        definition order, inclusive), the configuration itself excluded: the plan's loops over
+        the windows, each loop's constraints pruning."""
+        found: list[tuple] = []
+        if self.checker.start is None:
+            return found
+        levels, columns, lists = self.levels, self.columns, self.index.lists
+        admit, domain_at = self.checker.enumerator.admit, self.checker.domain
+        point = list(indices)
+        depth = len(levels)
+
+        def descend(k: int, env: dict) -> None:
+            if k == depth:
+                if tuple(point) != indices:
+                    found.append(tuple(point))
+                return
+            level = levels[k]
+            p = columns[k]
+            listed = lists[p]
+            lo, hi = windows[p]
+            domain = domain_at(level, env)
+            for j in range(lo, hi + 1):
+                value = listed[j]
+                if contains(domain, value):
+                    env[level.name] = value
+                    if admit(level, env):
+                        point[p] = j
+                        descend(k + 1, env)
+            point[p] = indices[p]
+
+        descend(0, dict(self.checker.start))
+        return found
+
+    def projection(self) -> list[list[int]]:
+        if self.occurring is None:
+            if self.projection_source is None:
+                raise NeighborError("the adjacent method needs each parameter's occurring values, "
+                                    "and no way to compute them was given")
+            self.occurring = [sorted(taken) for taken in self.projection_source()]
+        return self.occurring
+
+
+_ANSWER = {"Hamming": "hamming", "Hamming-adjacent": "hamming_adjacent", "strictly-adjacent": "strictly_adjacent",
+           "adjacent": "adjacent", "closest-param-indices": "closest"}
