@@ -435,17 +435,38 @@ def _remove_partials(directory: Path, entries) -> None:
             path.unlink(missing_ok=True)
 
 
-def for_command(args, space, settings: dict, with_derived=()) -> DaskEngine:
-    """The engine for a command line's options: the C backend with its options, the space as
-    given (a file path is made absolute for the workers), Dask's options."""
+@dataclass(frozen=True)
+class DaskOptions:
+    """What `--engine dask` is asked to run (the command line builds it from its options):
+    `space` as given (a file path is made absolute for the workers) with its `settings`, the
+    backend and sampling method asked for (only the compiled enumerator and `exact` run on
+    Dask), C's optimization switches, and Dask's own options."""
+
+    space: str
+    settings: dict
+    max_closure_values: int | None = None
+    backend: str = "auto"
+    method: str = "exact"
+    literal: bool = False
+    disable: tuple[str, ...] = ()
+    scheduler: str | None = None
+    workers: int | None = None
+    threads: int | None = None
+    partitions: int | None = None
+    strict: bool = False
+    progress: bool = True
+
+
+def engine_for(options: DaskOptions, space, with_derived=()) -> DaskEngine:
+    """The engine for `options`: the C backend with its options, the space as given, Dask's options."""
     require_dask()
-    if getattr(args, "backend", "auto") not in ("auto", "c"):
-        raise EngineError(f"--engine dask runs the compiled enumerator, not the {args.backend} backend",
+    if options.backend not in ("auto", "c"):
+        raise EngineError(f"--engine dask runs the compiled enumerator, not the {options.backend} backend",
                           hint="drop --backend (or use --backend c)")
-    if getattr(args, "method", "exact") != "exact":
-        raise EngineError(f"--engine dask samples with the exact method, not {args.method}",
+    if options.method != "exact":
+        raise EngineError(f"--engine dask samples with the exact method, not {options.method}",
                           hint="drop --method, or run it without --engine dask")
-    job = Job.make(args.space, settings, max_closure_values=args.max_closure_values, with_derived=tuple(with_derived),
-                   literal=bool(getattr(args, "literal", False)), disable=tuple(getattr(args, "disable", None) or ()))
-    return DaskEngine(space, job, scheduler=args.scheduler, workers=args.workers, threads=args.threads,
-                      partitions=args.partitions, strict=getattr(args, "strict", False), progress=not args.quiet)
+    job = Job.make(options.space, options.settings, max_closure_values=options.max_closure_values,
+                   with_derived=tuple(with_derived), literal=options.literal, disable=tuple(options.disable))
+    return DaskEngine(space, job, scheduler=options.scheduler, workers=options.workers, threads=options.threads,
+                      partitions=options.partitions, strict=options.strict, progress=options.progress)

@@ -77,8 +77,13 @@ def _answered(backend) -> str:
 
 def _dask(args, space, with_derived=()):
     """`--engine dask`: the Dask engine for this command's options (solverspace.dask_engine)."""
-    from solverspace.dask_engine import for_command
-    return for_command(args, space, _settings(args.set), with_derived)
+    from solverspace.dask_engine import DaskOptions, engine_for
+    options = DaskOptions(args.space, _settings(args.set), max_closure_values=args.max_closure_values,
+                          backend=getattr(args, "backend", "auto"), method=getattr(args, "method", "exact"),
+                          literal=bool(getattr(args, "literal", False)), disable=tuple(getattr(args, "disable", None) or ()),
+                          scheduler=args.scheduler, workers=args.workers, threads=args.threads,
+                          partitions=args.partitions, strict=getattr(args, "strict", False), progress=not args.quiet)
+    return engine_for(options, space, with_derived)
 
 
 def cmd_count(args) -> int:
