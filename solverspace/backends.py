@@ -20,16 +20,21 @@ Capabilities and the methods a backend object has for them:
 | positions   | `positions(plan)`: size, rows_at(positions), index(values)  |
 | sample      | `sampler(plan, method, *, seed, progress)`: size, draw(n, seed, replace) |
 | funnel      | `funnel(plan, *, progress) -> Funnel`                       |
-| check       | `check(plan, assignment)` (full), `complete(plan, assignment)` (partial) |
+| check       | `complete(plan, assignment)` (partial; the reference also `check`s a full one) |
 | best        | `best(plan, objective, *, maximize, top, progress)`         |
 | approximate | `approximate_count(plan, epsilon, delta, *, seed)`          |
 | emit        | `emit(plan, with_derived) -> str` (the generated program)   |
+
+Each capability's methods are declared as a `typing.Protocol` in `solverspace.core.protocols`
+(`PROTOCOLS` below maps the capability to it); `tests/test_backend_protocols.py` checks that every
+registered backend's object has them, with the protocol's parameters.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
+from solverspace.core import protocols
 from solverspace.core.errors import BackendUnavailableError, OptionError
 from solverspace.auto import (  # noqa: F401  (the `auto` policy's names, importable from the registry too)
     AUTO_BUILD_WORK, AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AUTO_REFERENCE_BUDGET, AUTO_REFERENCE_LIMIT, AutoBackend,
@@ -47,6 +52,18 @@ CAPABILITIES = {
     "best": "find the best configurations by an objective",
     "approximate": "estimate counts by hashing",
     "emit": "print a generated program",
+}
+PROTOCOLS: dict[str, type] = {   # the methods a backend with the capability has (solverspace.core.protocols)
+    "count": protocols.Counts,
+    "list": protocols.Lists,
+    "write": protocols.Writes,
+    "positions": protocols.FindsPositions,
+    "sample": protocols.Samples,
+    "funnel": protocols.Funnels,
+    "check": protocols.Checks,
+    "best": protocols.Searches,
+    "approximate": protocols.Approximates,
+    "emit": protocols.Emits,
 }
 
 
@@ -139,5 +156,5 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     return entry.factory(**given)
 
 
-__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "BackendEntry", "AutoBackend", "BeyondBudgetError",
+__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "PROTOCOLS", "BackendEntry", "AutoBackend", "BeyondBudgetError",
            "backends_with", "backend_for_method", "get_backend", "require"]
