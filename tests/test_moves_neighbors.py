@@ -4,7 +4,9 @@ Kernel Tuner's five neighbour methods, against brute force over the listed space
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import textwrap
 import warnings
 from collections import Counter
 
@@ -16,7 +18,7 @@ from solverspace import Space, SolverspaceError
 from solverspace.analysis.value_lists import ValueListError
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_moves, listable
-from tests.helpers import CORPUS, load_generated, space
+from tests.helpers import CORPUS, load_generated, space, space_file
 
 CORPUS_FILES = sorted(CORPUS.glob("*.py"))
 TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
@@ -178,3 +180,23 @@ def test_generated_spaces_moves(source):
 @given(source=spaces(max_parameters=5, max_candidates=4000))
 def test_many_generated_spaces_moves(source):
     generated_check(source)
+
+
+# ------------------------------------------------------------------------ the command line
+def test_neighbors_command(tmp_path, capsys):
+    from solverspace.cli import main
+    path = space_file(tmp_path, textwrap.dedent(HAND))
+    assert main(["neighbors", path, "x=2", "y=3", "k=a"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["x=1 y=3 k=a", "x=2 y=2 k=a", "x=2 y=3 k=b"]
+    assert main(["neighbors", path, "x=2", "y=3", "k=a", "--method", "adjacent", "--count"]) == 0
+    assert capsys.readouterr().out.strip() == "9"
+    assert main(["neighbors", path, "x=2", "y=3", "k=a", "--random", "--seed", "4", "--json"]) == 0
+    [drawn] = json.loads(capsys.readouterr().out)
+    assert tuple(drawn.values()) in space(HAND).neighbors((2, 3, "a"))
+    for bad, message in ((["x=3", "y=4", "k=a"], "not a valid configuration"),
+                         (["x=2", "y=3", "k=a", "--method", "nearest"], "unknown neighbour method"),
+                         (["x=2", "y=3", "k=c"], "value list"),
+                         (["x=2", "y=3", "k=a", "w=1"], "not a parameter"),
+                         (["x=2", "y=3"], "lacks parameters")):
+        assert main(["neighbors", path, *bad]) == 2
+        assert message in capsys.readouterr().err

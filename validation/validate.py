@@ -85,6 +85,10 @@ FAILED = "failed"              # an unexpected exception: a bug somewhere
 
 
 # ------------------------------------------------------------------------------ results
+MOVES_LIMIT = 2_000   # the largest listed space whose search moves validate checks (validation/moves.py)
+MOVES_CONFIGS = 5     # random configurations whose neighbours it checks, by every method
+
+
 @dataclass
 class Outcome:
     """What one backend answered."""
@@ -609,6 +613,23 @@ class _Validator:
         return " ".join(shlex.quote(str(w)) for w in words)
 
     # -------------------------------------------------------------------------- the whole run
+    def check_moves(self) -> list[str]:
+        """Issue 25's search moves (value lists, parameter indices, the five neighbour methods)
+        against brute force over the reference's listing (`validation/moves.py`), on a space of
+        at most `MOVES_LIMIT` configurations; a space whose value lists are refused is skipped."""
+        from solverspace.analysis.value_lists import ValueListError
+        from solverspace.validation.moves import check_moves
+        self.moves_checked = False
+        listed = next((o for o in self.outcomes if o.backend == "reference" and o.ran), None)
+        if listed is None or listed.count is None or listed.count > MOVES_LIMIT:
+            return []
+        try:
+            problems = check_moves(self.space, configs=MOVES_CONFIGS, seed=self.seed)
+        except ValueListError:
+            return []
+        self.moves_checked = not problems
+        return [f"search moves: {problem}" for problem in problems]
+
     def report(self, backends: Iterable[str]) -> Report:
         wanted = list(backends)
         unknown = [b for b in wanted if b not in ALL_BACKENDS]
@@ -642,6 +663,7 @@ class _Validator:
                 self.run_sample()
         self.outcomes.sort(key=lambda o: ALL_BACKENDS.index(o.backend))
         problems, examples = self.compare()
+        problems += self.check_moves()
         ran = [o for o in self.outcomes if o.ran and o.backend != "sample"]
         failed = [o for o in self.outcomes if o.status == FAILED]
         if problems:
@@ -658,6 +680,8 @@ class _Validator:
             digests = [o.backend for o in ran if o.digest is not None]
             if len(digests) > 1:
                 verdict += f"; {_join(digests)} list the same configurations"
+            if self.moves_checked:
+                verdict += "; value lists, parameter indices and neighbours agree with brute force"
             written = [o.backend for o in ran if o.files is not None]   # where two were compared
             if len(written) > 1:
                 verdict += f"; {_join(written)} write the same CSV and JSON Lines bytes"

@@ -25,6 +25,7 @@ from solverspace.cli.commands import (
     cmd_check_cpsat, cmd_count, cmd_emit_c, cmd_enumerate, cmd_explain, cmd_export_t1, cmd_funnel, cmd_get,
     cmd_sample, cmd_settings, cmd_sweep, cmd_validate)
 from solverspace.cli.search_commands import cmd_best
+from solverspace.cli.neighbors import cmd_neighbors
 from solverspace.cli.kernel_tuner import cmd_cache_check
 from solverspace.cli.optuna import cmd_tune_optuna
 from solverspace.core.options import (
@@ -207,6 +208,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common(p)
     p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")
     p.set_defaults(func=cmd_check_cpsat)
+
+    p = sub.add_parser("neighbors", help="the valid neighbours of a valid configuration (Kernel Tuner's methods)")
+    common(p)
+    p.add_argument("assignment", nargs="*", metavar="NAME=VALUE", help="a valid configuration: every parameter")
+    p.add_argument("--method", default="Hamming",
+                   help="strictly-adjacent, adjacent, Hamming (default), Hamming-adjacent or closest-param-indices "
+                        "(Kernel Tuner's; any letter case)")
+    p.add_argument("--random", action="store_true", help="one neighbour drawn uniformly (exit 1 if there is none)")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed of --random (default 0)")
+    p.add_argument("--count", action="store_true", help="print the number of neighbours")
+    p.add_argument("--json", action="store_true", help="print JSON (a list of objects; with --count an object)")
+    p.set_defaults(func=cmd_neighbors)
 
     p = sub.add_parser("best", help="the K best configurations by an objective (branch and bound, CP-SAT)")
     common(p)
