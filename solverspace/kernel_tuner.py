@@ -462,8 +462,9 @@ class Searchspace:
     # ------------------------------------------------------------------------------ neighbours
     def _walk(self, choose, budget=None, *, first=False):
         """Valid configurations whose value at each parameter is one `choose(i, remaining)` offers
-        ((value, cost) pairs; the costs of a configuration add up to at most `budget`): the plan's
-        loop nest walked with only those values, each prefix checked as the reference walk does."""
+        ((value, cost) pairs, or None: any value of its domain at cost 0; the costs of a configuration
+        add up to at most `budget`): the plan's loop nest walked with only those values, each prefix
+        checked as the reference walk does; `first`: stop at the first one found."""
         from solverspace.analysis.reference import ReferenceEnumerator
         from solverspace.lang.evaluate import Undefined
         if self._walker is None:
@@ -488,7 +489,12 @@ class Searchspace:
                 domain = level.domain(env)
             except Undefined:
                 return False
-            for value, cost in choose(position[level.name], remaining):
+            i = position[level.name]
+            offered = choose(i, remaining)
+            if offered is None:
+                lookup = self._lookup[i]
+                offered = [(v, 0) for v in domain if v in lookup]
+            for value, cost in offered:
                 if remaining is not None and cost > remaining:
                     continue
                 if value not in domain:
@@ -501,43 +507,56 @@ class Searchspace:
         visit(0, budget)
         return found
 
-    def _supported(self, i: int, stop_at: int | None = None) -> list:
-        """The Kernel Tuner indices of parameter i's values that some valid configuration has: for
-        every parameter at once by one streamed pass over the valid configurations (nothing kept)
-        when there are at most `SUPPORT_PASS_LIMIT`; else by a walk with the value pinned, per value."""
-        if i in self._support:
-            return self._support[i]
-        if self.size <= SUPPORT_PASS_LIMIT:
-            seen = [set() for _ in range(self.num_params)]
-            for row in self._set.rows():
+    def _is_supported(self, i: int, k: int) -> bool:
+        """Whether some valid configuration gives parameter i its value of Kernel Tuner index k: up to
+        `SUPPORT_PASS_LIMIT` configurations, every answer from one streamed pass over them (nothing
+        kept); above, a walk with that value pinned (stopping at the first valid configuration),
+        remembered."""
+        if (i, k) not in self._support:
+            if self.size <= SUPPORT_PASS_LIMIT and not self._support:
+                seen = [set() for _ in range(self.num_params)]
+                for row in self._set.rows():
+                    for j in range(self.num_params):
+                        seen[j].add(row[j])
                 for j in range(self.num_params):
-                    seen[j].add(row[j])
-            for j in range(self.num_params):
-                self._support[j] = sorted(self._lookup[j][v] for v in seen[j])
-            return self._support[i]
-        supported = []
-        for index, value in enumerate(self.params_values[i]):
-            def choose(j, remaining, i=i, value=value):
-                return [(value, 0)] if j == i else [(v, 0) for v in self.params_values[j]]
-            if self._walk(choose, first=True):
-                supported.append(index)
-                if stop_at is not None and len(supported) >= stop_at and index < len(self.params_values[i]) - 1:
-                    return supported            # enough for the question asked; not cached
-        self._support[i] = supported
-        return supported
+                    for index, value in enumerate(self.params_values[j]):
+                        self._support[(j, index)] = value in seen[j]
+            else:
+                value = self.params_values[i][k]
+                self._support[(i, k)] = bool(self._walk(lambda j, remaining: [(value, 0)] if j == i else None,
+                                                        first=True))
+        return self._support[(i, k)]
+
+    def _supported(self, i: int, stop_at: int | None = None) -> list:
+        """The Kernel Tuner indices of parameter i's values that some valid configuration has (the
+        first `stop_at` of them, when given)."""
+        found = []
+        for k in range(len(self.params_values[i])):
+            if self._is_supported(i, k):
+                found.append(k)
+                if stop_at is not None and len(found) >= stop_at:
+                    break
+        return found
+
+    def _nearest_supported(self, i: int, k: int, step: int):
+        """The nearest Kernel Tuner index past k (step +1: above, -1: below) that is supported."""
+        k += step
+        while 0 <= k < len(self.params_values[i]):
+            if self._is_supported(i, k):
+                return k
+            k += step
+        return None
 
     def _box(self, allowed: list) -> list:
         return self._walk(lambda j, remaining: [(v, 0) for v in allowed[j]])
 
     def _hamming(self, indices: tuple, config: tuple) -> list:
+        """One parameter changed: per parameter, a walk with every other parameter pinned (only the
+        values of its domain there are tried)."""
         found = []
-        for i, values in enumerate(self.params_values):
-            for value in values:
-                if value == config[i]:
-                    continue
-                other = config[:i] + (value,) + config[i + 1:]
-                if self._set.valid(other):
-                    found.append(other)
+        for i in range(self.num_params):
+            found.extend(c for c in self._walk(lambda j, remaining: None if j == i else [(config[j], 0)])
+                         if c != config)
         return found
 
     def _closest(self, indices: tuple, config: tuple) -> list:
@@ -608,10 +627,8 @@ class Searchspace:
         elif method == "adjacent":
             allowed = []
             for i, vals in enumerate(self.params_values):
-                supported = self._supported(i)
-                above = [k for k in supported if k > indices[i]]
-                below = [k for k in supported if k < indices[i]]
-                keep = {indices[i]} | ({min(above)} if above else set()) | ({max(below)} if below else set())
+                keep = {indices[i]} | {k for k in (self._nearest_supported(i, indices[i], +1),
+                                                   self._nearest_supported(i, indices[i], -1)) if k is not None}
                 allowed.append([vals[k] for k in sorted(keep)])
             found = self._box(allowed)
         elif method == "closest-param-indices":
@@ -695,6 +712,11 @@ class Searchspace:
     @property
     def list(self) -> _Rows:
         return self._materialize()
+
+    @property
+    def listed(self) -> bool:
+        """Whether the whole list has been materialized (by `list`, `sorted_list` or a NumPy view)."""
+        return self._rows is not None
 
     @property
     def indices(self) -> np.ndarray:

@@ -145,7 +145,7 @@ def test_searchspace_of_a_space_needs_no_list_and_samples_are_seeded():
     for method in NEIGHBOR_METHODS:
         assert all(space.is_valid(n) for n in ours.get_neighbors(config, method))
     assert ours.get_random_neighbor(config, "Hamming") == again.get_random_neighbor(config, "Hamming")
-    assert ours._rows is None           # nothing listed  # noqa: SLF001 - the test's own object
+    assert not ours.listed
     with pytest.raises(OptionError, match="whole list"):
         Searchspace(space=space, materialize_limit=10).list
 
