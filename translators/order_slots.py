@@ -36,7 +36,7 @@ from solverspace.lang.kinds import ORDER
 from solverspace.lang.lowering import fold, make_boolop, make_if
 from solverspace.lang.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind
 from solverspace.lang.order_domains import has_orders, order_items
-from solverspace.analysis.plan import Plan, make_plan
+from solverspace.analysis.plan import Plan, loop_order, make_plan
 
 from solverspace.translators.errors import UnsupportedConstruct
 
@@ -324,8 +324,20 @@ def slots(plan: Plan, backend: str) -> tuple[Plan, SlotLayout | None]:
         model.kinds.check()
         layout = SlotLayout(plan, rewriter.orders)
         layout.rewrite = rewriter.rewrite   # an expression of the order model (an objective) in slots
-        found = _PLANS[id(plan)] = (plan, make_plan(model), layout)
+        found = _PLANS[id(plan)] = (plan, make_plan(model, slot_loop_order(plan, model, rewriter.orders)), layout)
     return found[1], found[2]
+
+
+def slot_loop_order(plan: Plan, model: Model, orders: dict) -> list[str]:
+    """The slot model's loops in the order plan's order: each order's slots where the order was.
+
+    The slot model's own loop order may differ (an order whose length folds to a constant no longer
+    feeds what read it), and then its rows come out in another order than the reference's: the
+    positions, samples and listings of the two would disagree. The original order is legal for the
+    slot model: a slot reads only what its order's domain read, and earlier slots of its order."""
+    position = {name: i for i, name in enumerate(plan.order)}
+    origin = {slot: name for name, order in orders.items() for slot in order.names}
+    return sorted(loop_order(model, model.analysis.dag), key=lambda name: position[origin.get(name, name)])
 
 
 class OrderRefusal(UnsupportedConstruct, BackendUnavailableError):
