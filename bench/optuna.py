@@ -121,7 +121,7 @@ def gemm_problem() -> Problem:
                    domains, note)
 
 
-def run(problem: Problem, way: str, seed: int, trials: int) -> dict:
+def run(problem: Problem, way: str, seed: int, trials: int, startup: str = "lhs", n_startup: int = 5) -> dict:
     space = problem.space
     names = space.parameters
     tpe = optuna.samplers.TPESampler(seed=seed)
@@ -129,7 +129,7 @@ def run(problem: Problem, way: str, seed: int, trials: int) -> dict:
         sampler = tpe
         dists = {n: distribution_for(problem.domains[n]) for n in names}
     else:
-        sampler = SolverspaceSampler(space, tpe, seed=seed)
+        sampler = SolverspaceSampler(space, tpe, seed=seed, startup=startup, n_startup=n_startup)
     study = optuna.create_study(sampler=sampler)
     best, trajectory, invalid, seen, repeats = math.inf, [], 0, set(), 0
 
@@ -177,6 +177,9 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--problems", default="convolution,dedispersion,gemm")
+    parser.add_argument("--startup", default="lhs", help="SolverspaceSampler's start-up: lhs, sobol or uniform")
+    parser.add_argument("--n-startup", type=int, default=5, help="SolverspaceSampler start-up trials (default 5)")
+    parser.add_argument("--ways", default="penalty,solverspace")
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     problems = []
@@ -190,14 +193,14 @@ def main() -> int:
             problems.append(lambda name=name, cache=cache: cache_problem(f"{name}_milo {args.device}",
                                                                          PEER / f"{name}_milo.json", cache))
     print(f"TPE (Optuna {optuna.__version__}), {args.seeds} seeds, {args.trials} trials; fraction = optimum / best "
-          f"found (mean over seeds, worst seed)")
+          f"found (mean over seeds, worst seed); SolverspaceSampler start-up: {args.n_startup} {args.startup}")
     for make in problems:
         problem = make()
         print(f"\n{problem.name}: {problem.note}")
         print(f"  {'way':12} {'invalid':>8} {'repeats':>8} " + " ".join(f"{'@' + str(b):>14}" for b in BUDGETS
                                                                             if b <= args.trials) + "  s/seed")
-        for way in ("penalty", "solverspace"):
-            results = [run(problem, way, seed, args.trials) for seed in range(args.seeds)]
+        for way in args.ways.split(","):
+            results = [run(problem, way, seed, args.trials, args.startup, args.n_startup) for seed in range(args.seeds)]
             cells = []
             for b in BUDGETS:
                 if b <= args.trials:

@@ -14,7 +14,7 @@ this module makes Optuna propose only from it, and puts `tune`'s records in an O
 - `suggest(trial, space) -> dict`: asks the trial for every parameter with that distribution and
   returns the configuration (orders as tuples); the derived values of the configuration go in as
   the trial's user attributes (an order as its text).
-- `SolverspaceSampler(space, base=None, *, startup="lhs", n_startup=10, seed=None)`: an Optuna
+- `SolverspaceSampler(space, base=None, *, startup="lhs", n_startup=5, seed=None)`: an Optuna
   sampler whose every proposal is a valid configuration never tried before in the study.
   Start-up trials come from an exact uniform sample (`startup="uniform"`, `Space.sample`) or a
   space-filling design over the valid set (`"lhs"`, `"sobol"`: `Space.design`), taken in order
@@ -223,7 +223,7 @@ class SolverspaceSampler(BaseSampler):
     been tried).
     """
 
-    def __init__(self, space, base: BaseSampler | None = None, *, startup: str = "lhs", n_startup: int = 10,
+    def __init__(self, space, base: BaseSampler | None = None, *, startup: str = "lhs", n_startup: int = 5,
                  seed: int | None = None, neighbors: str = "Hamming"):
         if base is not None and not isinstance(base, BaseSampler):
             raise ArgumentTypeError(f"base={base!r}: expected an Optuna sampler (optuna.samplers.BaseSampler), "
