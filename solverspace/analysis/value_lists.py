@@ -51,19 +51,27 @@ def inline_derived(model) -> dict[str, ir.Expr]:
 
 
 def superset_values(model, p, domain: ir.Domain, supersets: dict, refuse: Callable, *,
-                    max_values: int, max_combinations: int) -> list:
-    """The values `domain` (parameter `p`'s domain with derived values inlined) takes for every
-    combination of its inputs' values in `supersets`, in order of first appearance (an input
-    combination where the domain is undefined contributes nothing). `refuse(message, line)`
-    builds the exception raised past `max_values` values or `max_combinations` combinations, or
-    when evaluating the domain fails."""
+                    max_values: int, max_combinations: int, inputs: list[str] | None = None,
+                    complete: Callable[[dict], None] | None = None) -> list:
+    """The values `domain` (parameter `p`'s domain with derived values inlined, or, with
+    `complete`, as written) takes for every combination of its inputs' values in `supersets`, in
+    order of first appearance (an input combination where the domain is undefined contributes
+    nothing). `inputs`: the parameters it reads (default: those its tree refers to);
+    `complete(env)` adds the derived values the domain reads to an environment of input values
+    (raising `Undefined` where one is undefined). `refuse(message, line)` builds the exception
+    raised past `max_values` values or `max_combinations` combinations, or when evaluating the
+    domain fails."""
     from solverspace.lang.evaluate import Undefined, compile_domain
-    inputs = [q for q in model.parameter_names if q in ir.refs(domain)]
+    if inputs is None:
+        inputs = [q for q in model.parameter_names if q in ir.refs(domain)]
     evaluate = compile_domain(domain, p.name, closure_globals=dict(model.closure_globals),
                               max_closure_values=model.max_closure_values)
     if not inputs:
         try:
-            values = evaluate({})
+            env: dict = {}
+            if complete is not None:
+                complete(env)
+            values = evaluate(env)
         except Undefined:
             values = []
         size = domain_size(values)
@@ -79,7 +87,10 @@ def superset_values(model, p, domain: ir.Domain, supersets: dict, refuse: Callab
     seen: dict = {}
     for combo in itertools.product(*(supersets[q] for q in inputs)):
         try:
-            values = evaluate(dict(zip(inputs, combo)))
+            env = dict(zip(inputs, combo))
+            if complete is not None:
+                complete(env)
+            values = evaluate(env)
         except Undefined:
             continue
         except SpaceEvaluationError as exc:
@@ -114,7 +125,7 @@ def value_key(model, order: dict[str, int] | None = None):
 def value_lists(model) -> dict[str, tuple]:
     """Each parameter's value list (definition order of the parameters), sorted by `value_key`."""
     from solverspace.analysis.plan import loop_order
-    inlined = inline_derived(model)
+    dag = model.analysis.dag
 
     def refuse(message, line=None):
         return ValueListError(f"cannot build value lists: {message}", where=Location(model.source, line),
@@ -124,10 +135,34 @@ def value_lists(model) -> dict[str, tuple]:
     supersets: dict[str, list] = {}
     for name in loop_order(model, model.analysis.dag):
         p = model.parameter[name]
-        supersets[name] = superset_values(model, p, ir.substitute(p.domain, inlined), supersets, refuse,
-                                          max_values=MAX_LIST_VALUES, max_combinations=MAX_INPUT_COMBINATIONS)
+        inputs = [q for q in model.parameter_names if q in dag.parameter_inputs[name]]
+        supersets[name] = superset_values(model, p, p.domain, supersets, refuse, max_values=MAX_LIST_VALUES,
+                                          max_combinations=MAX_INPUT_COMBINATIONS, inputs=inputs,
+                                          complete=derived_for(model, name))
     key = value_key(model)
     return {name: tuple(sorted(supersets[name], key=key)) for name in model.parameter_names}
+
+
+def derived_for(model, name: str) -> Callable[[dict], None]:
+    """A function that adds to an environment of parameter values every derived value that
+    `name` reads, directly or through other derived values (closures' inputs included), in
+    dependency order, with the evaluator every backend is checked against."""
+    from solverspace.lang.evaluate import compile_expr
+    uses = model.analysis.dag.uses
+    needed: set[str] = set()
+    stack = [name]
+    while stack:
+        for dep in uses[stack.pop()]:
+            if dep in model.derived_value and dep not in needed:
+                needed.add(dep)
+                stack.append(dep)
+    graph = {d: {u for u in uses[d] if u in needed} for d in needed}
+    steps = [(d, compile_expr(model.derived_value[d].expr)) for d in graphlib.TopologicalSorter(graph).static_order()]
+
+    def complete(env: dict) -> None:
+        for d, fn in steps:
+            env[d] = fn(env)
+    return complete
 
 
 class ParamIndex:
