@@ -16,8 +16,10 @@ included):
   own T1 path (tune_params and the conditions as restriction strings), in a child killed after
   `--kt-limit` seconds (default 120): Kernel Tuner's python-constraint parser cannot read our
   exported conditions (`not (...)`), so its bruteforce builder (eval of every restriction on every
-  point of the box) is what it has; on H100 its memory is estimated instead (the list of tuples and
-  its dict: about 1 KiB per configuration measured on the largest peer space).
+  point of the box) is what it has; on H100 its memory is estimated instead: the bytes Kernel Tuner's
+  Searchspace holds per configuration (tracemalloc, after its build and one neighbour query) on the
+  largest peer T1 space (kernel_tuner_paper_T1/hotspot: 349,853 configurations, 11 parameters),
+  scaled by 15/11 parameters, times 78,298,704.
 
     python bench/kernel_tuner.py [--kt-limit SECONDS] [--steps N]
 """
@@ -112,6 +114,28 @@ def child_kt(name: str) -> None:
     print(json.dumps({"size": searchspace.size, "build_s": time.perf_counter() - start, "build_peak_mib": peak_mib()}))
 
 
+def child_kt_memory() -> None:
+    import ast
+    import tracemalloc
+    from kernel_tuner.searchspace import Searchspace
+    path = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces" / "kernel_tuner_paper_T1" / "hotspot.json"
+    space = json.loads(path.read_text())["ConfigurationSpace"]
+    tune_params = {}
+    for p in space["TuningParameters"]:
+        try:
+            tune_params[p["Name"]] = list(ast.literal_eval(p["Values"]))
+        except (ValueError, SyntaxError):      # Kernel Tuner evals these; literals, range and list here
+            tune_params[p["Name"]] = list(eval(p["Values"], {"__builtins__": {}, "range": range, "list": list}))
+    restrictions = [c["Expression"] for c in space.get("Conditions", [])]
+    tracemalloc.start()
+    searchspace = Searchspace(tune_params, restrictions, 1024)
+    searchspace.get_neighbors(searchspace.list[0], "adjacent")
+    held, peak = tracemalloc.get_traced_memory()
+    print(json.dumps({"size": searchspace.size, "parameters": len(tune_params),
+                      "held_bytes_per_configuration": held / searchspace.size,
+                      "peak_bytes_per_configuration": peak / searchspace.size}))
+
+
 def run(args: list, limit: float | None = None) -> dict:
     start = time.perf_counter()
     try:
@@ -131,20 +155,29 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--child-kt", help=argparse.SUPPRESS)
+    parser.add_argument("--child-kt-memory", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child_ours(args.child[0], int(args.child[1]))
     if args.child_kt:
         return child_kt(args.child_kt)
+    if args.child_kt_memory:
+        return child_kt_memory()
     h100 = run(["--child", "H100 single-real opt-in", str(args.steps)])
     print(f"ours, H100 single-real opt-in: {h100}")
     k40c = run(["--child", "K40c double-real-NN", str(args.steps)])
     print(f"ours, K40c double-real-NN: {k40c}")
     kt = run(["--child-kt", "K40c double-real-NN"], args.kt_limit)
     print(f"Kernel Tuner 1.5, K40c double-real-NN (bruteforce builder, limit {args.kt_limit:g} s): {kt}")
-    if "size" in h100:
-        print(f"Kernel Tuner 1.5, H100: not built; its list of {h100['size']:,} tuples and their dict at about "
-              f"1 KiB each: about {h100['size'] * 1024 / 2 ** 30:.0f} GiB")
+    memory = run(["--child-kt-memory"])
+    print(f"Kernel Tuner 1.5, hotspot (peer T1, {memory.get('size', '?')} configurations): {memory}")
+    if "size" in h100 and "held_bytes_per_configuration" in memory:
+        scale = 15 / memory["parameters"]
+        held = h100["size"] * memory["held_bytes_per_configuration"] * scale / 2 ** 30
+        peak = h100["size"] * memory["peak_bytes_per_configuration"] * scale / 2 ** 30
+        print(f"Kernel Tuner 1.5, H100 ({h100['size']:,} configurations): not built; estimated {held:.0f} GiB held "
+              f"after its build, {peak:.0f} GiB at its build's peak (hotspot's bytes per configuration x 15/"
+              f"{memory['parameters']} parameters)")
 
 
 if __name__ == "__main__":
