@@ -165,16 +165,22 @@ class Space:
         return _backend(backend, "approximate", **options).approximate_count(self.plan, epsilon, delta, seed=seed)
 
     # ------------------------------------------------------------------------------ sampling
-    def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None):
+    def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
+               given=None):
         """n valid configurations drawn uniformly at random (distinct unless `replace`), as a
-        structured array; identical for the same seed whatever the thread count."""
-        return self.draw(n, seed, replace=replace, method=method, threads=threads)[0]
+        structured array; identical for the same seed whatever the thread count. `given`: a partial
+        assignment {parameter: value}; the draw is then uniform over the valid configurations that
+        agree with it (`solverspace.designs.sample_given`; none: an error saying why)."""
+        return self.draw(n, seed, replace=replace, method=method, threads=threads, given=given)[0]
 
     def draw(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
-             progress=None):
+             progress=None, given=None):
         """`sample` with what reproduces it: (structured array, `sampling.SampleInfo`)."""
         from solverspace.sampling import sample
         n = check_whole(n, "n", "a whole number of configurations")
+        if given is not None:
+            from solverspace.designs import sample_given
+            return sample_given(self, n, seed, given, replace=replace, method=method, threads=threads)
         return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
     def __len__(self) -> int:
@@ -327,6 +333,62 @@ class Space:
                 for code in present.tolist():
                     seen.add(lookup[labels[code] if labels is not None else code])
         return [sorted(seen) for seen in taken]
+
+    # ------------------------------------------------------------------------------ moves: designs, repair (issue 25)
+    def from_unit(self, point) -> tuple:
+        """The valid configuration at a point of [0, 1)^D (one coordinate per parameter, column
+        order) by conditional quantiles: parameter by parameter in plan order, the value whose
+        cumulative count of valid completions covers the coordinate (`solverspace.designs`); a
+        uniform random point gives an exactly uniform valid configuration."""
+        return self._quantiles().from_unit(point)
+
+    def from_unit_many(self, points):
+        """`from_unit` of each row of an (n, D) array, as a structured array (`sample`'s dtype)."""
+        return self._quantiles().from_unit_many(points)
+
+    def design(self, n: int, method: str = "lhs", seed: int = 0):
+        """A space-filling design of n valid configurations: `lhs` (Latin hypercube), `sobol`
+        (scrambled Sobol) or `random` points of the unit cube (SciPy's `scipy.stats.qmc`), seeded,
+        mapped by conditional quantiles (`from_unit`); a structured array (`sample`'s dtype)."""
+        from solverspace.designs import unit_design
+        quantiles = self._quantiles()
+        return quantiles.from_unit_many(unit_design(n, len(self.parameters), method, seed))
+
+    def repair(self, point=None, *, indices=None) -> tuple:
+        """The valid configuration nearest to `point` (a configuration of values from the value
+        lists, dict or tuple, need not be valid) or to `indices` (parameter indices): the smallest
+        L1 distance in parameter indices, exactly (branch and bound, `solverspace.repair`; ties: the
+        smallest (|i - t|, i) per parameter in plan order). An empty space is an error."""
+        return self._repaired(point, indices)[0]
+
+    def repair_distance(self, point=None, *, indices=None) -> int:
+        """The L1 distance in parameter indices from `point` (or `indices`) to its `repair`."""
+        return self._repaired(point, indices)[1]
+
+    def _repaired(self, point, indices) -> tuple[tuple, int]:
+        if (point is None) == (indices is None):
+            raise ArgumentTypeError("repair takes a configuration or indices=, exactly one of them",
+                                    hint=f"space.repair({dict.fromkeys(self.parameters[:2], 1)!r}) or "
+                                         f"space.repair(indices={(0,) * len(self.parameters)!r})")
+        if indices is not None:
+            self.from_param_indices(indices)     # checked: one whole number per parameter, in range
+            target = tuple(int(i) for i in indices)
+        else:
+            target = self.param_indices(point)
+        from solverspace.repair import Repairer
+        return Repairer(self._quantiles()).repair(target)
+
+    def _quantiles(self):
+        if getattr(self, "_cached_quantiles", None) is None:
+            from solverspace.analysis.value_lists import value_key
+            from solverspace.designs import Quantiles
+            from solverspace.translators.c.subtree import SubtreeCounter, UnitRows, refuse_orders_for
+            refuse_orders_for(self.plan, "a conditional quantile, design or repair")
+            counter = SubtreeCounter(self._positions().enumerator)
+            rows = UnitRows(counter, self.parameters, self._param_index().lists)
+            self._cached_quantiles = Quantiles(self, counter, value_key(self.model), rows,
+                                              self._param_index())
+        return self._cached_quantiles
 
     # ------------------------------------------------------------------------------ files
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str], str]] = [
      "the one way to a backend (the table, the factories), the `auto` policy, the builds left behind an answer"),
     ("API", ["solverspace", "solverspace.loader", "solverspace.t1", "solverspace.t1_read", "solverspace.t1_write",
              "solverspace.t1_format", "solverspace.t1_conditions", "solverspace.sampling", "solverspace.space", "solverspace.sweep",
-             "solverspace.dask_engine", "solverspace.dask_tasks"],
+             "solverspace.dask_engine", "solverspace.dask_tasks", "solverspace.designs", "solverspace.repair"],
      "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
     ("integrations", ["solverspace.optuna", "solverspace.kt_cache", "solverspace.kernel_tuner"],
      "other tuners on the valid set: Optuna (sampler, suggest, tune records)"),

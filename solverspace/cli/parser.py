@@ -26,6 +26,7 @@ from solverspace.cli.commands import (
     cmd_sample, cmd_settings, cmd_sweep, cmd_validate)
 from solverspace.cli.search_commands import cmd_best
 from solverspace.cli.neighbors import cmd_neighbors
+from solverspace.cli.moves_b import cmd_design, cmd_repair, cmd_sample_or_given
 from solverspace.cli.kernel_tuner import cmd_cache_check
 from solverspace.cli.optuna import cmd_tune_optuna
 from solverspace.core.options import (
@@ -169,7 +170,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     engine(p)
     p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
                    help="--engine dask: worker processes of the local cluster (default: all cores)")
-    p.set_defaults(func=cmd_sample)
+    p.add_argument("--given", nargs="+", metavar="NAME=VALUE",
+                   help="uniform over the valid configurations with these values (exact; none: exit 2, saying why)")
+    p.set_defaults(func=cmd_sample_or_given)
 
     p = sub.add_parser("export-t1", help="write the space as a T1 tuning-problem JSON file")
     common(p)
@@ -208,6 +211,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common(p)
     p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")
     p.set_defaults(func=cmd_check_cpsat)
+
+    p = sub.add_parser("design", help="a space-filling design of valid configurations (conditional quantiles)")
+    common(p)
+    p.add_argument("-n", type=_sample_size, required=True, help="how many design points (at least 1)")
+    p.add_argument("--method", default="lhs", choices=["lhs", "sobol", "random"],
+                   help="lhs (Latin hypercube, default), sobol (scrambled Sobol; n a power of two keeps its balance) "
+                        "or random points of the unit cube, each mapped to a valid configuration")
+    p.add_argument("--seed", type=SEED, default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet ('-': standard output, the default)")
+    p.add_argument("--sep", type=SEPARATOR, default=",", help="CSV field separator, one character")
+    p.set_defaults(func=cmd_design)
+
+    p = sub.add_parser("repair", help="the valid configuration nearest to a point (L1 distance in parameter indices)")
+    common(p)
+    p.add_argument("assignment", nargs="*", metavar="NAME=VALUE",
+                   help="a value from each parameter's value list (the point need not be valid)")
+    p.add_argument("--indices", metavar="I,J,...", help="the point as parameter indices, in column order")
+    p.set_defaults(func=cmd_repair)
 
     p = sub.add_parser("neighbors", help="the valid neighbours of a valid configuration (Kernel Tuner's methods)")
     common(p)

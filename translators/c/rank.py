@@ -10,16 +10,14 @@ Instead the output order is descended one loop at a time, from the unit's prefix
   constraints at that loop (the reference evaluator: same semantics by construction), and
   skipped by its subtree count from the compiled `ss_count_prefix`.
 
-`ss_count_prefix` counts under a prefix of the counting order (the non-hoisted loops), with
+Counts, codes and admitted values come from `translators.c.subtree.SubtreeCounter` (shared with
+the moves of issue 25). `ss_count_prefix` counts under a prefix of the counting order (the non-hoisted loops), with
 every hoisted parameter multiplied in; the hoisted parameters already fixed are divided out
 again: their domain sizes depend only on loops before them, so they are common factors.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from solverspace.lang.evaluate import Undefined
-from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.translators.c.subtree import SubtreeCounter
 
 
 class UnitRanker:
@@ -28,30 +26,20 @@ class UnitRanker:
     def __init__(self, enumerator):
         self.enumerator = enumerator
         self.plan = enumerator.plan
-        self.reference = ReferenceEnumerator(self.plan)
-        self.hoisted = set(enumerator.generated.hoisted)
-        generated = enumerator.generated
-        self.categorical = {c.name for c in generated.columns if c.categorical is not None}
-        self.strings = {code: text for text, code in generated.codes.items()}
+        self.counter = SubtreeCounter(enumerator)   # counts, codes and admitted values (translators.c.subtree)
+        self.reference = self.counter.reference
+        self.hoisted = self.counter.hoisted
 
     # ------------------------------------------------------------------------------ counts
     def _count(self, prefix: list[int]) -> int:
         """Configurations under a prefix of the counting order, hoisted parameters all free."""
-        e = self.enumerator
-        words = e.generated.count_words
-        values = np.array(prefix or [0], dtype=np.int64)
-        out = np.zeros(words, dtype=np.int64)
-        st = e.ffi.new("ss_stats *")
-        e.call(e.lib.ss_count_prefix, e.ffi.cast("int64_t *", values.ctypes.data), len(prefix),
-                e.ffi.cast("int64_t *", out.ctypes.data), st)
-        e.check_status(st, False)
-        return int(out[0]) if words == 1 else int.from_bytes(out.view(np.uint64).tobytes(), "little")
+        return self.counter.count_codes(prefix)
 
     def _code(self, name, value) -> int:
-        return self.enumerator.generated.codes[value] if name in self.categorical else value
+        return self.counter.code(name, value)
 
     def _value(self, name, code: int):
-        return self.strings[int(code)] if name in self.categorical else int(code)
+        return self.counter.value(name, code)
 
     def _start(self, unit: int):
         """(env, counting-order prefix) for a unit's prefix, derived values computed."""
@@ -69,15 +57,7 @@ class UnitRanker:
 
     def _children(self, index: int, env: dict):
         """The values of loop `index` admitted under env (env is left with the last one tried)."""
-        level = self.reference.levels[index]
-        try:
-            values = level.domain(env)
-        except Undefined:  # an undefined domain has no values (the C nest counts it as 0)
-            return
-        for value in values:
-            env[level.name] = value
-            if self.reference.admit(level, env):
-                yield value
+        return self.counter.children(index, env)
 
     # ------------------------------------------------------------------------------ positions
     def row_at(self, unit: int, rank: int) -> dict:

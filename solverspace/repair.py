@@ -1,0 +1,144 @@
+"""Repair: the valid configuration nearest to a point of the index box (issue 25).
+
+A point of the index box is one parameter index per parameter (positions in the value lists,
+`solverspace.analysis.value_lists`); it need not be valid. Its repair is the valid configuration
+at the smallest L1 distance sum_p |i_p - t_p| in parameter indices, found exactly by branch and
+bound over the plan's loop order:
+
+- the loops are bound in plan order (`plan.order`, as `explain` shows it); at each loop the
+  admitted values that have at least one valid completion (compiled subtree counts,
+  `translators.c.subtree`, cached) are tried by increasing distance |i_p - t_p| from the target
+  index, the smaller index first at equal distance;
+- a partial configuration's lower bound is the distance of the parameters bound so far; a subtree
+  with no valid completion is never entered, so the first descent reaches a valid configuration
+  (the incumbent) and the search then only enters subtrees whose bound is below it.
+
+**Tie order**: among the configurations at the minimum distance, the one returned is the first in
+that search order, i.e. the smallest by the key (|i_p - t_p|, i_p) for p in plan order, compared
+lexicographically. (An incumbent is replaced only by a strictly nearer configuration, and the
+search visits configurations in that key's order.)
+"""
+from __future__ import annotations
+
+__all__ = ["Repairer"]
+
+
+class Repairer:
+    """Exact repair of one space (`designs.Quantiles` gives the units and subtree counts).
+
+    Down to the work units' depth the search runs over the units' prefixes, each with the box of
+    parameter indices its configurations take (`UnitRows.boxes`): a prefix's lower bound is the
+    L1 distance from the target to its box, which is the distance of the bound parameters plus a
+    bound on the others (so it is never looser than the distance of the parameters bound so far).
+    A unit of at most `LIST_ROWS` configurations is listed and its nearest row found in NumPy; a
+    larger one is searched loop by loop with compiled subtree counts."""
+
+    def __init__(self, quantiles):
+        self.quantiles = quantiles
+        self.rows = quantiles.rows
+        self.loop_columns = quantiles.loop_columns
+        self.units_searched = 0                 # units whose rows were compared (tests read the work)
+
+    def repair(self, target: tuple[int, ...]) -> tuple[tuple, int]:
+        """(the nearest valid configuration in column order, its L1 distance) to `target`
+        (parameter indices in column order, each within its value list)."""
+        import numpy as np
+        self.quantiles.root()                    # an empty space: EmptySpaceError
+        if not self.loop_columns:
+            return (), 0
+        live, prefixes, starts, sums = self.rows.structure()
+        boxes = self.rows.boxes()
+        depth = self.rows.units.depth
+        t = np.array(target, dtype=np.int64)
+        self.best: tuple | None = None           # (distance, key, configuration)
+        self.units_searched = 0
+
+        def bound(level, lo_g, hi_g):
+            lo, hi = boxes[level][0][lo_g:hi_g], boxes[level][1][lo_g:hi_g]
+            return (np.maximum(lo - t, 0) + np.maximum(t - hi, 0)).sum(axis=1)
+
+        def visit(d: int, a: int, b: int):
+            if d == depth:
+                self.search_unit(int(live[a]), int(sums[d][np.searchsorted(starts[d], a)]), t)
+                return
+            column = self.loop_columns[d]
+            g0, g1 = np.searchsorted(starts[d + 1], [a, b])
+            lbs = bound(d + 1, g0, g1)
+            index = boxes[d + 1][0][g0:g1, column]            # the bound parameter: lo == hi
+            order = np.lexsort((index, np.abs(index - t[column])))
+            for k in order.tolist():
+                if self.best is not None and lbs[k] >= self.best[0]:
+                    continue
+                g = g0 + k
+                visit(d + 1, int(starts[d + 1][g]), int(starts[d + 1][g + 1]) if g + 1 < len(starts[d + 1])
+                      else len(live))
+        visit(0, 0, len(live))
+        return self.best[2], self.best[0]
+
+    def key(self, indices, t):
+        """The tie key of configurations (rows of parameter indices): per loop in plan order,
+        (|i - t|, i); returns the argsort keys for numpy.lexsort (last = primary)."""
+        keys = []
+        for column in reversed(self.loop_columns):
+            keys.append(indices[:, column])
+            keys.append(abs(indices[:, column] - t[column]))
+        return keys
+
+    def offer(self, distance: int, config: tuple) -> None:
+        if self.best is None or distance < self.best[0]:
+            self.best = (distance, None, config)
+
+    def search_unit(self, unit: int, count: int, t) -> None:
+        import numpy as np
+        self.units_searched += 1
+        if count <= self.quantiles.list_rows:
+            _, index = self.rows.unit(unit)
+            distance = np.abs(index - t).sum(axis=1)
+            m = int(distance.min())
+            if self.best is not None and m >= self.best[0]:
+                return
+            near = index[distance == m]
+            first = near[np.lexsort(self.key(near, t))[0]] if len(near) > 1 else near[0]
+            self.offer(m, self.quantiles.space.from_param_indices(tuple(int(i) for i in first)))
+            return
+        self.search_counts(unit, t)
+
+    def search_counts(self, unit: int, t) -> None:
+        """Branch and bound below a large unit: loops in plan order, values by increasing distance
+        from the target index (the smaller index first), bound: the distance of the bound
+        parameters; subtrees with no valid completion are never entered (subtree counts)."""
+        quantiles = self.quantiles
+        columns = self.loop_columns
+        positions = quantiles.param_index.positions
+        node, path = quantiles.unit_node(unit)
+        start = len(path)
+        distance0 = sum(abs(positions[columns[d]][v] - int(t[columns[d]])) for d, v in enumerate(path))
+
+        def ordered(path, node, depth):
+            column = columns[depth]
+            target = int(t[column])
+            lookup = positions[column]
+            kids = [(abs(lookup[value] - target), lookup[value], value, child)
+                    for value, child in quantiles.children(path, node)]
+            kids.sort(key=lambda k: (k[0], k[1]))
+            return kids
+
+        if start == len(columns):
+            self.offer(distance0, tuple(node.env[name] for name in quantiles.space.parameters))
+            return
+        stack = [(path, distance0, ordered(path, node, start), 0)]
+        while stack:
+            path, distance, kids, k = stack[-1]
+            if k >= len(kids):
+                stack.pop()
+                continue
+            step, _, value, child = kids[k]
+            stack[-1] = (path, distance, kids, k + 1)
+            reached = distance + step
+            if self.best is not None and reached >= self.best[0]:
+                stack.pop()     # the rest are no nearer: children are sorted by distance
+                continue
+            if len(path) + 1 == len(columns):
+                self.offer(reached, tuple(child.env[name] for name in quantiles.space.parameters))
+                continue
+            stack.append((path + (value,), reached, ordered(path + (value,), child, len(path) + 1), 0))
