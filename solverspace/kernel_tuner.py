@@ -153,6 +153,30 @@ def _lone_monolithic(restrictions: list, names: list) -> bool:
         return False
 
 
+def _lambda_text(restriction, names: list, parameters: list):
+    """A lambda restriction as the string Kernel Tuner makes of it (`kernel_tuner.util`'s rewrite of
+    its source: `lambda p: p["x"] > 2` is `x > 2`), when that is the only lambda on its source line
+    and our T1 reader reads the string; else None (it stays a Python predicate)."""
+    if getattr(restriction, "__name__", None) != "<lambda>":
+        return None
+    try:
+        from kernel_tuner.util import get_all_lambda_asts, unparse_constraint_lambda
+        found = get_all_lambda_asts(restriction)
+        if len(found) != 1 or len(found[0].args.args) != 1:
+            return None
+        text = unparse_constraint_lambda(found[0])
+    except Exception:                   # no Kernel Tuner, no source, a form its rewrite does not take
+        return None
+    from solverspace.t1_read import load_t1_text
+    condition = {"Parameters": _names_in(text, names), "Expression": text}
+    try:
+        load_t1_text(json.dumps({"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": [condition]}}),
+                     "<lambda>")
+    except SpaceDefinitionError:
+        return None
+    return text
+
+
 def build_space(tune_params: dict, restrictions=None, max_threads: int | None = None,
                 block_size_names=DEFAULT_BLOCK_SIZE_NAMES):
     """(Space, predicates, description): our space from Kernel Tuner's arguments, as Kernel Tuner
@@ -180,6 +204,9 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
     lone = _lone_monolithic(restrictions, names)
     conditions, predicates, texts = [], [], []
     for restriction in restrictions:
+        text = _lambda_text(restriction, names, parameters)
+        if text is not None:
+            restriction = text          # a lambda read from its source, as Kernel Tuner reads it: compiled
         predicate = _predicate(restriction, names, lone)
         if predicate is None:
             conditions.append({"Parameters": _names_in(restriction, names), "Expression": restriction})

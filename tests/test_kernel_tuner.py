@@ -153,16 +153,23 @@ def test_searchspace_of_a_space_needs_no_list_and_samples_are_seeded():
 # ---------------------------------------------------------------------------------- restrictions
 def test_callables_are_python_predicates_as_kernel_tuner_calls_them(capsys):
     tune_params = {"block_size_x": [16, 32, 64, 128], "block_size_y": [1, 2, 4, 8], "tile": [1, 2, 3, 4]}
-    cases = [
-        ["block_size_x * tile <= 256", lambda p: p["tile"] != 3],                   # string + a lambda of the dict
-        [(lambda x, t: x * t <= 256, ["block_size_x", "tile"]), "tile != 3"],       # (function, [names])
-        [lambda p: p["block_size_x"] * p["tile"] <= 256 and p["tile"] != 3],        # the old monolithic form
+    def monolithic(p):
+        return p["block_size_x"] * p["tile"] <= 256 and p["tile"] != 3
+
+    def positional(x, y, t):
+        return x * t <= 256 and t != 3
+    cases = [   # (restrictions, evaluated in Python?)
+        (["block_size_x * tile <= 256", lambda p: p["tile"] != 3], False),           # a lambda: read as a string
+        (["block_size_x * tile <= 256", lambda p: p["tile"].bit_length() != 2 or p["tile"] == 2], True),  # unreadable
+        ([(lambda x, t: x * t <= 256, ["block_size_x", "tile"]), "tile != 3"], True),  # (function, [names])
+        ([monolithic], True),                                                          # the old monolithic form
+        ([positional], True),                                                          # every value, positionally
     ]
     expected = KernelTunerSearchspace(tune_params, ["block_size_x * tile <= 256", "tile != 3"], MAX_THREADS)
-    for restrictions in cases:
+    for restrictions, in_python in cases:
         ours = Searchspace(tune_params, restrictions, MAX_THREADS)
         assert set(ours.list) == set(expected.list)
-        assert "Python callables" in capsys.readouterr().err
+        assert ("Python callables" in capsys.readouterr().err) == in_python
     ours = Searchspace(tune_params, ["block_size_x * tile <= 256", "tile != 3"], MAX_THREADS)
     assert ours.size == expected.size and "callables" not in capsys.readouterr().err
 
