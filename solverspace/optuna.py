@@ -25,9 +25,10 @@ this module makes Optuna propose only from it, and puts `tune`'s records in an O
   configuration nearest in parameter indices). A repaired configuration the study has tried is
   replaced by its untried Hamming neighbour (`Space.neighbors`) nearest to the base's point
   (L1 distance in parameter indices; ties: the neighbours' order), else by a configuration drawn
-  uniformly among the untried valid ones (by rank over the canonical positions). When every valid
-  configuration has been tried the sampler calls `study.stop()`, so `study.optimize` ends after
-  exactly `len(space)` trials; asking for more (ask and tell) is a `SpaceExhaustedError`.
+  uniformly among the untried valid ones (by rank over the canonical positions). When it gives out
+  the last valid configuration the sampler calls `study.stop()`, so `study.optimize` ends after
+  exactly `len(space)` trials; asking for more is a `SpaceExhaustedError` (an `optuna.TrialPruned`:
+  a racing thread's trial ends PRUNED).
 - `export_records(db, storage, study_name, *, run=None, space=None)`: the measurements of a
   `tune` database (`solverspace.analysis.tune_db`) into any Optuna storage, one trial each, through
   `optuna.create_trial` and `Study.add_trials`; `OptunaRecorder`: the same, one record at a time,
@@ -75,8 +76,11 @@ class BaseSamplerError(SolverspaceError, RuntimeError):
     """The `base` sampler of a `SolverspaceSampler` raised (the original exception is chained)."""
 
 
-class SpaceExhaustedError(SolverspaceError, RuntimeError):
-    """Every valid configuration has been tried in this study: there is nothing left to propose."""
+class SpaceExhaustedError(SolverspaceError, optuna.TrialPruned):
+    """Every valid configuration has been tried in this study: there is nothing left to propose.
+    Also an `optuna.TrialPruned`, so that inside `study.optimize` (several threads, `n_jobs`) a
+    trial that asked after the last configuration was given ends as PRUNED, without parameters,
+    and the study stops; with ask and tell the caller sees this error."""
 
 
 # ---------------------------------------------------------------------------------- distributions
@@ -272,6 +276,7 @@ class SolverspaceSampler(BaseSampler):
             tried = self._tried(study, trial)
             size = self.size()
             if size is not None and self._valid_count(tried) >= size:
+                _stop(study)
                 raise SpaceExhaustedError(f"every one of the {size} valid configurations of the space has been tried "
                                           f"in study {study.study_name!r}: nothing is left to propose",
                                           hint="the best is study.best_trial; with study.optimize the sampler stops "
@@ -285,6 +290,8 @@ class SolverspaceSampler(BaseSampler):
             self.counts[source] += 1
             self._proposed[(study.study_name, trial.number)] = key
             self._valid[key] = True
+            if size is not None and self._valid_count(tried) + 1 >= size:
+                _stop(study)        # the last one: optimize ends once the running trials finish
             return self.codec.params(key)
 
     def sample_independent(self, study, trial, param_name, param_distribution):
@@ -309,10 +316,7 @@ class SolverspaceSampler(BaseSampler):
                 size = self.size()
                 exhausted = size is not None and self._valid_count(tried) >= size
         if exhausted:
-            try:
-                study.stop()
-            except RuntimeError:
-                pass        # not inside study.optimize (ask and tell): the next ask says the space is exhausted
+            _stop(study)
 
     # ------------------------------------------------------------------------------ what was tried
     def size(self) -> int | None:
@@ -469,6 +473,15 @@ class SolverspaceSampler(BaseSampler):
         if position is None:
             position = self._positions[key] = self.space.index(key)
         return position
+
+
+def _stop(study) -> None:
+    """`study.stop()` inside `study.optimize`; outside it (ask and tell) Optuna refuses, and the
+    next ask is a `SpaceExhaustedError`."""
+    try:
+        study.stop()
+    except RuntimeError:
+        pass
 
 
 def _plain(value, dist):

@@ -210,6 +210,19 @@ def test_many_generated_spaces_exhausted_exactly(source, name, seed):
     exhausted_exactly(source, name, seed)
 
 
+def test_threads_share_the_sampler_without_repeats():
+    sp = space(SMALL)
+    study = optuna.create_study(sampler=SolverspaceSampler(sp, seed=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(lambda t: float(suggest(t, sp)["x"]), n_trials=len(sp) + 20, n_jobs=3)
+    done = [tuple(t.params.values()) for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(done) == len(set(done)) == len(sp)
+    late = [t for t in study.trials if t.state != optuna.trial.TrialState.COMPLETE]
+    assert all(t.state == optuna.trial.TrialState.PRUNED and not t.params for t in late)   # asked after the last
+    assert len(late) <= 2
+
+
 def test_ask_after_exhaustion_says_so():
     sp = space("x = range(3)")
     study = optuna.create_study(sampler=SolverspaceSampler(sp, seed=0, n_startup=1))
