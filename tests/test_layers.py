@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, list[str], str]] = [
              "solverspace.dask_engine", "solverspace.dask_tasks", "solverspace.designs", "solverspace.repair"],
      "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
     ("integrations", ["solverspace.optuna", "solverspace.kt_cache", "solverspace.kernel_tuner"],
-     "other tuners on the valid set: Optuna (sampler, suggest, tune records)"),
+     "other tuners on the valid set: Optuna (sampler, suggest, tune records), Kernel Tuner (caches, Searchspace)"),
     ("validation", ["solverspace.validation", "solverspace.validation.*"],
      "validation/: cross-validation of every backend, the space generators, snapshots"),
     ("command line", ["solverspace.cli", "solverspace.cli.*", "solverspace.__main__"], "the `solverspace` command"),
