@@ -61,6 +61,7 @@ import numpy as np
 
 from solverspace.core.errors import ArgumentTypeError, OptionError, SolverspaceError, SpaceDefinitionError
 from solverspace.core.orders import SEPARATOR
+from solverspace.analysis.neighbors import METHODS as NEIGHBOR_METHODS
 from solverspace.analysis.tune_db import APPLICATION, bound_text, canonical_key
 
 EXACT_FLOAT_INT = 2 ** 53       # Optuna keeps an IntDistribution's values as floats: beyond this, categorical
@@ -239,6 +240,9 @@ class SolverspaceSampler(BaseSampler):
             raise OptionError(f"n_startup={n_startup!r}: expected a whole number of trials (0 or more)")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise OptionError(f"seed={seed!r}: expected a whole number (0 or more) or None")
+        if neighbors not in NEIGHBOR_METHODS:
+            raise OptionError(f"neighbors={neighbors!r}: expected one of {', '.join(map(repr, NEIGHBOR_METHODS))}",
+                              hint="the neighbours a tried repaired configuration is replaced by; default 'Hamming'")
         self.space = space
         self.codec = codec(space)
         # Repair is what every proposal after the start-up goes through: a space it refuses (issue

@@ -279,6 +279,10 @@ def test_bad_arguments():
         SolverspaceSampler(sp, n_startup=-1)
     with pytest.raises(OptionError, match="base=.*expected an Optuna sampler"):
         SolverspaceSampler(sp, base="tpe")
+    with pytest.raises(OptionError, match="neighbors='hamming'"):
+        SolverspaceSampler(sp, neighbors="hamming")
+    with pytest.raises(OptionError, match="study_name=''"):
+        OptunaRecorder(sp, "sqlite:///:memory:", "")
 
 
 def test_records_already_in_the_study_are_not_proposed_again():
