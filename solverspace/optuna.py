@@ -209,7 +209,12 @@ def suggest(trial, space) -> dict:
             value = trial.suggest_int(name, dist.low, dist.high, step=dist.step)
         else:
             value = trial.suggest_categorical(name, dist.choices)
-        config[name] = found.from_optuna(name, value)
+        try:
+            config[name] = found.from_optuna(name, value)
+        except (KeyError, TypeError):
+            raise StudyMismatchError(f"parameter {name!r}: the trial gave {value!r}, which is not in its value list "
+                                     f"({dist})", hint="a FixedTrial or an enqueued trial must hold values of the "
+                                                       "space's value lists") from None
     for name, value in space.check(config).derived.items():
         trial.set_user_attr(name, _stored(value) if isinstance(value, tuple) else value)
     return config

@@ -124,6 +124,10 @@ def test_suggest_returns_the_configuration_and_sets_derived_values():
     fixed = optuna.trial.FixedTrial({"x": 3, "y": 4, "k": "b"})
     assert suggest(fixed, sp) == {"x": 3, "y": 4, "k": "b"}
     assert fixed.user_attrs["z"] == 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # Optuna's own warning: out of the range
+        with pytest.raises(StudyMismatchError, match="parameter 'x': the trial gave 100"):
+            suggest(optuna.trial.FixedTrial({"x": 100, "y": 4, "k": "b"}), sp)
 
 
 # ---------------------------------------------------------------------------------- the sampler
