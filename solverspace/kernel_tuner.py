@@ -465,14 +465,29 @@ class Searchspace:
         return self.get_param_configs_at_indices(self.get_random_sample_indices(num_samples))
 
     def get_LHS_sample_indices(self, num_samples: int) -> list:
-        """Positions of a Latin hypercube sample over the valid set: `num_samples` strata of the
-        canonical order (so of the first parameter's cumulative count), one uniform position in each."""
+        """Positions of a Latin hypercube sample over the valid set (Kernel Tuner's sizes: more than the
+        space asks for half of it): our LHS design (`Space.design`, conditional quantiles of a scipy
+        Latin hypercube, seeded), repeated points replaced by uniform distinct ones, as Kernel Tuner
+        tops up; with Python-callable restrictions (a listed set), one uniform position in each of n
+        equal strata of the list."""
         if num_samples > self.size:
             import warnings
             warnings.warn(f"Too many samples requested ({num_samples}), reducing the number of samples to half of "
                           f"the searchspace size ({self.size})")
             num_samples = round(self.size / 2)
         n = int(num_samples)
+        if n <= 0:
+            return []
+        if isinstance(self._set, _Compiled):
+            design = self.space.design(n, "lhs", seed=self._rng.randrange(2 ** 31))
+            positions = list(dict.fromkeys(self._set.index(self._canonical(tuple(row))) for row in design.tolist()))
+            taken = set(positions)
+            while len(positions) < n:
+                extra = self._rng.randrange(self.size)
+                if extra not in taken:
+                    taken.add(extra)
+                    positions.append(extra)
+            return positions
         positions = []
         for k in range(n):
             low, high = k * self.size // n, (k + 1) * self.size // n
