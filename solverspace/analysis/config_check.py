@@ -15,6 +15,7 @@ parameters bound before it (the plan places each item after the loop of its last
 from __future__ import annotations
 
 from solverspace.analysis.plan import Plan
+from solverspace.lang.evaluate import Undefined
 from solverspace.analysis.reference import ReferenceEnumerator
 
 __all__ = ["ConfigChecker", "contains"]
@@ -72,7 +73,6 @@ class ConfigChecker:
     def domain(level, env: dict):
         """The level's domain at `env`: its values (a list, range or order domain), empty where
         the domain is undefined (the reference walks no value there)."""
-        from solverspace.lang.evaluate import Undefined
         try:
             return level.domain(env)
         except Undefined:
@@ -114,18 +114,23 @@ class ConfigChecker:
             self.affected_cache[k] = cached
         return cached
 
-    def valid_changed(self, env: dict, k: int, values) -> bool:
+    def valid_changed(self, env: dict, k: int, values, in_domain: bool = False) -> bool:
         """Validity of `values`, a valid configuration with only the parameter of loop `k`
         changed; `env` is a working copy of the valid configuration's whole environment
         (`prefix(...)[-1]`), reused across calls for the same `k` (each loop evaluated again
-        writes what it computes before anything later reads it)."""
+        writes what it computes before anything later reads it). `in_domain`: the caller took
+        the new value from loop `k`'s domain (so its membership is not tested again)."""
         admit = self.enumerator.admit
         levels, columns = self.levels, self.columns
         for j in self.affected(k):
             level = levels[j]
             value = values[columns[j]]
-            if not contains(self.domain(level, env), value):
-                return False
+            if j != k or not in_domain:
+                try:
+                    if value not in level.domain(env):
+                        return False
+                except (Undefined, TypeError):   # an undefined domain; a value of another kind
+                    return False
             env[level.name] = value
             if not admit(level, env):
                 return False

@@ -110,7 +110,7 @@ class Neighbors:
                 if v == current:
                     continue
                 moved[p] = v
-                if self.checker.valid_changed(env, k, moved):
+                if self.checker.valid_changed(env, k, moved, in_domain=True):
                     point = list(indices)
                     point[p] = lookup[v]
                     found.append(tuple(point))
@@ -130,7 +130,7 @@ class Neighbors:
                 while 0 <= j < len(listed):
                     if contains(domain, listed[j]):
                         moved[p] = listed[j]
-                        if self.checker.valid_changed(env, k, moved):
+                        if self.checker.valid_changed(env, k, moved, in_domain=True):
                             point = list(indices)
                             point[p] = j
                             found.append(tuple(point))
