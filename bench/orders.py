@@ -47,9 +47,9 @@ def main() -> None:
     for n in (int(s) for s in args.sizes.split(",")):
         space = Space.from_source(source(n))
         expected = math.factorial(n) // 8
-        backend = CBackend(threads=args.threads)
-        from solverspace.translators.order_slots import slot_plan
-        _, build = timed(lambda: backend.enumerator(slot_plan(space.plan, "C")))
+        from solverspace.translators.order_slots import OrderSlots
+        backend = OrderSlots(CBackend(threads=args.threads))
+        _, build = timed(lambda: backend.enumerator(backend.inner_plan(space.plan)))
         count, c_seconds = timed(lambda: space.count(backend))
         assert count == expected, (count, expected)
         cpsat = reference = "-"

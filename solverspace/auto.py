@@ -7,7 +7,6 @@ from __future__ import annotations
 from solverspace.core.errors import BackendUnavailableError
 from solverspace.core.formats import write_rows
 from solverspace.core.results import Stats, rows_to_array
-from solverspace.lang.order_domains import has_orders
 from solverspace.analysis.reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.factories import c_backend, cpsat_backend
 
@@ -110,7 +109,7 @@ class AutoBackend:
                     self._leave_build(plan, with_derived)    # the optimized module, for the next calls
                     return answer
             else:
-                if enumerator.work > self.build_work and not has_orders(plan.model):
+                if enumerator.work > self.build_work and not compiled.through_slots(plan):
                     self._leave_build(plan, with_derived)
                 return answer
         self.answered_by = "c"
@@ -158,10 +157,10 @@ class AutoBackend:
 
     def _quick_backend(self, compiled, plan):
         """The quick-build twin of `compiled`, or None where quick builds are not taken (builds
-        behind the answer off, or orders)."""
-        if self.quick_work <= 0 or has_orders(plan.model) or not self._builds_behind():
+        behind the answer off, or a space answered through its slot model: orders)."""
+        if self.quick_work <= 0 or compiled.through_slots(plan) or not self._builds_behind():
             return None
-        return type(compiled)(threads=compiled.threads, options=compiled.options, quick=True)
+        return c_backend(quick=True, **self.c_options)
 
     def _leave_build(self, plan, with_derived) -> None:
         """The module of this plan, built behind the answer (never raises, never waits)."""

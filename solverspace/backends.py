@@ -39,7 +39,7 @@ from solverspace.core.errors import BackendUnavailableError, OptionError
 from solverspace.auto import (  # noqa: F401  (the `auto` policy's names, importable from the registry too)
     AUTO_BUILD_WORK, AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AUTO_REFERENCE_BUDGET, AUTO_REFERENCE_LIMIT, AutoBackend,
     BeyondBudgetError, auto_backend)
-from solverspace.factories import c_backend, cpsat_backend, reference_backend, search_backend
+from solverspace.factories import c_backend, cpsat_backend, reference_backend, search_backend, slots_applied
 
 CAPABILITIES = {
     "count": "count configurations",
@@ -141,7 +141,7 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     if not isinstance(name, str):  # a backend object: a registered one must have the capability too
         if capability is not None and getattr(name, "name", None) in REGISTRY:
             require(name.name, capability)
-        return name
+        return slots_applied(name)   # a C or CP-SAT backend made by hand: orders through slots too
     if capability is not None:
         entry = require(name, capability)
     else:

@@ -1,7 +1,9 @@
 """How each registered backend is made from its options (`solverspace.backends` names these
 factories in its table; `solverspace.auto` makes its C and CP-SAT backends with them).
 
-Imports stay lazy: making a reference backend imports no compiler or solver.
+Imports stay lazy: making a reference backend imports no compiler or solver. Every backend made
+here whose class declares `order_slots` (C, CP-SAT) comes wrapped in `translators.order_slots.OrderSlots`,
+which answers spaces with order-valued parameters through their slot model.
 """
 from __future__ import annotations
 
@@ -28,10 +30,12 @@ def search_backend(engine: str):
     return factory
 
 
-def c_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=()):
-    """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names)."""
+def c_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(), quick: bool = False):
+    """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names);
+    `quick`: the quick (-O0) builds (`auto` on small spaces; not a registry option)."""
     from solverspace.translators.c.backend import CBackend
-    return CBackend.configured(threads=threads, optimizations=optimizations, literal=literal, disable=disable)
+    return slots_applied(CBackend.configured(threads=threads, optimizations=optimizations, literal=literal,
+                                             disable=disable, quick=quick))
 
 
 def cpsat_backend(*, time_limit: float | None = None, workers: int | None = None, seed: int | None = None,
@@ -43,5 +47,11 @@ def cpsat_backend(*, time_limit: float | None = None, workers: int | None = None
     except ImportError as exc:
         raise BackendUnavailableError(f"the CP-SAT backend needs OR-Tools ({exc})",
                                       hint="pip install 'ortools>=9.10'") from None
-    return CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"), seed=seed,
-                        sinks=True if sinks is None else sinks)
+    return slots_applied(CpSatBackend(time_limit=time_limit, workers=check_threads(workers, "workers"), seed=seed,
+                                      sinks=True if sinks is None else sinks))
+
+
+def slots_applied(backend):
+    """The backend, wrapped in `OrderSlots` when it declares that it answers orders through slots."""
+    from solverspace.translators.order_slots import with_order_slots
+    return with_order_slots(backend)

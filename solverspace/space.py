@@ -304,12 +304,11 @@ class Space:
         """Per parameter, the indices of its value list that some valid configuration takes (what
         `adjacent` reads): one compiled pass over the space, once per Space (the reference's
         rows for a space with orders or one the C backend refuses)."""
-        from solverspace.lang.order_domains import has_orders
         from solverspace.translators.errors import UnsupportedConstruct
         index = self._param_index()
         taken: list[set] = [set() for _ in self.parameters]
-        try:
-            enumerator = None if has_orders(self.model) else get_backend("c", "list").enumerator(self.plan)
+        try:   # a space with orders is refused by the enumerator (its slot model's rows are not orders)
+            enumerator = get_backend("c", "list").enumerator(self.plan)
         except UnsupportedConstruct:
             enumerator = None
         if enumerator is None:

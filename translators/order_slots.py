@@ -359,3 +359,130 @@ def _order_params(model):
     found = [p for p in model.parameters if model.kinds.of(p.name) == ORDER]
     return found or [next(iter(model.parameters))]
 
+
+
+# ------------------------------------------------------------------------------ the wrapper
+class SlotJoins:
+    """How one backend family's answers on a slot model are joined back into orders: each a
+    function of the family's `orders` module (`translators/c/orders.py`, `translators/cpsat/orders.py`),
+    or None where the family has none (the question then goes to the backend with the plan as it
+    is, which answers or refuses it). A backend declares its joins as its class's `order_slots`.
+
+    - `rows`, `array`, `write`: `(inner, plan, ...)` with the backend's own keywords;
+    - `positions`, `sampler`: `(the slot plan's positions or sampler, plan)`;
+    - `complete`: `(plan, assignment, complete_slot_plan)`; `best`: `(plan, objective, best_of_slot_plan, **kw)`."""
+
+    def __init__(self, family: str, *, rows=None, array=None, write=None, positions=None, sampler=None,
+                 complete=None, best=None):
+        self.family = family   # the backend's name in the slot model's refusals ("C", "CP-SAT")
+        self.rows, self.array, self.write = rows, array, write
+        self.positions, self.sampler, self.complete, self.best = positions, sampler, complete, best
+
+
+class OrderSlots:
+    """A backend that answers spaces with order-valued parameters through their slot model.
+
+    The registry (`solverspace.factories`) wraps every backend whose class declares `order_slots`
+    (its `SlotJoins`): given a plan with orders, each question goes to the inner backend with the
+    slot plan, and what comes back (rows, arrays, files, positions, samplers, completions, best
+    configurations) is joined into orders; counts and generated programs are the slot plan's
+    (a bijection: the same count). A plan without orders goes to the inner backend as it is. The
+    inner backend's methods never ask whether a plan has orders: this wrapper decides.
+    Everything else (the backend's settings, `enumerator`, ...) is the inner backend's."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.joins: SlotJoins = inner.order_slots
+
+    def __getattr__(self, name):
+        if name == "inner":   # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"OrderSlots({self.inner!r})"
+
+    @staticmethod
+    def through_slots(plan) -> bool:
+        """Whether `plan` is answered through its slot model (it has order-valued parameters),
+        so that the inner backend never sees the plan itself: no module of it is built or looked
+        up, and undefined tallies are the slot plan's."""
+        return has_orders(plan.model)
+
+    def inner_plan(self, plan):
+        """The plan the inner backend runs for `plan`: its slot plan, or itself without orders."""
+        return slots(plan, self.joins.family)[0]
+
+    def _joiner(self, question: str, plan):
+        joiner = getattr(self.joins, question)
+        return joiner if joiner is not None and self.through_slots(plan) else None
+
+    # ------------------------------------------------------------------ what the slot plan answers alike
+    def count(self, plan, *, strict=False, progress=None, **more):
+        return self.inner.count(self.inner_plan(plan), strict=strict, progress=progress, **more)
+
+    def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0):
+        return self.inner.approximate_count(self.inner_plan(plan), epsilon, delta, seed=seed)
+
+    def emit(self, plan, with_derived=()) -> str:
+        return self.inner.emit(self.inner_plan(plan), with_derived)
+
+    def is_built(self, plan, with_derived=()) -> bool:
+        """Whether running `plan` compiles and generates nothing (`auto` asks before choosing);
+        never through slots: `auto` tries the reference first on a space with orders."""
+        return not self.through_slots(plan) and self.inner.is_built(plan, with_derived)
+
+    # ------------------------------------------------------------------ answers joined back into orders
+    def rows(self, plan, *, strict=False, with_derived=(), progress=None):
+        join = self._joiner("rows", plan)
+        if join is None:
+            return self.inner.rows(plan, strict=strict, with_derived=with_derived, progress=progress)
+        return join(self.inner, plan, strict=strict, with_derived=with_derived, progress=progress)
+
+    def array(self, plan, *, strict=False, with_derived=(), progress=None):
+        join = self._joiner("array", plan)
+        if join is None:
+            return self.inner.array(plan, strict=strict, with_derived=with_derived, progress=progress)
+        return join(self.inner, plan, strict=strict, with_derived=with_derived, progress=progress)
+
+    def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+        join = self._joiner("write", plan)
+        if join is None:
+            return self.inner.write(plan, path, fmt, strict=strict, with_derived=with_derived, progress=progress,
+                                    sep=sep)
+        return join(self.inner, plan, path, fmt, strict=strict, with_derived=with_derived, progress=progress, sep=sep)
+
+    def positions(self, plan):
+        join = self._joiner("positions", plan)
+        if join is None:
+            return self.inner.positions(plan)
+        return join(self.inner.positions(self.inner_plan(plan)), plan)
+
+    def sampler(self, plan, method=None, *, seed=0, progress=None):
+        """`method` None: the inner backend's default method."""
+        given = {} if method is None else {"method": method}
+        join = self._joiner("sampler", plan)
+        if join is None:
+            return self.inner.sampler(plan, seed=seed, progress=progress, **given)
+        return join(self.inner.sampler(self.inner_plan(plan), seed=seed, progress=progress, **given), plan)
+
+    def complete(self, plan, assignment: dict):
+        join = self._joiner("complete", plan)
+        if join is None:
+            return self.inner.complete(plan, assignment)
+        return join(plan, assignment, lambda slot, mapped: self.inner.complete(slot, mapped))
+
+    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
+        join = self._joiner("best", plan)
+        if join is None:
+            return self.inner.best(plan, objective, maximize=maximize, top=top, progress=progress)
+        return join(plan, objective, lambda slot, text, **kw: self.inner.best(slot, text, **kw),
+                    maximize=maximize, top=top, progress=progress)
+
+    def funnel(self, plan, *, progress=None):
+        return self.inner.funnel(plan, progress=progress)   # no joins: the slot model's constraints are its parts
+
+
+def with_order_slots(backend):
+    """`backend` wrapped in `OrderSlots` when its class declares `order_slots`, else itself."""
+    return OrderSlots(backend) if getattr(type(backend), "order_slots", None) is not None else backend

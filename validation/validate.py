@@ -55,11 +55,11 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from solverspace.backends import get_backend
+from solverspace.translators.order_slots import OrderSlots
 from solverspace.analysis.check import CheckResult, check
 from solverspace.core.errors import BackendUnavailableError, SolverspaceError
 from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.core.orders import format_row
-from solverspace.lang.order_domains import has_orders
 from solverspace.lang.printing import to_source
 from solverspace.core.formats import write_rows
 from solverspace.space import Space
@@ -300,7 +300,7 @@ class _Validator:
     def run_c(self, literal: bool) -> Outcome:
         def body(o: Outcome):
             backend = get_backend("c", "list", threads=self.threads, literal=literal or None)
-            if has_orders(self.space.model):
+            if backend.through_slots(self.space.plan):   # orders (translators/order_slots.OrderSlots)
                 return self.run_c_orders(o, backend)
             enumerator = backend.enumerator(self.space.plan)
             stats = enumerator.stats()
@@ -327,7 +327,8 @@ class _Validator:
                 o.listing = Listing.from_arrays(self.columns, batches)
             if o.count <= self.reference_limit and not literal:   # C literal: the same formatter as C's
                 o.writer = enumerator.write
-        return self.run("c-literal" if literal else "c", body, plan_exact=literal and not has_orders(self.space.model))
+        return self.run("c-literal" if literal else "c", body,   # orders: the slot plan's tally
+                        plan_exact=literal and not OrderSlots.through_slots(self.space.plan))
 
     def run_c_orders(self, o: Outcome, backend) -> None:
         """C on a space with orders: it runs the slot model (translators/order_slots.py), whose
@@ -362,7 +363,7 @@ class _Validator:
             def counter(space):  # restricted spaces: the count alone (no undefined tally)
                 return int(backend.count(space.plan, undefined=False).count)
             o.counter = counter
-        return self.run("cpsat", body, plan_exact=not has_orders(self.space.model))  # orders: the slot plan's tally
+        return self.run("cpsat", body, plan_exact=not OrderSlots.through_slots(self.space.plan))  # orders: slot plan's
 
     def run_reference(self) -> Outcome:
         estimate = self.known_count()

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Iterator
 
 from solverspace.core.errors import SolverspaceError, SpaceEvaluationError, UndefinedOperationError
 from solverspace.core.options import check_threads
-from solverspace.lang.order_domains import has_orders
 from solverspace.analysis.plan import Plan
 from solverspace.core.results import Stats
 from solverspace.core.draws import Positions
@@ -36,7 +35,7 @@ from solverspace.translators.c.build import space_name, waiting
 from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
 from solverspace.translators.c.runtime import csv_row_width
 from solverspace.translators.c.shapes import build_shaped, is_built_shaped
-from solverspace.translators.order_slots import refuse_orders, slot_plan
+from solverspace.translators.order_slots import SlotJoins, refuse_orders
 from solverspace.translators.c import orders as c_orders
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
@@ -568,9 +567,13 @@ class CEnumerator:
 
 
 class CBackend:
-    """The compiled C/OpenMP enumerator behind the Backend protocol."""
+    """The compiled C/OpenMP enumerator behind the backend protocols (`solverspace.core.protocols`).
+    Its methods take plans without orders: the registry wraps it in `order_slots.OrderSlots`, which
+    gives it the slot plan of a space with orders and joins what it answers (`translators/c/orders.py`)."""
 
     name = "c"
+    order_slots = SlotJoins("C", rows=c_orders.rows, array=c_orders.array, write=c_orders.write,
+                            positions=c_orders.OrderPositions, sampler=c_orders.OrderPositions)
 
     def __init__(self, threads: int | None = None, options: Options = Options(), quick: bool = False):
         self.threads = check_threads(threads)
@@ -579,25 +582,22 @@ class CBackend:
 
     @classmethod
     def configured(cls, *, threads: int | None = None, optimizations=None, literal: bool = False,
-                   disable=()) -> "CBackend":
+                   disable=(), quick: bool = False) -> "CBackend":
         """From the registry's options: `optimizations` (an `Options`), or `literal` (all off) /
-        `disable` (names of optimizations to switch off)."""
+        `disable` (names of optimizations to switch off); `quick`: the quick (-O0) builds."""
         if optimizations is None:
             optimizations = Options.parse(literal=literal, disable=tuple(disable))
-        return cls(threads=threads, options=optimizations)
+        return cls(threads=threads, options=optimizations, quick=quick)
 
     def enumerator(self, plan, with_derived=()) -> CEnumerator:
         return CEnumerator.get(plan, self.options, tuple(with_derived), self.threads, self.quick)
 
     def count(self, plan, *, strict=False, progress=None) -> Stats:
-        return self.enumerator(slot_plan(plan, "C")).stats(strict, progress)  # orders as slots
+        return self.enumerator(plan).stats(strict, progress)
 
     def is_built(self, plan, with_derived=()) -> bool:
         """Whether this plan's module is in the cache, so that running it compiles and generates
-        nothing (the `auto` backend asks before choosing). Never for a space with orders, which
-        the C backend only counts: `auto` tries the reference first."""
-        if has_orders(plan.model):
-            return False
+        nothing (the `auto` backend asks before choosing)."""
         if (id(plan), self.options, tuple(with_derived), self.threads, self.quick) in CEnumerator._cache:
             return True
         key = generation_key(plan, self.options, tuple(with_derived), False, False)
@@ -605,9 +605,6 @@ class CBackend:
         return generated is not None and is_built_shaped(generated.source, CDEF, self.quick)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
-        if has_orders(plan.model):   # the slot model's rows, joined (translators/c/orders.py)
-            yield from c_orders.rows(self, plan, strict=strict, with_derived=with_derived, progress=progress)
-            return
         enumerator = self.enumerator(plan, with_derived)
         for batch in enumerator.batches(strict, progress):
             decoded = enumerator.decode(batch)
@@ -615,20 +612,13 @@ class CBackend:
                 yield tuple(row)
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None) -> np.ndarray:
-        if has_orders(plan.model):
-            return c_orders.array(self, plan, strict=strict, with_derived=with_derived, progress=progress)
         enumerator = self.enumerator(plan, with_derived)
         return enumerator.decode(enumerator.array(strict, progress))
 
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
-        if has_orders(plan.model):
-            return c_orders.write(self, plan, path, fmt, strict=strict, with_derived=with_derived,
-                                  progress=progress, sep=sep)
         return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)
 
     def positions(self, plan) -> "EnumeratorPositions":
-        if has_orders(plan.model):
-            return c_orders.OrderPositions(EnumeratorPositions(self.enumerator(slot_plan(plan, "C"))), plan)
         return EnumeratorPositions(self.enumerator(plan))
 
     def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
@@ -640,7 +630,6 @@ class CBackend:
 
     def emit(self, plan, with_derived=()) -> str:
         """The generated C source, with this backend's optimizations."""
-        plan = slot_plan(plan, "C")   # orders: the slot model's program
         return CGenerator(plan, self.options, tuple(with_derived)).generate().source
 
 

@@ -99,8 +99,8 @@ class LaneWalk:
     def __init__(self, plans, options):
         if len(plans) > MAX_LANES:
             raise NotLaneable(f"more than {MAX_LANES} lanes")
-        from solverspace.lang.order_domains import has_orders
-        if any(has_orders(p.model) for p in plans):
+        from solverspace.lang.order_domains import order_nodes   # constructs the lane walk does not write,
+        if any(order_nodes(p.model) for p in plans):              # as closures below
             raise NotLaneable("the space has orders")
         if any(isinstance(n, ir.Closure) for p in plans for tree in p.model.trees for n in ir.walk(tree)):
             raise NotLaneable("the space has a closure iterator")
@@ -468,8 +468,8 @@ def program_shape(plan, options) -> str | None:
     from solverspace.translators.c.codegen import CDEF
     from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
     from solverspace.translators.c.shapes import shape_key
-    from solverspace.lang.order_domains import has_orders
-    if has_orders(plan.model):
+    from solverspace.lang.order_domains import order_nodes
+    if order_nodes(plan.model):   # the C backend runs the slot model's program, not this plan's
         return None
     key = generation_key(plan, options, (), False, False)
     generated = load_generated(key) if key else None

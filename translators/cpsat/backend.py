@@ -34,8 +34,7 @@ from solverspace.translators.cpsat.sample import SelfReducibleSampler
 from solverspace.translators.cpsat.samplers import CpSatSampler, XorSampler
 from solverspace.translators.cpsat.solver import Options
 from solverspace.translators.cpsat import orders as cpsat_orders
-from solverspace.translators.order_slots import slot_plan
-from solverspace.lang.order_domains import has_orders
+from solverspace.translators.order_slots import SlotJoins, with_order_slots
 
 __all__ = ["ApproximateCount", "BestResult", "Codes", "Completion", "CpSatBackend", "CpSatRefusal", "CpSatSampler",
            "CpSatStats", "EXPLICIT_DOMAIN", "LIMIT", "LowerBound", "Lowering", "NearUniformSampler", "Options",
@@ -47,9 +46,13 @@ class CpSatBackend:
 
     `time_limit` (seconds, per call) turns a count that does not finish into a `LowerBound`;
     `workers` is the number of solver threads (default: every core); `seed` CP-SAT's random seed
-    (default 0)."""
+    (default 0). Its methods take plans without orders: the registry wraps it in
+    `order_slots.OrderSlots`, which gives it the slot plan of a space with orders and joins what it
+    answers (`translators/cpsat/orders.py`)."""
 
     name = "cpsat"
+    order_slots = SlotJoins("CP-SAT", sampler=cpsat_orders.OrderSampler, complete=cpsat_orders.complete,
+                            best=cpsat_orders.best)
 
     def __init__(self, *, time_limit: float | None = None, workers: int | None = None, seed: int | None = None,
                  sinks: bool = True):
@@ -65,38 +68,31 @@ class CpSatBackend:
     def count(self, plan, *, strict: bool = False, progress=None, undefined: bool = True) -> CpSatStats:
         """Stats with the exact count (or a `LowerBound` with `exact=False` when the time limit
         stopped it) and the undefined-operation tally the reference enumerator reports for `plan`."""
-        plan = slot_plan(plan, "CP-SAT")  # order parameters as one parameter per position
         return count_plan(plan, strict=strict, progress=progress, undefined=undefined, sinks=self.sinks,
                           **self.options())
 
     def sampler(self, plan, method: str = "cpsat", *, seed: int = 0, progress=None):
         """`cpsat`: exact self-reducibility (no time limit: a stopped count cannot give uniform
         draws); `cpsat-xor`: near-uniform XOR cells (one worker unless `workers` says more)."""
-        if has_orders(plan.model):   # the slot model's samples, joined (translators/cpsat/orders.py)
-            return cpsat_orders.OrderSampler(self.sampler(slot_plan(plan, "CP-SAT"), method, seed=seed,
-                                                          progress=progress), plan)
         if method == "cpsat-xor":
             return XorSampler(plan, self.workers, seed=seed, progress=progress)
         return CpSatSampler(plan, seed=seed, progress=progress, settings=self.options())
 
     def complete(self, plan, assignment: dict) -> Completion:
         """A valid completion of a partial assignment, or a minimal set of rules against it."""
-        if has_orders(plan.model):
-            return cpsat_orders.complete(plan, assignment, complete_plan, **self.options())
         return complete_plan(plan, assignment, **self.options())
 
-    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None) -> BestResult:
-        """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`)."""
-        if has_orders(plan.model):
-            return cpsat_orders.best(plan, objective, best_of_plan, maximize=maximize, top=top, progress=progress,
-                                     **self.options())
-        return best_of_plan(plan, objective, maximize=maximize, top=top, progress=progress, **self.options())
+    def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None,
+             expr=None) -> BestResult:
+        """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`);
+        `expr`: the objective already lowered (a slot plan's: `order_slots.OrderSlots`)."""
+        return best_of_plan(plan, objective, maximize=maximize, top=top, progress=progress, expr=expr,
+                            **self.options())
 
     def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0) -> ApproximateCount:
         """ApproxMC2: a count within a factor (1 + epsilon) with probability >= 1 - delta (see
         `translators.cpsat_hash`); `seed` draws the hashes. No time limit: a cell is enumerated
         to its end."""
-        plan = slot_plan(plan, "CP-SAT")   # orders: one parameter per position (a bijection: same count)
         return approximate_count_of_plan(plan, epsilon, delta, seed=seed, options=Options(workers=self.workers or 1))
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
@@ -121,7 +117,7 @@ def count(space, *, strict: bool = False, progress=None, undefined: bool = True,
     >>> stats.count, stats.undefined, stats.exact
     (10, 7, True)
     """
-    backend = CpSatBackend(time_limit=time_limit, workers=workers, seed=seed)
+    backend = with_order_slots(CpSatBackend(time_limit=time_limit, workers=workers, seed=seed))
     return backend.count(_plan(space), strict=strict, progress=progress, undefined=undefined)
 
 
@@ -129,17 +125,18 @@ def complete(space, assignment: dict, *, time_limit: float | None = None, worker
              seed: int = 0) -> Completion:
     """Feasibility of a partial assignment: a valid completion, or a minimal set of constraints
     that together rule it out (see `translators.cpsat_explain`)."""
-    return CpSatBackend(time_limit=time_limit, workers=workers, seed=seed).complete(_plan(space), assignment)
+    return with_order_slots(CpSatBackend(time_limit=time_limit, workers=workers, seed=seed)).complete(_plan(space),
+                                                                                                      assignment)
 
 
 def best(space, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,
          workers: int | None = None, seed: int = 0) -> BestResult:
     """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`)."""
-    backend = CpSatBackend(time_limit=time_limit, workers=workers, seed=seed)
+    backend = with_order_slots(CpSatBackend(time_limit=time_limit, workers=workers, seed=seed))
     return backend.best(_plan(space), objective, maximize=maximize, top=top)
 
 
 def approximate_count(space, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0,
                       workers: int | None = None) -> ApproximateCount:
     """ApproxMC2 (see `CpSatBackend.approximate_count`)."""
-    return CpSatBackend(workers=workers).approximate_count(_plan(space), epsilon, delta, seed=seed)
+    return with_order_slots(CpSatBackend(workers=workers)).approximate_count(_plan(space), epsilon, delta, seed=seed)
