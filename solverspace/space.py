@@ -302,20 +302,28 @@ class Space:
 
     def _occurring_indices(self) -> list[list[int]]:
         """Per parameter, the indices of its value list that some valid configuration takes (what
-        `adjacent` reads): one compiled pass over the space, once per Space (the reference's
-        rows for a space with orders or one the C backend refuses)."""
+        `adjacent` reads): one pass over the space, once per Space: the reference's for a small
+        space (or one with orders, or one the C backend refuses), else the compiled enumerator's."""
         from solverspace.translators.errors import UnsupportedConstruct
         index = self._param_index()
         taken: list[set] = [set() for _ in self.parameters]
+        from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
+
+        def listed(rows):
+            for row in rows:
+                for seen, lookup, value in zip(taken, index.positions, row):
+                    seen.add(lookup[value])
+            return [sorted(seen) for seen in taken]
+        try:   # a small space: the reference (up to a million candidate values), as `auto` does
+            return listed(ReferenceEnumerator(self.plan, budget=1_000_000).rows())
+        except WorkBudgetExceeded:
+            taken = [set() for _ in self.parameters]
         try:   # a space with orders is refused by the enumerator (its slot model's rows are not orders)
             enumerator = get_backend("c", "list").enumerator(self.plan)
         except UnsupportedConstruct:
             enumerator = None
         if enumerator is None:
-            for row in self.rows("reference"):
-                for seen, lookup, value in zip(taken, index.positions, row):
-                    seen.add(lookup[value])
-            return [sorted(seen) for seen in taken]
+            return listed(self.rows("reference"))
         import numpy as np
         columns = enumerator.generated.columns
         for batch in enumerator.batches():
