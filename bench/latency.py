@@ -26,7 +26,15 @@ minimum of `--repeat` later runs), against one warm count; `methods` says how th
 counted (`one-pass`: all in one walk, `translators/c/lanes.py`; `per-point`: one count each).
 `--only-sweep` measures only that line (and the warm GEMM count it is compared with).
 
+Then (issue 28) a warm `solverspace best gemm --maximize "fmas_per_block - loads_per_block" --top
+10` (the README's objective; target <= 0.3 CPU-s: the compiled search cached with its module), and
+the two spaces of independent groups, counted by C (cold and warm) and CP-SAT, each count checked
+against its closed form: four pairs `x_i, y_i = range(1, 65)` with `y_i % x_i == 0`
+(6,146,560,000; C took 89 s before the groups were multiplied) and ten stages `t_i = range(32,
+1025, 32)`, `w_i = range(t_i, 65537, t_i)` (C never finished). `--only-waits` measures only these.
+
     python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt] [--no-cpsat] [--only-sweep]
+                            [--only-waits]
 
 Counts are checked: ours against each other, and against Kernel Tuner's size (a difference is
 printed, not hidden).
@@ -131,6 +139,34 @@ def kernel_tuner_python(venv: Path, install: bool) -> tuple[Path | None, str]:
     return python, ""
 
 
+BEST = ["best", "gemm", "--maximize", "fmas_per_block - loads_per_block", "--top", "10", "--quiet"]
+PAIRS = "".join(f"x{i} = range(1, 65)\ny{i} = range(1, 65)\nrequire(y{i} % x{i} == 0)\n" for i in range(1, 5))
+STAGES = "".join(f"t{i} = range(32, 1025, 32)\nw{i} = range(t{i}, 65537, t{i})\n" for i in range(1, 11))
+GROUPS = [("four pairs y_i % x_i == 0", PAIRS, sum(64 // x for x in range(1, 65)) ** 4),
+          ("ten stages w_i = range(t_i, 65537, t_i)", STAGES, sum(65536 // t for t in range(32, 1025, 32)) ** 10)]
+
+
+def waits(work: Path, repeat: int, cpsat: bool) -> None:
+    """Issue 28's lines: a warm CLI `best` on K40c, and the independent groups' counts."""
+    env = _env(SOLVERSPACE_CACHE=str(work / "best"))
+    command = [sys.executable, "-m", "solverspace", *BEST]
+    cold, out, code = cpu_run(command, env)
+    warm = min(cpu_run(command, env)[0] for _ in range(repeat))
+    print(f"warm CLI best on K40c gemm (README objective, top 10): {warm:.2f} CPU-s (cold {cold:.2f}; target <= 0.3)"
+          + ("" if code == 0 else f"; exited {code}"))
+    for name, text, truth in GROUPS:
+        path = work / (name.split()[1] + ".py")
+        path.write_text(text)
+        cache = str(work / ("groups-" + path.stem))
+        row = [f"{name:40} {truth:>42}"]
+        for label, backend, folder in (("C cold", "c", cache), ("C warm", "c", cache), ("CP-SAT", "cpsat", cache)):
+            if backend == "cpsat" and not cpsat:
+                continue
+            cpu, count, _ = ours(str(path), backend, folder)
+            row.append(f"{label} {cpu:5.2f}" + ("" if count == truth else f" (counted {count}: WRONG)"))
+        print("  ".join(row) + " CPU-s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -139,7 +175,13 @@ def main() -> None:
     parser.add_argument("--no-cpsat", action="store_true", help="no CP-SAT column")
     parser.add_argument("--only-sweep", action="store_true",
                         help="only the sweep line and the warm GEMM count it is compared with")
+    parser.add_argument("--only-waits", action="store_true",
+                        help="only the warm CLI best and the independent groups' counts (issue 28)")
     args = parser.parse_args()
+    if args.only_waits:
+        print(f"machine: {os.cpu_count()} cores; CPU seconds (user + system) of whole processes")
+        waits(Path(tempfile.mkdtemp(prefix="latency-")), args.repeat, not args.no_cpsat)
+        return
     if args.only_sweep:
         args.no_kt = args.no_cpsat = True
     kt_python, kt_missing = (None, "--no-kt") if args.no_kt else kernel_tuner_python(args.kt_venv, True)
@@ -211,6 +253,7 @@ def main() -> None:
           f"({cold_cpu / one:.1f}x one warm count), warm {warm_cpu:.2f} CPU-s ({warm_cpu / one:.1f}x); "
           f"one warm count {one:.2f} CPU-s; methods: " + ", ".join(f"{n} {m}" for m, n in methods.items())
           + ("" if code == 0 else f"; the sweep exited {code}"))
+    waits(work, args.repeat, not args.no_cpsat)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ class LoopNest:
         buffers: list[tuple[int, int]] = []
         lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
         split = None if listing else self.component_split(order)
+        early = None if listing or split is not None or funnel is not None else self.early_split(order)
         outer = list(range(len(order))) if split is None else list(range(split[0]))
         if listing:
             fields = ", ".join(f"({c.ctype}){c_name(c.name)}" for c in self.columns)
@@ -71,29 +72,69 @@ class LoopNest:
         elif split is None:
             leaf = self.hoisted_multiplier("")
         else:
-            leaf = self.hoisted_multiplier("", into="prod_")
-            keys = self.component_keys(order, split[1], slots)
-            for number, (component, key) in enumerate(zip(split[1], keys)):
-                inner = self.nest(component, order, slots, buffers, ["cnt_++;"])
-                names = ", ".join(c_name(k) for k in key) or "0"
-                leaf += [f"if ({self.count_op('nonzero', 'prod_')}) {{ int64_t cnt_ = 0, key_[{max(len(key), 1)}] = {{{names}}};",
-                         f"    int64_t *hit_ = memo ? ss_memo_find(&memo[{number}], key_) : NULL;",
-                         "    if (hit_) cnt_ = *hit_; else {"]
-                leaf += ["        " + x for x in inner]
-                leaf += [f"        if (memo) ss_memo_put(&memo[{number}], key_, cnt_); }}", f"    {self.count_op('mul', 'prod_', 'cnt_')} }}"]
-            leaf += [self.count_op("add", "prod_") + " }"]
-            self.memo_widths = [max(len(k), 1) for k in keys]
-        lines += ["    " + x for x in self.nest(outer, order, slots, buffers, leaf)]
+            leaf = self.split_leaf(order, split, slots, buffers)
+        body = self.nest(outer, order, slots, buffers, leaf)
+        if early is not None and self.may_fail(lines + body):
+            early = None
+        if early is not None:   # counting: the groups apart; the prefix walk (stop >= 0): the whole nest
+            counted = self.nest(list(range(early[0])), order, slots, buffers,
+                                self.split_leaf(order, early, slots, buffers, fixed=True))
+            body = ["if (stop < 0) {", *("    " + x for x in counted), "} else {", *("    " + x for x in body), "}"]
+        lines += ["    " + x for x in body]
         lines.append("    done: ;")
         if self.wide_walk:
             lines.append("    if (acc) *acc = total_;")
         return self.close_walk(lines, buffers, order)
 
+    def split_leaf(self, order, split, slots, buffers, fixed: bool = False) -> list[str]:
+        """The counting leaf under the loops before `split[0]`: each independent group of
+        `split[1]` counted by its own nest (memoised per group by the values from outside it that
+        it reads) and the counts multiplied, with the hoisted parameters' sizes. `fixed`: a split
+        of `early_split`, where a group may hold loops a work unit's prefix fixes: its memo key
+        also holds `plen` and, for each such loop, the prefix's value there (0 where the prefix
+        is shorter), so a count is reused only under the same prefix values; and a hoisted
+        parameter whose domain reads a group's loops (`split[2]`) is multiplied in at that
+        group's leaf (the group's count sums the products), the others at the leaf of the split."""
+        attached = split[2] if fixed else [[] for _ in split[1]]
+        inside = {h for names in attached for h in names}
+        leaf = self.hoisted_multiplier("", into="prod_", names=[h for h in self.hoisted if h not in inside])
+        keys = self.component_keys(order, split[1], slots, attached if fixed else None)
+        widths = []
+        for number, (component, key) in enumerate(zip(split[1], keys)):
+            inner = self.nest(component, order, slots, buffers, self.group_leaf(attached[number]))
+            names = [c_name(k) for k in key]
+            if fixed:
+                names += ["plen", *(f"(plen > {i} ? prefix[{i}] : 0)" for i in component if i < self.max_prefix_depth)]
+            widths.append(max(len(names), 1))
+            leaf += [f"if ({self.count_op('nonzero', 'prod_')}) {{ int64_t cnt_ = 0, key_[{max(len(names), 1)}] = "
+                     f"{{{', '.join(names) or '0'}}};",
+                     f"    int64_t *hit_ = memo ? ss_memo_find(&memo[{number}], key_) : NULL;",
+                     "    if (hit_) cnt_ = *hit_; else {"]
+            leaf += ["        " + x for x in inner]
+            leaf += [f"        if (memo) ss_memo_put(&memo[{number}], key_, cnt_); }}", f"    {self.count_op('mul', 'prod_', 'cnt_')} }}"]
+        leaf += [self.count_op("add", "prod_") + " }"]
+        self.memo_widths = widths
+        return leaf
+
+    def group_leaf(self, hoisted: list[str]) -> list[str]:
+        """An independent group's leaf: one configuration, times the domain sizes of the hoisted
+        parameters attached to the group (int64: `early_split` proved the group's count fits)."""
+        if not hoisted:
+            return ["cnt_++;"]
+        lines = ["{ int64_t m_ = 1;"]
+        for name in hoisted:
+            i = f"h_{name}"
+            lines.append(f"  {{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
+            lines += self.domains.setup(i, self.model.parameter[name], None, "    ", count_only=True)
+            lines.append(f"    m_ *= n_{i}; }}")
+        lines.append("  cnt_ += m_; }")
+        return lines
+
     def close_walk(self, lines: list[str], buffers: list[tuple[int, int]], order) -> str:
         """A walk's C text from its lines (header of 4 lines, body, `done:` label): the domain
         buffers allocated after the header and freed at the end, one-value buffers of solved
         levels, and aborts as jumps to `done`."""
-        for i, size in buffers:
+        for i, size in dict(buffers).items():   # a level written in two nests (early_split) has one buffer
             lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
             lines.append(f"    free(buf_{i});")
         for i in self.solved_levels(order):
@@ -182,13 +223,16 @@ class LoopNest:
                          "goto done;")
         return lines
 
-    def component_keys(self, order, components, slots) -> list[list[str]]:
+    def component_keys(self, order, components, slots, attached=None) -> list[list[str]]:
         """For each independent group, the values from outside it that its count depends on
-        (its memo key): the outer parameters and derived values its domains and rules read."""
+        (its memo key): the outer parameters and derived values its domains and rules read, and
+        the domains of the hoisted parameters `attached` to it."""
         keys = []
-        for component in components:
+        for number, component in enumerate(components):
             inside = {order[i] for i in component} | {d.name for i in component for d in slots[i][0]}
             read = set()
+            for name in (attached[number] if attached else ()):
+                read |= ir.refs(self.model.parameter[name].domain)
             for i in component:
                 read |= ir.refs(self.model.parameter[order[i]].domain)
                 for item in (*slots[i][0], *slots[i][1]):
@@ -218,6 +262,58 @@ class LoopNest:
             if len(groups) >= 2:
                 return k, [[position[p] for p in group] for group in groups]
         return None
+
+    def early_split(self, order: list[str]):
+        """(k, components, attached) like `component_split`, where that finds none (issue 28):
+        the first loop position k, above the prefix depth too, from which the remaining loops fall
+        into independent groups, a hoisted parameter whose domain reads some of them linking those
+        (it is `attached` to their group, multiplied in at the group's leaf). Four pairs
+        `y_i % x_i == 0` walked 64**8 candidates, ten stages `w_i = range(t_i, 65537, t_i)` (w_i
+        hoisted) 32**10: each group now counts its own. Only for counting: the prefix walk that
+        makes the work units still runs the whole nest in the plan's order. A group with hoisted
+        parameters attached is counted in int64, so its bound (the product of its domains' size
+        bounds) must be below 2**63, else that k is not taken."""
+        if "split" not in self.options:
+            return None
+        inputs = self.inputs
+        items = [*self.model.derived, *self.model.constraints]
+        position = {p: i for i, p in enumerate(order)}
+        for k in range(0, len(order) - 1):
+            rest = set(order[k:])
+            reading = [h for h in self.hoisted if inputs[h] & rest]
+            scopes = [(inputs[p] | {p}) & rest for p in rest] + [inputs[i.name] & rest for i in items]
+            groups = connected_groups(rest, scopes + [inputs[h] & rest for h in reading], order)
+            if len(groups) < 2:
+                continue
+            attached = [[h for h in reading if inputs[h] & rest <= set(group)] for group in groups]
+            if attached and not all(self.fits(group + names) for group, names in zip(groups, attached) if names):
+                continue
+            return k, [[position[p] for p in group] for group in groups], attached
+        return None
+
+    def may_fail(self, lines: list[str]) -> bool:
+        """Whether a walk's C may raise the undefined flag (a helper given `u`: a division or
+        modulo whose divisor may be 0) or stop on a range step of 0 (a `range` whose step's
+        bounds hold 0). Counted apart and memoised, independent groups would tally undefined
+        operations, and meet a zero step, differently from the whole nest, so `early_split` is
+        not taken there: answers, the tally and the errors included, stay those of the nest."""
+        if any(", u)" in line for line in lines):
+            return True
+        for parameter in self.model.parameters:
+            for node in ir.walk(parameter.domain):
+                if isinstance(node, ir.Range):
+                    step = self.bounds.expr(node.step)
+                    if not step.empty and step.lo <= 0 <= step.hi:
+                        return True
+        return False
+
+    def fits(self, names: list[str]) -> bool:
+        """Whether the product of these parameters' domain size bounds is below 2**63."""
+        bound = 1
+        for name in names:
+            parameter = self.model.parameter[name]
+            bound *= self.domains.size_bound(parameter.domain, parameter)
+        return bound < 2 ** 63
 
     def solved_levels(self, order):
         by_name = {level.parameter.name: i for i, level in enumerate(self.plan.levels)}
@@ -266,11 +362,12 @@ class LoopNest:
             lines += tests
         return lines
 
-    def hoisted_multiplier(self, ind, into: str | None = None, declare: bool = False) -> list[str]:
-        """Count one configuration times the product of the hoisted parameters' domain sizes."""
+    def hoisted_multiplier(self, ind, into: str | None = None, declare: bool = False, names=None) -> list[str]:
+        """Count one configuration times the product of the hoisted parameters' domain sizes
+        (`names`: of these hoisted parameters only)."""
         target = into or "mult"
         lines = [f"{ind}{{ {self.count_op('one', target)}"]
-        for name in self.hoisted:
+        for name in self.hoisted if names is None else names:
             p = self.model.parameter[name]
             i = f"h_{name}"
             lines.append(f"{ind}  {{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
