@@ -314,8 +314,8 @@ class Space:
                 for seen, lookup, value in zip(taken, index.positions, row):
                     seen.add(lookup[value])
             return [sorted(seen) for seen in taken]
-        try:   # a small space: the reference (up to a million candidate values), as `auto` does
-            return listed(ReferenceEnumerator(self.plan, budget=1_000_000).rows())
+        try:   # a small space: the reference (up to 100,000 candidate values), as `auto` does
+            return listed(ReferenceEnumerator(self.plan, budget=100_000).rows())
         except WorkBudgetExceeded:
             taken = [set() for _ in self.parameters]
         try:   # a space with orders is refused by the enumerator (its slot model's rows are not orders)
