@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined
-from solverspace.lang.order_domains import has_orders
 from solverspace.translators.c.codegen import ERROR_COUNT_OVERFLOW
 from solverspace.translators.errors import UnsupportedConstruct
+from solverspace.translators.order_slots import OrderSlots
 
 __all__ = ["MAX_CACHED", "DIRECT_ROWS", "Node", "SubtreeCounter", "refuse_orders_for"]
 
@@ -47,7 +47,7 @@ DIRECT_ROWS = 1 << 22    # a count under a subtree of at most this many configur
 
 def refuse_orders_for(plan, what: str) -> None:
     """Refuse a space with order-valued parameters for `what` (a move of issue 25), naming the first."""
-    if has_orders(plan.model):
+    if OrderSlots.through_slots(plan):   # C runs the slot model: no counts per order parameter
         from solverspace.lang.kinds import ORDER
         model = plan.model
         owner = next(p for p in model.parameters if model.kinds.of(p.name) == ORDER)
