@@ -154,3 +154,7 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     for method in METHODS:
         problems += check_neighbors(space, rows, method, chosen, indices=indices, seed=seed)
     return problems
+
+
+# Issue 25, second half (designs, repair, conditional samples): validation/moves_b.py
+from solverspace.validation.moves_b import check_moves_b  # noqa: E402,F401

@@ -83,8 +83,10 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
     if d == 0:
         return problems
     if not rows:
-        for what, call in (("from_unit", lambda: space.from_unit((0.5,) * d)),
-                           ("repair", lambda: space.repair(indices=(0,) * d))):
+        calls = [("from_unit", lambda: space.from_unit((0.5,) * d))]
+        if all(space.value_lists().values()):    # an empty value list: the index box has no point
+            calls.append(("repair", lambda: space.repair(indices=(0,) * d)))
+        for what, call in calls:
             try:
                 call()
                 problems.append(f"{what} on an empty space gave an answer")
