@@ -24,7 +24,7 @@ import random
 from collections import Counter
 
 from solverspace.core.errors import SolverspaceError
-from solverspace.lang.order_domains import has_orders
+from solverspace.translators.order_slots import OrderSlots
 
 __all__ = ["P_MIN", "check_moves_b", "quantile_by_list", "repair_by_list"]
 
@@ -73,7 +73,7 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
     valid = set(rows)
     d = len(space.parameters)
     rng = random.Random(seed)
-    if has_orders(space.model):
+    if OrderSlots.through_slots(space.plan):   # orders: the moves refuse them (translators/c/subtree.py)
         try:
             space.from_unit((0.5,) * d)
             problems.append("from_unit accepted a space with orders")
