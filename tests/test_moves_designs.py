@@ -213,7 +213,7 @@ def test_corpus_moves_b(path):
         warnings.simplefilter("ignore")
         s = Space.from_source(path.read_text(), filename=path.name)
     try:
-        rows = list(s.rows("reference"))
+        rows = list(itertools.islice(s.rows("reference"), 5001))   # never the whole of a huge space
         s.value_lists()
         s.count("c")
     except SolverspaceError:
@@ -235,7 +235,7 @@ def test_tiny_gemm_moves_b(variant):
 def generated_check(source: str, **options) -> None:
     s = Space(load_generated(source))
     try:
-        rows = list(s.rows("reference"))
+        rows = list(itertools.islice(s.rows("reference"), 5001))   # never the whole of a huge space
         s.value_lists()
         s.count("c")
     except SolverspaceError:
