@@ -384,3 +384,15 @@ def project_modules() -> dict[str, Path]:
                 parts.pop()
             found[".".join(parts)] = path
     return found
+
+
+#: A small space with a dependent range, a categorical and a free parameter: the search-move tests'
+#: hand-checked example (designs, repair, conditional samples).
+MOVES_SPACE = """
+    x = range(1, 5)
+    y = range(x, 5)
+    k = iterator(["b", "a"])
+    h = range(1, 4)
+    require(x + y < 6)
+    require((k == "a") | (x < 4))
+"""

@@ -19,21 +19,14 @@ from solverspace.cli import main
 from solverspace.designs import EmptySpaceError, Quantiles, unit_design
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves_b import check_moves_b, quantile_by_list
-from tests.helpers import CORPUS, load_generated, space
+from tests.helpers import MOVES_SPACE, CORPUS, load_generated, space
 
 CORPUS_FILES = sorted(CORPUS.glob("*.py"))
 TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
 GENERATED = int(os.environ.get("SOLVERSPACE_MOVES_B_EXAMPLES", "40"))
 GENERATED_SLOW = int(os.environ.get("SOLVERSPACE_MOVES_B_SLOW_EXAMPLES", "300"))
 
-HAND = """
-    x = range(1, 5)
-    y = range(x, 5)
-    k = iterator(["b", "a"])
-    h = range(1, 4)
-    require(x + y < 6)
-    require((k == "a") | (x < 4))
-"""
+HAND = MOVES_SPACE
 
 
 def exact_distribution(s) -> tuple[Counter, int]:

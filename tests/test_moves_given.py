@@ -11,18 +11,11 @@ from scipy import stats
 from solverspace import SolverspaceError
 from solverspace.cli import main
 from solverspace.designs import NoCompletionError
-from tests.helpers import space
+from tests.helpers import MOVES_SPACE, space
 
 pytestmark = pytest.mark.needs_cc
 
-HAND = """
-    x = range(1, 5)
-    y = range(x, 5)
-    k = iterator(["b", "a"])
-    h = range(1, 4)
-    require(x + y < 6)
-    require((k == "a") | (x < 4))
-"""
+HAND = MOVES_SPACE
 
 
 @pytest.mark.parametrize("given", [{"x": 1}, {"k": "a"}, {"y": 3, "h": 2}, {"h": 1}, {"x": 2, "y": 2, "k": "b"}])

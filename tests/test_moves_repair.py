@@ -10,18 +10,11 @@ from solverspace import SolverspaceError
 from solverspace.cli import main
 from solverspace.designs import EmptySpaceError, Quantiles
 from solverspace.validation.moves_b import repair_by_list
-from tests.helpers import space
+from tests.helpers import MOVES_SPACE, space
 
 pytestmark = pytest.mark.needs_cc
 
-HAND = """
-    x = range(1, 5)
-    y = range(x, 5)
-    k = iterator(["b", "a"])
-    h = range(1, 4)
-    require(x + y < 6)
-    require((k == "a") | (x < 4))
-"""
+HAND = MOVES_SPACE
 
 
 def test_repair_by_hand_and_tie_order():
