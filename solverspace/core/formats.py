@@ -512,17 +512,21 @@ def writer_class(fmt: str, header: Header) -> type[Writer]:
 
 
 @contextmanager
-def open_writer(path, fmt: str, header: Header, *, sep: str = ",", option: str = "",
+def open_writer(path, fmt: str, header: "Header | Callable[[], Header]", *, sep: str = ",", option: str = "",
                 format_csv: Callable[[np.ndarray, str], bytes] | None = None) -> Iterator[Writer]:
     """A `Writer` for `path` in format `fmt`: the file is written under a temporary name and
     appears only when the block ends normally (`core.output.atomic_output`; `option`, "-o",
-    prefixes its messages). Parquet's pyarrow is looked for before the file is created."""
-    cls = writer_class(fmt, header)
+    prefixes its messages). Parquet's pyarrow is looked for before the file is created.
+    `header` may be a function giving the header, called once the temporary file exists: an
+    .npy header states the row count, counting a big space takes long, and an interrupt while
+    counting must find the temporary file to remove (tests/test_signals.py)."""
     if fmt == "parquet":
         require_pyarrow()
     path = Path(path)
     with atomic_output(path, "wb", option=option) as handle:
-        writer = cls(handle, path, header, sep, format_csv)
+        if callable(header):
+            header = header()
+        writer = writer_class(fmt, header)(handle, path, header, sep, format_csv)
         try:
             yield writer
             writer.close()
@@ -547,7 +551,7 @@ def write_array(rows: np.ndarray, path, sep: str = ",", fmt: str | None = None) 
     return writer.written
 
 
-def write_batches(path, fmt: str, header: Header, batches: Iterable[np.ndarray], *, sep: str = ",",
+def write_batches(path, fmt: str, header: "Header | Callable[[], Header]", batches: Iterable[np.ndarray], *, sep: str = ",",
                   format_csv: Callable[[np.ndarray, str], bytes] | None = None) -> int:
     """Batches of rows (structured arrays of the header's dtype, categorical columns as codes)
     as a whole file, a batch at a time (memory bounded by one batch)."""

@@ -560,8 +560,9 @@ class CEnumerator:
         """Write CSV, .npy, JSON Lines or Parquet (`solverspace.core.formats`) a batch at a time
         (bounded memory), CSV formatted in C; the file appears under its name only when complete."""
         header = self.header
-        if fmt == "npy":   # the header states the row count
-            header = header.with_rows(self.count_units(strict).total)
+        if fmt == "npy":   # the header states the row count: counted once the temporary file exists
+            def header():
+                return self.header.with_rows(self.count_units(strict).total)
         return write_batches(path, fmt, header, self.batches(strict, progress, batch_rows), sep=sep,
                              format_csv=self.format_csv)
 
