@@ -55,7 +55,7 @@ def test_gemm_structure_is_read_from_the_dag():
 def test_registered_backend_and_worker_counts_agree():
     s = Space.load("gemm", {"device": "tiny", "precision": "single"})
     assert s.stats("cpsat").count == 2000
-    assert isinstance(get_backend("cpsat", workers=1), CpSatBackend)
+    assert isinstance(get_backend("cpsat", workers=1).inner, CpSatBackend)   # in the orders wrapper (OrderSlots)
     assert count(s, workers=1).count == count(s, workers=2).count == count(s, workers=3).count == 2000
 
 
