@@ -157,7 +157,9 @@ class Quantiles:
                 target = target_of(coordinates[column], len(rows))
                 k = int(np.searchsorted(np.cumsum(counts), target, side="right"))
                 rows = rows[index == k]
-            assert len(rows) == 1, "a unit's rows are distinct configurations"
+            if len(rows) != 1:   # an internal invariant, kept under python -O
+                raise RuntimeError(f"conditional quantile: {len(rows)} rows left in unit {unit}, expected one "
+                                   f"(a unit's rows are distinct configurations)")
             return tuple(self.counter.value(name, rows[name][0]) for name in names)
         node, path = self.unit_node(unit)
         for column in self.loop_columns[depth:]:

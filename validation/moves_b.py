@@ -46,7 +46,8 @@ def quantile_by_list(space, rows, point) -> tuple:
                 break
             target -= counts[i]
         left = [r for r in left if index(r)[j] == i]
-    assert len(left) == 1
+    if len(left) != 1:   # the listed rows are distinct configurations
+        raise RuntimeError(f"brute-force quantile: {len(left)} rows left, expected one")
     return left[0]
 
 
