@@ -1,75 +1,137 @@
-"""Benchmark (issue 13): what one `solverspace count` process costs, next to Kernel Tuner.
+"""Benchmark (issues 13, 28): what one `solverspace` process costs, next to Kernel Tuner's whole process.
 
-For each T1 file under ../shared/peer-spaces and for the built-in GEMM space, in fresh processes,
-interleaved, the minimum over `--repeat` rounds of the CPU seconds (user + system) of:
+Every figure is the CPU seconds (user + system) of whole processes: the child and every process
+under it (the compiler it runs, and the detached background build it leaves behind: this
+benchmark makes itself the "subreaper" of its children (Linux `PR_SET_CHILD_SUBREAPER`), so a
+detached builder is re-parented to it, waited for, and its CPU seconds are counted; elsewhere
+they are read from the builder's `background.log`). Each figure is the minimum over `--rounds`
+interleaved rounds; the machine's load is printed beside them.
 
-- ours, warm: `python -m solverspace count FILE` (the default `auto` backend) with the caches as
-  the default itself left them: the cache is filled by one earlier default `count` (and, where
-  that was answered by the reference, by the build it left behind, waited for), never by
-  `--backend c`; `warm by` says which backend answered the warm call;
-- ours, cold: the same with an empty cache: `auto` answers small spaces with the reference, and
-  generates and compiles the C module for the others (`cold by` says which answered: `c-O0` is
-  the quick -O0 build `auto` takes for a small space). A cold call answered by the reference or
-  by a quick build leaves the (-O2) module to be built in a detached background process
-  (solverspace/background.py); that process's CPU seconds (its `background.log`) are the `bg`
-  column: they are spent after the answer, not in it, and are not part of `cold`;
-- CP-SAT: the same `count` with `--backend cpsat` (the issue's Hotspot target);
-- Kernel Tuner: a process that builds the same space with `kernel_tuner.searchspace.Searchspace`
-  (the tune_params and restriction strings of the T1 file). Kernel Tuner is installed into its
-  own virtual environment (`--kt-venv`, created with pip when missing); without it, or with
-  `--no-kt`, those columns say why they are empty. The GEMM space is not a T1 file, and took
-  Kernel Tuner about 1,300 CPU-s when issue 13 was filed: its Kernel Tuner column stays empty.
+For each T1 file under ../shared/peer-spaces and for the built-in GEMM space (K40c):
 
-Then a sweep of the GEMM space over 20 values of `max_threads_per_block`: `solverspace sweep` cold
-(an empty cache: the points' programs generated, the one-pass module compiled) and warm (the
-minimum of `--repeat` later runs), against one warm count; `methods` says how the points were
-counted (`one-pass`: all in one walk, `translators/c/lanes.py`; `per-point`: one count each).
-`--only-sweep` measures only that line (and the warm GEMM count it is compared with).
+- `warm`: `python -m solverspace count FILE` (the default `auto` backend) with the cache as the
+  default itself left it: one earlier default `count` (and the build it left behind, waited
+  for), never `--backend c`; `warm by` says which backend answered;
+- `cold`: the same on an empty cache (`$SOLVERSPACE_CACHE`, a fresh folder each round): the
+  process alone (`cold by`: `c-O0` is the quick -O0 build `auto` takes for a small space);
+- `bg`: the CPU seconds of the build that cold call left behind (spent after the answer);
+  `cold+bg` is the sum, per round: what a cold call costs in all;
+- `KT`: a process that builds Kernel Tuner 1.5's `Searchspace` from the same T1 file, read as
+  `kernel_tuner.interface.tune_kernel_T1` reads it (Values evaluated, Conditions as restriction
+  strings; no block-size restriction added, as we add none); `KT/warm` (target >= 2) and
+  `KT/cold+bg` (target >= 1: never behind) are the ratios, and the summary says where a target is
+  missed. The GEMM space is not a T1 file (Kernel Tuner cannot parse its export, and took about
+  1,300 CPU-s when issue 13 was filed): its Kernel Tuner columns stay empty;
+- `cpsat`: `--backend cpsat`, warm (no target; issue 13's Hotspot figure).
 
-Then (issue 28) a warm `solverspace best gemm --maximize "fmas_per_block - loads_per_block" --top
-10` (the README's objective; target <= 0.3 CPU-s: the compiled search cached with its module), and
-the two spaces of independent groups, counted by C (cold and warm) and CP-SAT, each count checked
-against its closed form: four pairs `x_i, y_i = range(1, 65)` with `y_i % x_i == 0`
-(6,146,560,000; C took 89 s before the groups were multiplied) and ten stages `t_i = range(32,
-1025, 32)`, `w_i = range(t_i, 65537, t_i)` (C never finished). `--only-waits` measures only these.
+Then (issue 28): the K40c warm count (target <= 0.15 CPU-s); a warm CLI `best gemm --maximize
+"fmas_per_block - loads_per_block" --top 10` (the README's objective; target <= 0.3 CPU-s); the
+first and the second `sweep gemm` over 20 values of `max_threads_per_block` after a warm count
+of the same space (a fresh cache each round: cold count, its background build, a warm count,
+then the two sweeps; target: both < 3x one warm count; `compiled` counts the modules the first
+sweep added to the cache), and the first sweep on an empty cache (no count before it; not with
+`--quick`); the two spaces of independent groups, counted by C (cold and warm) and CP-SAT, each
+count checked against its closed form: four pairs `x_i, y_i = range(1, 65)` with `y_i % x_i == 0`
+(6,146,560,000) and ten stages `t_i = range(32, 1025, 32)`, `w_i = range(t_i, 65537, t_i)`.
 
-    python bench/latency.py [--repeat 5] [--kt-venv /tmp/ktvenv] [--no-kt] [--no-cpsat] [--only-sweep]
-                            [--only-waits]
+    python bench/latency.py [--rounds 5] [--quick] [--no-kt] [--no-cpsat] [--only-sweep] [--only-waits]
+                            [--kt-python PYTHON]
 
-Counts are checked: ours against each other, and against Kernel Tuner's size (a difference is
-printed, not hidden).
+`--quick` is a smoke run: one round, two T1 files (`willemsen2025/atf_prl2.json`, answered by the
+reference, and `willemsen2025/atf_prl4.json`), the `tiny` GEMM variant in place of K40c (its lines
+say so, and their targets are not judged), no independent groups. Counts are checked: ours against
+each other (a difference stops the run) and against Kernel Tuner's size (a difference is printed).
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT.parent / "shared" / "peer-spaces"
-SWEEP_VALUES = [str(v) for v in range(384, 1024 + 1, 32)][:20]   # 20 values of max_threads_per_block
+QUICK_FILES = ["willemsen2025/atf_prl2.json", "willemsen2025/atf_prl4.json"]
+SWEEP_VALUES = {"k40c": [str(v) for v in range(384, 1024 + 1, 32)][:20],    # 20 values of max_threads_per_block
+                "tiny": [str(v) for v in range(16, 96, 4)]}
+TARGETS = {"kt_warm": 2.0, "kt_cold": 1.0, "k40c_warm": 0.15, "best": 0.3, "sweep": 3.0}
 
 KT_CHILD = r"""
 import json, sys
+from ast import literal_eval
 from kernel_tuner.searchspace import Searchspace
-problem = json.load(open(sys.argv[1]))
-space = Searchspace(problem["tune_params"], problem["restrictions"], max_threads=2**31, block_size_names=[])
-print(space.size)
+space = json.load(open(sys.argv[1]))["ConfigurationSpace"]
+tune_params = {}
+for p in space["TuningParameters"]:     # as kernel_tuner.interface.tune_kernel_T1 reads a T1 file
+    v = p["Values"]
+    if p["Type"] == "string" or "list(" in v or "range(" in v or (v[0] == "[" and v[-1] == "]"):
+        tune_params[p["Name"]] = eval(v)
+    else:
+        tune_params[p["Name"]] = literal_eval(v)
+restrictions = [c["Expression"] for c in space["Conditions"]]
+print(Searchspace(tune_params, restrictions, max_threads=2**31, block_size_names=[]).size)
 """
 
+SUBREAPER = False   # set by `become_subreaper`: detached grandchildren are re-parented to this process
 
-def cpu_run(command: list[str], env: dict | None = None) -> tuple[float, str, int]:
-    """(CPU seconds of the child process, its stdout, its exit status)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, proc.stdout if proc.returncode == 0 else proc.stdout + proc.stderr, proc.returncode
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux), so a detached background build
+    is re-parented here when the command that started it exits, and can be waited for and counted."""
+    global SUBREAPER
+    try:
+        SUBREAPER = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0   # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        SUBREAPER = False
+    return SUBREAPER
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def reap(timeout: float = 900) -> None:
+    """Wait for every descendant re-parented here (a background build) to finish."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if time.monotonic() > deadline:
+                print(f"latency: a background process still runs after {timeout:.0f} s; not waited for",
+                      file=sys.stderr)
+                return
+            time.sleep(0.02)
+
+
+class Run:
+    """One measured process: `cpu` (it and the processes it waited for), `background` (what it left
+    running, waited for after it exited), its output and exit status."""
+
+    def __init__(self, command: list[str], env: dict, cache: str | None = None):
+        before = children_cpu()
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+        middle = children_cpu()
+        self.cpu = middle - before
+        if SUBREAPER:
+            reap()
+            self.background = children_cpu() - middle
+        else:
+            self.background = settle(cache) if cache else 0.0
+        self.out, self.err, self.code = proc.stdout, proc.stderr, proc.returncode
+
+    def last_line(self) -> str:
+        lines = (self.out if self.code == 0 else self.out + self.err).strip().splitlines()
+        return lines[-1] if lines else f"exit {self.code}"
 
 
 def _env(**extra) -> dict:
@@ -79,182 +141,260 @@ def _env(**extra) -> dict:
     return dict(env, PYTHONPATH=str(ROOT), SOLVERSPACE_BACKGROUND_BUILD="1", **extra)   # the default, measured
 
 
-def settle(cache: str, timeout: float = 600) -> float | None:
-    """Wait until no background build is waiting or running in `cache`; the CPU seconds of the
-    last builder there (its log), or None when none ran."""
-    import time
+def settle(cache: str, timeout: float = 600) -> float:
+    """Without a subreaper: wait until no background build is waiting or running in `cache`; the
+    CPU seconds its builders logged (`background.log`, the last line of each builder), or 0."""
     sys.path.insert(0, str(ROOT))
     from solverspace import background
     folder, deadline = Path(cache), time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if folder.is_dir() and not background.pending(folder):
+    while time.monotonic() < deadline and folder.is_dir():
+        if not background.pending(folder):
             fd = background.try_lock(folder)
             if fd is not None:
                 background.release_lock(fd)
                 break
-        elif not folder.is_dir():
-            return None
         time.sleep(0.05)
     log = folder / background.LOG
     if not log.exists():
-        return None
-    return json.loads(log.read_text().splitlines()[-1])["builder_cpu"]
+        return 0.0
+    last: dict = {}
+    for line in log.read_text().splitlines():
+        record = json.loads(line)
+        last[record.get("pid")] = record.get("builder_cpu", 0.0)
+    log.unlink()            # counted once
+    return sum(last.values())
 
 
-def ours(target: str, backend: str, cache: str) -> tuple[float, int | None, str]:
-    """(CPU seconds, the count or None, the backend that answered)."""
-    env = _env(SOLVERSPACE_CACHE=cache)
-    cpu, out, code = cpu_run([sys.executable, "-m", "solverspace", "count", target, "--backend", backend,
-                              "--json", "--quiet"], env)
-    if code:
-        return cpu, None, ""
-    answer = json.loads(out.strip().splitlines()[-1])
-    return cpu, int(answer["count"]), answer["backend"] + ("-O0" if answer.get("quick_build") else "")
+def count(target: str, backend: str, cache: str, settings: tuple = ()) -> tuple[Run, int | None, str]:
+    """A `count` process: (the run, the count or None, the backend that answered)."""
+    sets = [a for s in settings for a in ("--set", s)]
+    run = Run([sys.executable, "-m", "solverspace", "count", target, *sets, "--backend", backend, "--json", "--quiet"],
+              _env(SOLVERSPACE_CACHE=cache), cache)
+    if run.code:
+        return run, None, ""
+    answer = json.loads(run.last_line())
+    return run, int(answer["count"]), str(answer.get("backend", "?")) + ("-O0" if answer.get("quick_build") else "")
 
 
-def kt_problem(path: Path, folder: Path) -> Path:
-    """The T1 file as Kernel Tuner input: tune_params (value lists) and restriction strings."""
-    sys.path.insert(0, str(ROOT))
-    from solverspace.lang.evaluate import compile_domain
-    from solverspace.t1 import load_t1
-    model = load_t1(path)
-    document = json.loads(path.read_text())["ConfigurationSpace"]
-    tune_params = {p.name: list(compile_domain(p.domain, p.name)({})) for p in model.parameters}
-    restrictions = [c["Expression"] for c in document["Conditions"]]
-    target = folder / (path.stem + ".kt.json")
-    target.write_text(json.dumps({"tune_params": tune_params, "restrictions": restrictions}))
-    return target
-
-
-def kernel_tuner_python(venv: Path, install: bool) -> tuple[Path | None, str]:
-    python = venv / "bin" / "python"
-    if python.exists() and subprocess.run([str(python), "-c", "import kernel_tuner"], capture_output=True).returncode == 0:
-        return python, ""
-    if not install:
-        return None, f"no Kernel Tuner in {venv}"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "kernel_tuner"], capture_output=True, text=True)
+def kernel_tuner_python(chosen: str | None) -> tuple[str | None, str]:
+    """The Python that runs Kernel Tuner (this one when it has it), or None and why not."""
+    python = chosen or sys.executable
+    proc = subprocess.run([python, "-c", "import kernel_tuner, importlib.metadata as m; print(m.version('kernel_tuner'))"],
+                          capture_output=True, text=True, cwd=ROOT)
     if proc.returncode:
-        return None, f"could not install Kernel Tuner ({proc.stderr.strip().splitlines()[-1] if proc.stderr else proc.returncode})"
-    return python, ""
+        return None, f"no Kernel Tuner in {python} (pip install '.[kerneltuner]', or --kt-python)"
+    return python, proc.stdout.strip()
 
 
-BEST = ["best", "gemm", "--maximize", "fmas_per_block - loads_per_block", "--top", "10", "--quiet"]
+def judged(value: float | None, target: float, at_least: bool, quick: bool = False) -> str:
+    if value is None:
+        return "-"
+    if quick:
+        return "not judged (quick)"
+    met = value >= target if at_least else value <= target
+    return "met" if met else "MISSED"
+
+
+def minimum(values: list) -> float | None:
+    return min(values) if values else None
+
+
+def cell(value: float | None, width: int = 6, digits: int = 2) -> str:
+    return f"{value:{width}.{digits}f}" if value is not None else f"{'-':>{width}}"
+
+
+# ------------------------------------------------------------------------------ the T1 table
+def t1_table(files: list[Path], gemm: tuple, rounds: int, kt_python: str | None, cpsat: bool, work: Path) -> dict:
+    """The per-file rows, measured in `rounds` interleaved rounds; returns the GEMM row."""
+    warm_cache = str(work / "warm")
+    targets = [(str(p.relative_to(PEER)), str(p), ()) for p in files] + [gemm]
+    plans = []
+    for name, target, settings in targets:
+        backend = "auto"
+        _, answer, _ = count(target, "auto", warm_cache, settings)   # the default fills the warm cache, as a user's
+        if answer is None:                                          # first call does (its background build waited for)
+            backend = "cpsat"
+            _, answer, _ = count(target, "cpsat", warm_cache, settings)
+        plans.append({"name": name, "target": target, "settings": settings, "backend": backend, "count": answer,
+                      "kt": kt_python is not None and target.endswith(".json"), "warm": [], "warm_bg": [], "cold": [],
+                      "bg": [], "total": [], "kt_cpu": [], "kt_size": None, "cold_by": "", "warm_by": "", "cpsat": []})
+    for _ in range(rounds):
+        for plan in plans:
+            run, answer, plan["warm_by"] = count(plan["target"], plan["backend"], warm_cache, plan["settings"])
+            assert answer == plan["count"], (plan["name"], "warm", answer, plan["count"])
+            plan["warm"].append(run.cpu)
+            plan["warm_bg"].append(run.background)
+            with tempfile.TemporaryDirectory(dir=work) as cold:
+                run, answer, plan["cold_by"] = count(plan["target"], plan["backend"], cold, plan["settings"])
+            assert answer == plan["count"], (plan["name"], "cold", answer, plan["count"])
+            plan["cold"].append(run.cpu)
+            plan["bg"].append(run.background)
+            plan["total"].append(run.cpu + run.background)
+            if cpsat and plan["target"].endswith(".json"):
+                run, answer, _ = count(plan["target"], "cpsat", warm_cache, plan["settings"])
+                assert answer == plan["count"], (plan["name"], "cpsat", answer, plan["count"])
+                plan["cpsat"].append(run.cpu)
+            if plan["kt"]:
+                run = Run([kt_python, "-c", KT_CHILD, plan["target"]], _env())
+                plan["kt_cpu"].append(run.cpu)
+                plan["kt_size"] = int(run.last_line()) if run.code == 0 else f"error: {run.last_line()}"
+    print(f"{'space':40} {'count':>9} {'warm':>6} {'warm by':>9} {'cold':>6} {'cold by':>9} {'bg':>5} "
+          f"{'cold+bg':>7} {'KT':>6} {'KT/warm':>8} {'KT/cold+bg':>10} {'cpsat':>6}")
+    misses = {"kt_warm": [], "kt_cold": []}
+    judged_rows = 0
+    for plan in plans:
+        warm, cold, total, kt = (minimum(plan[k]) for k in ("warm", "cold", "total", "kt_cpu"))
+        bg = minimum(plan["bg"])
+        by_warm = kt / warm if kt and warm else None
+        by_cold = kt / total if kt and total else None
+        if by_warm is not None:
+            judged_rows += 1
+            if by_warm < TARGETS["kt_warm"]:
+                misses["kt_warm"].append(f"{plan['name']} {by_warm:.2f}x")
+            if by_cold < TARGETS["kt_cold"]:
+                misses["kt_cold"].append(f"{plan['name']} {by_cold:.2f}x")
+        notes = []
+        if plan["kt_size"] not in (None, plan["count"]):
+            notes.append(f"Kernel Tuner's size: {plan['kt_size']}")
+        if max(plan["warm_bg"], default=0) > 0.05:
+            notes.append(f"a warm call left a background build ({max(plan['warm_bg']):.2f} CPU-s)")
+        print(f"{plan['name']:40} {plan['count']:>9} {cell(warm)} {plan['warm_by']:>9} {cell(cold)} "
+              f"{plan['cold_by']:>9} {cell(bg, 5)} {cell(total, 7)} {cell(kt)} {cell(by_warm, 8)} "
+              f"{cell(by_cold, 10)} {cell(minimum(plan['cpsat']))}" + (f"  ({'; '.join(notes)})" if notes else ""))
+    if judged_rows:
+        for key, label in (("kt_warm", f"warm >= {TARGETS['kt_warm']:g}x Kernel Tuner"),
+                           ("kt_cold", f"cold incl. background >= {TARGETS['kt_cold']:g}x Kernel Tuner (never behind)")):
+            missed = misses[key]
+            print(f"target {label}: {judged_rows - len(missed)} of {judged_rows} T1 files"
+                  + (f"; MISSED on {', '.join(missed)}" if missed else " (met)"))
+    return plans[-1]
+
+
+# ------------------------------------------------------------------------------ issue 28's lines
+def k40c_line(gemm_row: dict, quick: bool) -> None:
+    warm = minimum(gemm_row["warm"])
+    print(f"{gemm_row['name']} warm count: {warm:.3f} CPU-s (target <= {TARGETS['k40c_warm']:g}: "
+          f"{judged(warm, TARGETS['k40c_warm'], False, quick)}); cold {minimum(gemm_row['cold']):.2f}, "
+          f"cold+bg {minimum(gemm_row['total']):.2f}")
+
+
+def best_line(device: str, rounds: int, work: Path, quick: bool) -> None:
+    cache = str(work / "best")
+    env = _env(SOLVERSPACE_CACHE=cache)
+    command = [sys.executable, "-m", "solverspace", "best", "gemm", "--set", f"device={device}",
+               "--maximize", "fmas_per_block - loads_per_block", "--top", "10", "--quiet"]
+    cold = Run(command, env, cache)
+    warm = [Run(command, env, cache) for _ in range(rounds)]
+    best = minimum([r.cpu for r in warm])
+    codes = {r.code for r in warm + [cold]} - {0}
+    same = all(r.out.splitlines()[1:] == cold.out.splitlines()[1:] for r in warm)
+    print(f"warm CLI best on {device} gemm (README objective, top 10): {best:.3f} CPU-s (target <= "
+          f"{TARGETS['best']:g}: {judged(best, TARGETS['best'], False, quick)}); cold {cold.cpu:.2f} "
+          f"(+{cold.background:.2f} background)" + (f"; exited {sorted(codes)}" if codes else "")
+          + ("" if same or codes else "; the warm answers DIFFER from the cold one"))
+
+
+def sweep_lines(device: str, rounds: int, work: Path, quick: bool) -> None:
+    """The first and second sweep after a warm count, each round on a fresh cache; one cold sweep."""
+    values = SWEEP_VALUES[device]
+    command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set", f"device={device}", "--set",
+               "max_threads_per_block=" + ",".join(values), "--json"]
+    warm, first, second, compiled, methods, truth = [], [], [], [], {}, None
+    for index in range(rounds):
+        cache = str(work / f"sweep-{index}")
+        env = _env(SOLVERSPACE_CACHE=cache)
+        count("gemm", "auto", cache, (f"device={device}",))                   # cold, its background build waited for
+        run, _, _ = count("gemm", "auto", cache, (f"device={device}",))
+        warm.append(run.cpu)
+        modules = set(Path(cache).glob("*.so"))
+        one = Run(command, env, cache)
+        compiled.append(sorted(p.name for p in set(Path(cache).glob("*.so")) - modules))
+        two = Run(command, env, cache)
+        if one.code or two.code:
+            print(f"sweep of gemm ({device}) exited {one.code}/{two.code}: {one.last_line()} / {two.last_line()}")
+            return
+        answers = [[json.loads(line)["count"] for line in r.out.splitlines()] for r in (one, two)]
+        if answers[0] != answers[1] or (truth is not None and answers[0] != truth):
+            print(f"sweep of gemm ({device}): the counts DIFFER between runs: {answers}")
+        truth = answers[0]
+        first.append(one.cpu + one.background)
+        second.append(two.cpu + two.background)
+        methods = {}
+        for line in two.out.splitlines():
+            method = json.loads(line).get("method", "per-point")
+            methods[method] = methods.get(method, 0) + 1
+    base = minimum(warm)
+    a, b = minimum(first), minimum(second)
+    worst = max(a, b) / base
+    verdict = "not judged (quick)" if quick else ("met" if worst < TARGETS["sweep"] else "MISSED")
+    print(f"sweep of gemm ({device}) over {len(values)} values of max_threads_per_block after a warm count: first "
+          f"{a:.2f} CPU-s ({a / base:.1f}x one warm count; compiled {len(compiled[-1])} module(s)), second "
+          f"{b:.2f} ({b / base:.1f}x); one warm count {base:.3f} (target: both < {TARGETS['sweep']:g}x: {verdict}); "
+          "methods: "
+          + ", ".join(f"{n} {m}" for m, n in methods.items()))
+    if quick:
+        return
+    cache = str(work / "sweep-empty")
+    empty = Run(command, _env(SOLVERSPACE_CACHE=cache), cache)
+    print(f"sweep of gemm ({device}) on an empty cache (no count before it): {empty.cpu:.2f} CPU-s "
+          f"(+{empty.background:.2f} background; {empty.cpu / base:.1f}x one warm count)"
+          + ("" if empty.code == 0 else f"; exited {empty.code}"))
+
+
 PAIRS = "".join(f"x{i} = range(1, 65)\ny{i} = range(1, 65)\nrequire(y{i} % x{i} == 0)\n" for i in range(1, 5))
 STAGES = "".join(f"t{i} = range(32, 1025, 32)\nw{i} = range(t{i}, 65537, t{i})\n" for i in range(1, 11))
 GROUPS = [("four pairs y_i % x_i == 0", PAIRS, sum(64 // x for x in range(1, 65)) ** 4),
           ("ten stages w_i = range(t_i, 65537, t_i)", STAGES, sum(65536 // t for t in range(32, 1025, 32)) ** 10)]
 
 
-def waits(work: Path, repeat: int, cpsat: bool) -> None:
-    """Issue 28's lines: a warm CLI `best` on K40c, and the independent groups' counts."""
-    env = _env(SOLVERSPACE_CACHE=str(work / "best"))
-    command = [sys.executable, "-m", "solverspace", *BEST]
-    cold, out, code = cpu_run(command, env)
-    warm = min(cpu_run(command, env)[0] for _ in range(repeat))
-    print(f"warm CLI best on K40c gemm (README objective, top 10): {warm:.2f} CPU-s (cold {cold:.2f}; target <= 0.3)"
-          + ("" if code == 0 else f"; exited {code}"))
+def groups_lines(work: Path, cpsat: bool) -> None:
+    """The independent groups' counts, each checked against its closed form."""
     for name, text, truth in GROUPS:
         path = work / (name.split()[1] + ".py")
         path.write_text(text)
         cache = str(work / ("groups-" + path.stem))
         row = [f"{name:40} {truth:>42}"]
-        for label, backend, folder in (("C cold", "c", cache), ("C warm", "c", cache), ("CP-SAT", "cpsat", cache)):
+        for label, backend in (("C cold", "c"), ("C warm", "c"), ("CP-SAT", "cpsat")):
             if backend == "cpsat" and not cpsat:
                 continue
-            cpu, count, _ = ours(str(path), backend, folder)
-            row.append(f"{label} {cpu:5.2f}" + ("" if count == truth else f" (counted {count}: WRONG)"))
+            run, answer, _ = count(str(path), backend, cache)
+            row.append(f"{label} {run.cpu:5.2f}" + ("" if answer == truth else f" (counted {answer}: WRONG)"))
         print("  ".join(row) + " CPU-s")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--kt-venv", type=Path, default=Path(tempfile.gettempdir()) / "ktvenv")
+    parser.add_argument("--rounds", "--repeat", type=int, default=None, help="interleaved rounds (default 5; 1 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 1 round, 2 T1 files, tiny GEMM, no groups")
+    parser.add_argument("--kt-python", default=None, help="the Python with Kernel Tuner (default: this one)")
     parser.add_argument("--no-kt", action="store_true")
     parser.add_argument("--no-cpsat", action="store_true", help="no CP-SAT column")
-    parser.add_argument("--only-sweep", action="store_true",
-                        help="only the sweep line and the warm GEMM count it is compared with")
-    parser.add_argument("--only-waits", action="store_true",
-                        help="only the warm CLI best and the independent groups' counts (issue 28)")
-    args = parser.parse_args()
-    if args.only_waits:
-        print(f"machine: {os.cpu_count()} cores; CPU seconds (user + system) of whole processes")
-        waits(Path(tempfile.mkdtemp(prefix="latency-")), args.repeat, not args.no_cpsat)
-        return
-    if args.only_sweep:
-        args.no_kt = args.no_cpsat = True
-    kt_python, kt_missing = (None, "--no-kt") if args.no_kt else kernel_tuner_python(args.kt_venv, True)
-    print(f"machine: {os.cpu_count()} cores; CPU seconds (user + system) of whole processes, minimum of "
-          f"{args.repeat} interleaved rounds" + (f"; Kernel Tuner: {kt_missing}" if kt_missing else ""))
+    parser.add_argument("--only-sweep", action="store_true", help="only the sweep lines (and the warm count they compare with)")
+    parser.add_argument("--only-waits", action="store_true", help="only the warm CLI best and the independent groups")
+    args = parser.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 5)
+    device = "tiny" if args.quick else "k40c"
+    kt_python, kt_version = (None, "--no-kt") if args.no_kt or args.only_sweep or args.only_waits \
+        else kernel_tuner_python(args.kt_python)
+    become_subreaper()
+    print(f"machine: {os.cpu_count()} cores, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}; CPU seconds "
+          f"(user + system) of whole processes, background builds {'included (subreaper)' if SUBREAPER else 'read from background.log'}; "
+          f"minimum of {rounds} interleaved round(s); Kernel Tuner: {kt_version}" + ("; QUICK smoke run" if args.quick else ""))
     work = Path(tempfile.mkdtemp(prefix="latency-"))
-    warm_cache = str(work / "warm")
-    targets = [] if args.only_sweep else [(str(p.relative_to(PEER)), str(p)) for p in sorted(PEER.glob("*/*.json"))]
-    targets.append(("gemm (BEAST, K40c)", "gemm"))
-    plans = []
-    for name, target in targets:
-        backend = "auto"
-        _, count, _ = ours(target, "auto", warm_cache)     # the default fills the warm cache: as a user's first call
-        settle(warm_cache)                                 # ... and the build it left behind, if any
-        if count is None:
-            backend = "cpsat"
-            _, count, _ = ours(target, "cpsat", warm_cache)
-        kt_input = kt_problem(Path(target), work) if kt_python and target != "gemm" else None
-        plans.append({"name": name, "target": target, "backend": backend, "count": count, "kt_input": kt_input,
-                      "warm": [], "cold": [], "kt": [], "kt_size": None, "cold_by": "", "warm_by": "", "bg": [],
-                      "cpsat": []})
-    for _ in range(args.repeat):
-        for plan in plans:
-            cpu, count, plan["warm_by"] = ours(plan["target"], plan["backend"], warm_cache)
-            plan["warm"].append(cpu)
-            assert count == plan["count"], (plan["name"], count, plan["count"])
-            if not args.only_sweep:
-                with tempfile.TemporaryDirectory() as cold:
-                    cpu, count, plan["cold_by"] = ours(plan["target"], plan["backend"], cold)
-                    bg = settle(cold)                      # waited for: it must not run beside the next measurement
-                    if bg is not None:
-                        plan["bg"].append(bg)
-                plan["cold"].append(cpu)
-                assert count == plan["count"], (plan["name"], count, plan["count"])
-            if not args.no_cpsat and plan["target"] != "gemm":
-                cpu, count, _ = ours(plan["target"], "cpsat", warm_cache)
-                plan["cpsat"].append(cpu)
-                assert count == plan["count"], (plan["name"], "cpsat", count, plan["count"])
-            if plan["kt_input"] is not None:
-                cpu, out, code = cpu_run([str(kt_python), "-c", KT_CHILD, str(plan["kt_input"])], _env())
-                plan["kt"].append(cpu)
-                plan["kt_size"] = int(out.strip().splitlines()[-1]) if code == 0 else \
-                    f"error: {out.strip().splitlines()[-1] if out.strip() else code}"
-    print(f"{'space':40} {'count':>9} {'warm':>6} {'warm by':>9} {'cold':>6} {'cold by':>9} {'bg':>5} {'KT':>6} "
-          f"{'KT/warm':>8} {'KT/cold':>8} {'cpsat':>6}")
-    for plan in plans:
-        warm, cold = min(plan["warm"]), (min(plan["cold"]) if plan["cold"] else None)
-        kt = min(plan["kt"]) if plan["kt"] else None
-        ratios = (f"{kt / warm:8.2f} {kt / cold:8.2f}" if kt and cold else f"{'-':>8} {'-':>8}")
-        bg = f"{min(plan['bg']):5.2f}" if plan["bg"] else f"{'-':>5}"
-        cpsat = f"{min(plan['cpsat']):6.2f}" if plan["cpsat"] else f"{'-':>6}"
-        note = "" if plan["kt_size"] in (None, plan["count"]) else f"  (Kernel Tuner's size: {plan['kt_size']})"
-        print(f"{plan['name']:40} {plan['count']:>9} {warm:6.2f} {plan['warm_by']:>9} "
-              f"{(f'{cold:6.2f}' if cold is not None else '     -')} {plan['cold_by']:>9} "
-              f"{bg} {(f'{kt:6.2f}' if kt else '     -')} {ratios} {cpsat}{note}")
-    # a sweep over 20 values of one setting, against one warm count of the GEMM space
-    env = _env(SOLVERSPACE_CACHE=str(work / "sweep"))
-    command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set",
-               "max_threads_per_block=" + ",".join(SWEEP_VALUES), "--json"]
-    cold_cpu, out, code = cpu_run(command, env)
-    settle(str(work / "sweep"))
-    warm_cpu = min(cpu_run(command, env)[0] for _ in range(args.repeat))
-    one = min(plans[-1]["warm"])
-    methods: dict[str, int] = {}
-    for line in out.splitlines() if code == 0 else []:
-        method = json.loads(line).get("method", "per-point")
-        methods[method] = methods.get(method, 0) + 1
-    print(f"sweep of gemm over 20 values of max_threads_per_block: cold {cold_cpu:.2f} CPU-s "
-          f"({cold_cpu / one:.1f}x one warm count), warm {warm_cpu:.2f} CPU-s ({warm_cpu / one:.1f}x); "
-          f"one warm count {one:.2f} CPU-s; methods: " + ", ".join(f"{n} {m}" for m, n in methods.items())
-          + ("" if code == 0 else f"; the sweep exited {code}"))
-    waits(work, args.repeat, not args.no_cpsat)
+    if not (args.only_sweep or args.only_waits):
+        files = [PEER / f for f in QUICK_FILES] if args.quick else sorted(PEER.glob("*/*.json"))
+        gemm = (f"gemm ({'tiny: not K40c' if args.quick else 'BEAST, K40c'})", "gemm", (f"device={device}",))
+        row = t1_table(files, gemm, rounds, kt_python, not args.no_cpsat, work)
+        k40c_line(row, args.quick)
+    if not args.only_waits:
+        sweep_lines(device, rounds, work, args.quick)
+    if not args.only_sweep:
+        best_line(device, rounds, work, args.quick)
+        if not args.quick:
+            groups_lines(work, not args.no_cpsat)
+    print(f"load at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
