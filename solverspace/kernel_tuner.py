@@ -53,6 +53,7 @@ from typing import Callable
 import numpy as np
 
 from solverspace.core.errors import OptionError, SpaceDefinitionError
+from solverspace.t1_python import UnsafeExpression, compile_predicate
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "build_space",
            "replaced_searchspace", "tune_kernel"]
@@ -219,9 +220,44 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
             rule = f"{' * '.join(used)} <= {int(max_threads)}"
             conditions.append({"Parameters": used, "Expression": rule})
             texts.append(rule)
+    untranslated = _untranslated(parameters, conditions)
+    for condition, reason in untranslated:
+        text = condition["Expression"]
+        try:
+            predicates.append(compile_predicate(text, names))
+        except UnsafeExpression as exc:
+            raise UnsafeExpression(f"{exc.message}; and the T1 reader cannot translate it either: {reason}",
+                                   hint=exc.hint) from None
+        conditions.remove(condition)
+        texts.remove(text)
+        _say(f"restriction {text!r} runs in Python on each configuration (the reference backend's way), "
+             f"not compiled: the T1 reader cannot translate it ({reason})")
     document = {"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": conditions}}
     model = load_t1_text(json.dumps(document), "<tune_params>")
     return Space(model), predicates, texts
+
+
+def _untranslated(parameters: list, conditions: list) -> list:
+    """The conditions the T1 reader refuses, each with its reason (the reader's message, first
+    line), in their order; a refusal of the parameters themselves is raised."""
+    from solverspace.t1_read import load_t1_text
+
+    def read(some: list) -> None:
+        load_t1_text(json.dumps({"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": some}}),
+                     "<tune_params>")
+    try:
+        read(conditions)
+        return []
+    except SpaceDefinitionError:
+        read([])        # the parameters alone: their error is the user's to see
+    refused = []
+    for condition in conditions:
+        try:
+            read([condition])
+        except SpaceDefinitionError as exc:
+            reason = exc.message.splitlines()[0]
+            refused.append((condition, reason.split(": ", 1)[1] if reason.startswith("condition ") else reason))
+    return refused
 
 
 # ---------------------------------------------------------------------------------- the search space
@@ -366,8 +402,14 @@ class Searchspace:
         self._lookup = [{v: i for i, v in enumerate(vals)} for vals in self.params_values]
         if predicates:
             self._set = _Filtered(space, predicates, self.param_names)
-            _say(f"{len(predicates)} restriction(s) are Python callables: evaluated in Python on each configuration "
-                 f"of the compiled space; the {self._set.size:,} valid configurations are listed once")
+            _say(f"{len(predicates)} restriction(s) run in Python (callables, strings the T1 reader cannot "
+                 f"translate): evaluated on each configuration of the compiled space of the others; the "
+                 f"{self._set.size:,} valid configurations are listed once")
+            for predicate in predicates:
+                if getattr(predicate, "undefined", 0):
+                    _say(f"restriction {predicate.text!r} is undefined (an arithmetic error: division by zero, "
+                         f"overflow) on {predicate.undefined:,} configuration(s), e.g. {predicate.example}: they "
+                         "are invalid, as undefined operations are everywhere in solverspace")
         else:
             self._set = _Compiled(space)
         self.size = self._set.size

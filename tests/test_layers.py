@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str], str]] = [
     ("registry", ["solverspace.backends", "solverspace.factories", "solverspace.auto", "solverspace.background"],
      "the one way to a backend (the table, the factories), the `auto` policy, the builds left behind an answer"),
     ("API", ["solverspace", "solverspace.loader", "solverspace.t1", "solverspace.t1_read", "solverspace.t1_write",
-             "solverspace.t1_format", "solverspace.t1_conditions", "solverspace.sampling", "solverspace.space", "solverspace.sweep",
+             "solverspace.t1_format", "solverspace.t1_conditions", "solverspace.t1_python", "solverspace.sampling", "solverspace.space", "solverspace.sweep",
              "solverspace.dask_engine", "solverspace.dask_tasks", "solverspace.designs", "solverspace.repair"],
      "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
     ("integrations", ["solverspace.optuna", "solverspace.kt_cache", "solverspace.kernel_tuner"],

@@ -1,0 +1,196 @@
+"""Kernel Tuner restriction strings the T1 reader cannot translate (issue 26): run by the safe
+evaluator (`solverspace.t1_python`) as Python predicates, said once on stderr, never dropped;
+compared with Kernel Tuner 1.5's own Searchspace on the same strings; what the safe evaluator
+does not run is refused by name; its values are bounded; its meaning is Python's (an oracle test
+against Python itself on random expressions)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from solverspace.core.errors import OptionError
+from solverspace.t1_python import CALLS, MAX_INT_BITS, UnsafeExpression, compile_predicate
+
+TUNE_PARAMS = {"block_size_x": [16, 32, 48, 64, 96, 128], "block_size_y": [1, 2, 3, 4, 8], "tile": [0, 1, 2, 3],
+               "kind": ["ab", "b", "abc"]}
+MAX_THREADS = 1024
+
+# strings Kernel Tuner runs and the T1 reader refuses (each is checked to be refused by it below)
+RUN_IN_PYTHON = [
+    "block_size_x & (block_size_x - 1) == 0",
+    "(block_size_x | block_size_y) % 3 != 0",
+    "block_size_x ^ tile > 40",
+    "~tile & 1 == 0 or block_size_y > 2",
+    "len(kind) >= 2",
+    "'a' in kind",
+    "kind[0] == 'a'",
+    "kind[-1:] == 'b' and tile != 2",
+    "[1, 2, 4, 8][tile] <= block_size_y",
+    "len(str(block_size_x)) == 2",
+    "pow(block_size_y, tile, 5) == 1",
+    "block_size_y ** (tile * block_size_x // 16) < 100",
+    "kind * tile != 'bb'",
+]
+# strings Kernel Tuner 1.5 itself cannot build (its restriction parser takes `round` for a parameter;
+# its rewrite of `<<` is not Python), which we run: checked against Python's own answer
+KERNEL_TUNER_FAILS = ["round(block_size_x / 10) % 2 == 0", "round(block_size_x / 7, 1) > 5",
+                      "(block_size_y << tile) & 12 == 0"]
+
+
+def _configurations():
+    import itertools
+    names = list(TUNE_PARAMS)
+    for values in itertools.product(*TUNE_PARAMS.values()):
+        yield dict(zip(names, values))
+
+
+def _python(text: str) -> set:
+    """The configurations where Python's own evaluation of `text` holds (the oracle; test data only)."""
+    code = compile(text, "<restriction>", "eval")
+    return {tuple(c.values()) for c in _configurations()
+            if c["block_size_x"] * c["block_size_y"] <= MAX_THREADS
+            and eval(code, {"__builtins__": {}, **{n: f for n, (f, _, _) in CALLS.items()}}, c)}   # noqa: S307
+
+
+@pytest.mark.parametrize("text", RUN_IN_PYTHON + KERNEL_TUNER_FAILS)
+def test_the_t1_reader_refuses_these_and_they_run_in_python_said_once(text, capsys):
+    from solverspace.kernel_tuner import Searchspace
+    ours = Searchspace(TUNE_PARAMS, [text, "tile < 3 or block_size_y < 8"], MAX_THREADS)
+    err = capsys.readouterr().err
+    assert err.count(f"restriction {text!r} runs in Python") == 1 and "T1 reader cannot translate" in err
+    expected = {c for c in _python(text) if c[2] < 3 or c[1] < 8}
+    assert set(ours.list) == expected and ours.size == len(expected)
+    assert all(ours.is_param_config_valid(c) == (c in expected) for c in map(lambda d: tuple(d.values()),
+                                                                             _configurations()))
+
+
+@pytest.mark.parametrize("text", RUN_IN_PYTHON)
+def test_the_same_strings_give_kernel_tuners_own_space(text):
+    kt = pytest.importorskip("kernel_tuner.searchspace")
+    from solverspace.kernel_tuner import Searchspace
+    theirs = kt.Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
+    ours = Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
+    assert ours.size == theirs.size and set(ours.list) == set(map(tuple, theirs.list))
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")     # Kernel Tuner's own compile of its rewrite
+def test_kernel_tuner_itself_cannot_build_these():
+    kt = pytest.importorskip("kernel_tuner.searchspace")
+    for text in KERNEL_TUNER_FAILS:
+        with pytest.raises((ValueError, SyntaxError)):
+            kt.Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("block_size_x.bit_length() > 4", r"attribute access"),
+    ("np.prod([block_size_x, tile]) < 100", r"attribute access"),
+    ("sum([x for x in [1, 2]]) < tile", r"comprehension"),
+    ("(lambda: 1)() == tile", r"a lambda"),
+    ("__import__('os') == tile", r"a call to __import__\(\) is not run here"),
+    ("open('f') == tile", r"a call to open\(\)"),
+    ("eval('1') == tile", r"a call to eval\(\)"),
+    ("tile is 1", r"`is` compares object identity"),
+    ("min(tile, default=1) > 0", r"plain positional arguments"),
+    ("(y := tile) > 1", r"assignment expression"),
+    ("f'{tile}' == '1'", r"f-string"),
+    ("{'a': tile}['a'] > 1", r"indexing something other than"),
+    ("{'a': tile} == tile", r"a dict"),
+    ("'%s' % tile == '1'", r"formatting"),
+    ("max(tile, block_size_x)(1) > 0", r"this call is not run"),
+    ("tile(1) > 0", r"called like a function"),
+    ("blocksize_x > 1", r"unknown name 'blocksize_x'.*\n.*did you mean 'block_size_x'"),
+    ("min > 1", r"min is a function here"),
+    ("abs(tile, tile) > 1", r"abs\(\) takes 1 arguments, got 2"),
+    ("b'x' == tile", r"the constant b'x'"),
+    ("sum(range(10)) > tile", r"a call to range\(\)"),
+    ("divmod(tile, 2)[0] == 1", r"indexing something other than"),
+])
+def test_what_the_safe_evaluator_does_not_run_is_refused_by_name(text, match):
+    from solverspace.kernel_tuner import build_space
+    with pytest.raises(UnsafeExpression, match=match) as caught:
+        build_space(TUNE_PARAMS, [text], MAX_THREADS)
+    assert "the T1 reader cannot translate it either" in caught.value.message
+
+
+@pytest.mark.parametrize("text, match", [
+    ("2 ** (tile * 40000) & 1 == 1", r"MAX_INT_BITS"),
+    ("1 << (tile * 40000) & 1 == 1", r"MAX_INT_BITS"),
+    ("(block_size_x ** 999) ** 999 & 1 == 1", r"MAX_INT_BITS"),
+    ("len(kind * (block_size_x * 1000)) & 1 == 0", r"MAX_LENGTH"),
+    ("len([tile] * 10 ** 9) & 1 == 0", r"MAX_LENGTH"),
+    ("kind % 2 == tile", r"formatting"),
+    ("kind < tile or tile & 1", r"TypeError"),
+])
+def test_values_are_bounded_and_python_errors_are_named_with_the_configuration(text, match):
+    from solverspace.kernel_tuner import build_space
+    with pytest.raises(UnsafeExpression, match=match) as caught:
+        space, predicates, _ = build_space(TUNE_PARAMS, [text], MAX_THREADS)
+        for config in _configurations():
+            predicates[0](config)
+    assert "at {" in caught.value.message       # the configuration is named
+
+
+def test_an_arithmetic_error_makes_the_configuration_invalid_and_is_said(capsys):
+    from solverspace.kernel_tuner import Searchspace
+    text = "(block_size_x // (tile - 1)) & 1 == 0"
+    ours = Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
+    err = capsys.readouterr().err
+    assert "is undefined" in err and "'tile': 1" in err
+    assert not any(c[2] == 1 for c in ours.list)
+    expected = _python(f"tile != 1 and ({text})")
+    assert set(ours.list) == expected
+
+
+def _random_expression(rng: random.Random, depth: int) -> str:
+    leaves = ["block_size_x", "block_size_y", "tile", str(rng.randint(-3, 9)), "2.5", "True"]
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice(leaves)
+    a, b = _random_expression(rng, depth - 1), _random_expression(rng, depth - 1)
+    form = rng.randrange(7)
+    if form == 0:
+        return f"({a} {rng.choice(['+', '-', '*', '//', '%', '/', '&', '|', '^'])} {b})"
+    if form == 1:
+        return f"({a} {rng.choice(['<', '<=', '==', '!=', '>', '>='])} {b} {rng.choice(['<', '!='])} 5)"
+    if form == 2:
+        return f"({a} {rng.choice(['and', 'or'])} {b})"
+    if form == 3:
+        return f"({a} if {b} else {rng.choice(leaves)})"
+    if form == 4:
+        return f"{rng.choice(['min', 'max'])}({a}, {b})"
+    if form == 5:
+        return f"{rng.choice(['abs', 'int', 'round', 'bool'])}({a})"
+    return f"({rng.choice(['-', 'not ', '~'])}{a})" if "." not in a else f"(-{a})"
+
+
+def test_meaning_is_pythons_on_random_expressions():
+    """The oracle: Python evaluating the same text, on every configuration (an arithmetic error is
+    False here; any other Python error must be raised by both)."""
+    rng = random.Random(5)
+    configs = [c for c in _configurations() if c["kind"] == "b"]
+    functions = {n: f for n, (f, _, _) in CALLS.items()}
+    checked = 0
+    for _ in range(150):
+        text = _random_expression(rng, 3)
+        code = compile(text, "<oracle>", "eval")
+        predicate = compile_predicate(text, list(TUNE_PARAMS))
+        for config in configs:
+            try:
+                expected = bool(eval(code, {"__builtins__": {}, **functions}, dict(config)))   # noqa: S307
+            except ArithmeticError:
+                expected = False
+            except (TypeError, ValueError):
+                with pytest.raises(UnsafeExpression):
+                    predicate(config)
+                continue
+            assert predicate(config) == expected, (text, config)
+            checked += 1
+    assert checked > 5_000
+
+
+def test_a_parameter_named_like_a_call_and_integers_within_the_bound():
+    predicate = compile_predicate("2 ** n > 10 ** 300", ["n"])
+    assert predicate({"n": 1000}) and not predicate({"n": 900})
+    with pytest.raises(UnsafeExpression, match="MAX_INT_BITS"):
+        predicate({"n": MAX_INT_BITS + 2})
+    assert compile_predicate("len + 1 > 2", ["len"])({"len": 2})
