@@ -297,27 +297,49 @@ class Space:
     def _neighbors(self):
         if getattr(self, "_cached_neighbors", None) is None:
             from solverspace.analysis.neighbors import Neighbors
-            self._cached_neighbors = Neighbors(self._checker(), self._param_index(), self._occurring_indices)
+            self._cached_neighbors = Neighbors(self._checker(), self._param_index(), self._occurring_indices,
+                                               compiled=self._compiled_check())
         return self._cached_neighbors
+
+    def _compiled_check(self):
+        """The compiled check and walks the neighbour queries use (`translators/c/config_check.py`),
+        or None where the reference answers them: a small space (the reference lists it within
+        100,000 candidate values, as `auto` does; the rows are kept for `adjacent`), or one the C
+        backend refuses by construct (orders, values past 64 bits, ...). Decided once per Space."""
+        if getattr(self, "_cached_compiled_check", None) is None:
+            from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
+            from solverspace.translators.errors import UnsupportedConstruct
+            try:
+                self._cached_small_rows = list(ReferenceEnumerator(self.plan, budget=100_000).rows())
+                self._cached_compiled_check = False
+            except WorkBudgetExceeded:
+                from solverspace.translators.c.config_check import CompiledChecker
+                try:
+                    self._cached_compiled_check = CompiledChecker(self.plan, self._param_index().lists)
+                except UnsupportedConstruct:
+                    self._cached_compiled_check = False
+        return self._cached_compiled_check or None
 
     def _occurring_indices(self) -> list[list[int]]:
         """Per parameter, the indices of its value list that some valid configuration takes (what
-        `adjacent` reads): one pass over the space, once per Space: the reference's for a small
-        space (or one with orders, or one the C backend refuses), else the compiled enumerator's."""
+        `adjacent` reads), once per Space: from the reference's listing of a small space, else
+        the compiled check's marking walk (one parallel pass in C, the parameters nothing depends
+        on not looped over); for a large space C refuses by construct (orders, ...), one pass of
+        the compiled enumerator where it lists the space, else of the reference."""
         from solverspace.translators.errors import UnsupportedConstruct
         index = self._param_index()
         taken: list[set] = [set() for _ in self.parameters]
-        from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 
         def listed(rows):
             for row in rows:
                 for seen, lookup, value in zip(taken, index.positions, row):
                     seen.add(lookup[value])
             return [sorted(seen) for seen in taken]
-        try:   # a small space: the reference (up to 100,000 candidate values), as `auto` does
-            return listed(ReferenceEnumerator(self.plan, budget=100_000).rows())
-        except WorkBudgetExceeded:
-            taken = [set() for _ in self.parameters]
+        compiled = self._compiled_check()
+        if compiled is not None:
+            return compiled.occurring()
+        if getattr(self, "_cached_small_rows", None) is not None:
+            return listed(self._cached_small_rows)
         try:   # a space with orders is refused by the enumerator (its slot model's rows are not orders)
             enumerator = get_backend("c", "list").enumerator(self.plan)
         except UnsupportedConstruct:

@@ -8,22 +8,36 @@ with parameter indices `i(c)` and the valid configurations `V`:
 - `adjacent`: the `x` in `V`, `x != c`, with `i_p(x)` between `below_p` and `above_p` for every
   parameter, where `below_p` is the largest index under `i_p(c)` that some configuration of `V`
   takes, and `above_p` the smallest above it (no bound on a side where there is none). Kernel
-  Tuner reads them off its whole list; here they come from each parameter's *occurring indices*
-  (`projection`), computed once per space.
+  Tuner reads them off its whole list (the nearest index differences of each column of its index
+  array); here they come from each parameter's *occurring indices* (`projection`), computed
+  once per space.
 - `Hamming-adjacent`: for each parameter, the Hamming neighbours that change only that parameter,
   to the nearest index below and the nearest above (at most two per parameter).
 - `closest-param-indices`: the `x` in `V`, `x != c`, at the smallest L1 distance
   `sum_p |i_p(x) - i_p(c)|`, all of them (Kernel Tuner computes the sum in its index array's
   small integer type and can wrap around; here it is exact).
 
-Each is answered by walks of the reference's compiled levels (`ConfigChecker`), never a scan of
-the space: `Hamming` tries each parameter's domain (at the configuration's other values, which
-is a part of its value list) with the others fixed, re-evaluating only the loops from the changed
-parameter on; the adjacent methods walk the plan's loops over each parameter's window of indices,
-each loop's constraints pruning; `closest-param-indices` is a branch and bound over the loops with
-the distance of the parameters bound so far as its bound. Neighbours are returned sorted by their
-parameter indices (definition order), the configuration itself excluded; a random neighbour is
-drawn uniformly from them with NumPy's generator for the seed.
+Two engines answer them, never by a scan of the space:
+
+- the *compiled* one (`compiled`, given by the API layer: `translators/c/config_check.py`'s
+  `CompiledChecker`, or any object with its `changes`, `walk` and `occurring`): `Hamming` and
+  `Hamming-adjacent` are one C call that tries every value-list value of every parameter with
+  the others pinned; the adjacent methods are one compiled walk of the window box, each
+  parameter bounded by its window and each loop's constraints pruning; `closest-param-indices`
+  is that walk over the whole box with an L1 budget (the Hamming-adjacent neighbours' distance)
+  that tightens as closer configurations are found;
+- the *reference* one, `ConfigChecker` (the reference's compiled levels, in Python), used where
+  no compiled engine is given (small spaces, constructs C refuses): `Hamming` tries each
+  parameter's domain (at the configuration's other values, which is a part of its value list)
+  with the others fixed, re-evaluating only the loops from the changed parameter on; the
+  adjacent methods walk the plan's loops over each parameter's window of indices;
+  `closest-param-indices` is a branch and bound over the loops with the distance of the
+  parameters bound so far as its bound.
+
+Both give the same sets (tests/test_moves_compiled.py, `validation.moves.check_compiled`).
+Neighbours are returned sorted by their parameter indices (definition order), the configuration
+itself excluded; a random neighbour is drawn uniformly from them with NumPy's generator for the
+seed.
 """
 from __future__ import annotations
 
@@ -56,11 +70,12 @@ def method_name(method) -> str:
 class Neighbors:
     """Neighbour queries on one plan. `projection()`, called once when `adjacent` first needs it,
     returns per parameter (definition order) the sorted indices that some valid configuration
-    takes."""
+    takes. `compiled`: the compiled engine (see the module docstring), or None for the reference's."""
 
     def __init__(self, checker: ConfigChecker, index: ParamIndex,
-                 projection: Callable[[], list[list[int]]] | None = None):
+                 projection: Callable[[], list[list[int]]] | None = None, compiled=None):
         self.checker = checker
+        self.compiled = compiled
         self.index = index
         self.projection_source = projection
         self.occurring: list[list[int]] | None = None
@@ -98,6 +113,9 @@ class Neighbors:
 
     # ------------------------------------------------------------------------------ methods
     def hamming(self, values: tuple, indices: tuple) -> list[tuple]:
+        if self.compiled is not None:
+            return [tuple(indices[:p]) + (j,) + tuple(indices[p + 1:])
+                    for p, valid in enumerate(self.compiled_changes(indices)) for j in valid if j != indices[p]]
         envs = self.checker.prefix(values)
         found = []
         for k, level in enumerate(self.levels):
@@ -117,6 +135,14 @@ class Neighbors:
         return found
 
     def hamming_adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+        if self.compiled is not None:
+            found = []
+            for p, valid in enumerate(self.compiled_changes(indices)):
+                at = bisect.bisect_left(valid, indices[p])
+                below, above = valid[:at], valid[bisect.bisect_right(valid, indices[p]):]
+                for j in (below[-1:] + above[:1]):
+                    found.append(tuple(indices[:p]) + (j,) + tuple(indices[p + 1:]))
+            return found
         envs = self.checker.prefix(values)
         found = []
         for k, level in enumerate(self.levels):
@@ -158,6 +184,9 @@ class Neighbors:
         every completion from below; each loop tries indices outward from the configuration's."""
         best = [min((sum(abs(a - b) for a, b in zip(point, indices))
                      for point in self.hamming_adjacent(values, indices)), default=None)]
+        if self.compiled is not None:
+            box = [(0, size - 1) for size in self.index.sizes]
+            return self.compiled.walk(box, indices, budget=best[0], closest=True)
         found: list[tuple] = []
         if self.checker.start is None:
             return found
@@ -205,6 +234,8 @@ class Neighbors:
         """Every valid configuration whose parameter indices lie in `windows` (per parameter,
         definition order, inclusive), the configuration itself excluded: the plan's loops over
         the windows, each loop's constraints pruning."""
+        if self.compiled is not None:
+            return self.compiled.walk(windows, indices)
         found: list[tuple] = []
         if self.checker.start is None:
             return found
@@ -234,6 +265,15 @@ class Neighbors:
 
         descend(0, dict(self.checker.start))
         return found
+
+    def compiled_changes(self, indices: tuple) -> list[list[int]]:
+        """Per parameter, the value-list indices where changing it alone keeps the (valid)
+        configuration valid, from the compiled engine (the configuration's own index included)."""
+        valid = self.compiled.changes(indices)
+        if valid is None:   # start() said valid: the two engines disagree
+            raise RuntimeError(f"internal error: the compiled check rejects {self.index.values(indices)}, "
+                               "which the reference check accepts")
+        return valid
 
     def projection(self) -> list[list[int]]:
         if self.occurring is None:
