@@ -1,17 +1,22 @@
 """Benchmark of solverspace's Searchspace under Kernel Tuner (issue 26).
 
 In fresh processes (so each peak memory is its own; ru_maxrss, the Python interpreter and NumPy
-included):
+included), each space twice over one module cache made for the run (`SOLVERSPACE_CACHE`, a new
+temporary folder): *cold* (nothing compiled: C generation, the compiler, the exact count) and then
+*warm* (a new process over the cache the cold one filled: the module loaded, the count and the work
+units behind `space[i]` remembered by `solverspace.kernel_tuner`). "ready" runs from the start of
+the process (imports included) to `Searchspace(space=...)` built, one random sample drawn and
+checked valid; wall seconds, CPU seconds of the process (its threads) and of its children (the C
+compiler), and the load average beside them:
 
-- ours, H100 single-real opt-in GEMM space (78,298,704 configurations): time and peak memory of
-  building `solverspace.kernel_tuner.Searchspace(space=...)` (loading the space, the compiled
-  module from the cache, the exact count), then 1,000 steps of a strategy loop on it (simulated
+- ours, H100 single-real opt-in GEMM space (78,298,704 configurations), cold and warm; in the warm
+  process then 1,000 steps of a strategy loop on it (simulated
   annealing's loop: a random neighbour, "Hamming" and "strictly-adjacent" in turn, of the current
   configuration, accepted by the Metropolis rule on a model time: bench/bnb.py's roofline with a
   deterministic per-configuration noise of up to 10%), every configuration checked valid; a
   model-derived cache is impossible at this size. ("adjacent" needs each parameter's supported
   values: above 5,000,000 configurations a pinned walk per value, slow where a value is unsupported.)
-- ours, K40c (1,207,600): the same build.
+- ours, K40c (1,207,600): the same, cold and warm.
 - Kernel Tuner 1.5's own `Searchspace` on K40c, from the space exported to T1 through Kernel Tuner's
   own T1 path (tune_params and the conditions as restriction strings), in a child killed after
   `--kt-limit` seconds (default 120): Kernel Tuner's python-constraint parser cannot read our
@@ -51,18 +56,31 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_s() -> tuple[float, float]:
+    """CPU seconds of this process (all its threads) and of its waited-for children (the compiler)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 def child_ours(name: str, steps: int) -> None:
+    import os
+    start, (cpu0, kids0) = time.perf_counter(), cpu_s()
     from solverspace import Space
     from solverspace.kernel_tuner import Searchspace
-    import zlib
-    from solverspace.gemm.devices import PEAK_RATES
-    start = time.perf_counter()
+    imported = time.perf_counter() - start
     space = Space.load("gemm", SPACES[name])
     searchspace = Searchspace(space=space, seed=1)
-    build = time.perf_counter() - start
-    build_peak = peak_mib()
-    out = {"size": searchspace.size, "build_s": build, "build_peak_mib": build_peak}
+    built = time.perf_counter() - start
+    first = searchspace.get_random_sample(1)[0]
+    assert searchspace.is_param_config_valid(first)
+    ready = time.perf_counter() - start
+    cpu, kids = cpu_s()
+    out = {"size": searchspace.size, "import_s": round(imported, 2), "built_s": round(built, 2),
+           "ready_s": round(ready, 2), "ready_cpu_s": round(cpu - cpu0, 2), "compiler_cpu_s": round(kids - kids0, 2),
+           "ready_peak_mib": round(peak_mib(), 1), "load": round(os.getloadavg()[0], 1)}
     if steps:
+        import zlib
+        from solverspace.gemm.devices import PEAK_RATES
         settings = SETTINGS_OF[name]
         peak = PEAK_RATES[settings["device"]]
         single = settings["precision"] == "single"
@@ -78,7 +96,7 @@ def child_ours(name: str, steps: int) -> None:
                        / (c["blk_m"] * c["blk_n"] * peak.bytes_per_ns))
             return roof * (1 + (zlib.crc32(repr(config).encode()) % 1000) / 10_000)
         rng = random.Random(2)
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), cpu_s()[0]
         current = searchspace.get_random_sample(1)[0]
         current_time = model_time(current)
         best = current_time
@@ -96,8 +114,9 @@ def child_ours(name: str, steps: int) -> None:
                 current, current_time = neighbor, t
             best = min(best, current_time)
             temperature *= 0.995
-        out.update(steps=steps, steps_s=time.perf_counter() - start, steps_peak_mib=peak_mib(), best_model_ns=best,
-                   listed=searchspace.listed)
+        out.update(steps=steps, steps_s=round(time.perf_counter() - start, 2), steps_cpu_s=round(cpu_s()[0] - cpu0, 2),
+                   steps_peak_mib=round(peak_mib(), 1),
+                   best_model_ns=round(best), listed=searchspace.listed)
     print(json.dumps(out))
 
 
@@ -136,16 +155,17 @@ def child_kt_memory() -> None:
                       "peak_bytes_per_configuration": peak / searchspace.size}))
 
 
-def run(args: list, limit: float | None = None) -> dict:
+def run(args: list, limit: float | None = None, env: dict | None = None) -> dict:
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=limit)
+        done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=limit,
+                              env=env)
     except subprocess.TimeoutExpired:
         return {"timeout": limit}
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["wall_s"] = time.perf_counter() - start
+    result["wall_s"] = round(time.perf_counter() - start, 2)
     return result
 
 
@@ -163,10 +183,17 @@ def main() -> None:
         return child_kt(args.child_kt)
     if args.child_kt_memory:
         return child_kt_memory()
-    h100 = run(["--child", "H100 single-real opt-in", str(args.steps)])
-    print(f"ours, H100 single-real opt-in: {h100}")
-    k40c = run(["--child", "K40c double-real-NN", str(args.steps)])
-    print(f"ours, K40c double-real-NN: {k40c}")
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="solverspace-bench-kt-", ignore_cleanup_errors=True) as folder:
+        env = dict(os.environ, SOLVERSPACE_CACHE=folder)
+        for name in SPACES:
+            cold = run(["--child", name, "0"], env=env)
+            print(f"ours, {name}, cold (empty module cache): {cold}")
+            warm = run(["--child", name, str(args.steps)], env=env)
+            print(f"ours, {name}, warm: {warm}")
+            if name.startswith("H100"):
+                h100 = warm
     kt = run(["--child-kt", "K40c double-real-NN"], args.kt_limit)
     print(f"Kernel Tuner 1.5, K40c double-real-NN (bruteforce builder, limit {args.kt_limit:g} s): {kt}")
     memory = run(["--child-kt-memory"])

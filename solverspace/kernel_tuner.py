@@ -55,8 +55,8 @@ import numpy as np
 from solverspace.core.errors import OptionError, SpaceDefinitionError
 from solverspace.t1_python import UnsafeExpression, compile_predicate
 
-__all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "build_space",
-           "replaced_searchspace", "tune_kernel"]
+__all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
+           "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "tune_kernel"]
 
 NEIGHBOR_METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices")
 DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
@@ -261,12 +261,85 @@ def _untranslated(parameters: list, conditions: list) -> list:
 
 
 # ---------------------------------------------------------------------------------- the search space
+UNITS_FORMAT = 1     # of the remembered work units' JSON entries
+
+
+def _built_enumerator(space):
+    """The compiled enumerator that `space[i]`, `space.index` and a compiled count use, when its
+    module is built already (loading it compiles nothing), with its cache key; else (None, None)."""
+    from solverspace.translators.c.backend import CBackend
+    from solverspace.translators.c.plan_cache import generation_key
+    backend = CBackend()
+    if not backend.is_built(space.plan):
+        return None, None
+    key = generation_key(space.plan, backend.options, (), False, False)
+    return (backend.enumerator(space.plan), key) if key else (None, None)
+
+
+def _units_path(key: str) -> Path:
+    from solverspace.translators.c.build import cache_dir
+    return cache_dir() / f"kt_units_{key[:40]}.json"
+
+
+def remembered_units(space) -> bool:
+    """Give the space's compiled enumerator its work units *with their counts* from the cache
+    entry a previous count left (`remember_units`), so that the exact count, `space[i]` and
+    `space.index` need no count in this process. The entry lives beside the compiled module and is
+    keyed like the generated C (`plan_cache.generation_key`: the model written out in full, the
+    loop order, the options and the tool's own code); an absent, unreadable or other-key entry
+    is a miss. True when the units were given."""
+    enumerator, key = _built_enumerator(space)
+    if enumerator is None or (enumerator.units is not None and enumerator.units.unit_counts is not None):
+        return False
+    try:
+        entry = json.loads(_units_path(key).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(entry, dict) or entry.get("key") != key or entry.get("format") != UNITS_FORMAT:
+        return False
+    depth, counts = int(entry["depth"]), [int(c) for c in entry["counts"]]
+    prefixes = np.asarray(entry["prefixes"], dtype=np.int64).reshape(len(counts), depth)
+    units = enumerator.units_of(depth, prefixes, counts)
+    units.prefix_stats.undefined = int(entry["undefined"])
+    first = entry["first_undefined"]
+    units.prefix_stats.first_undefined = None if first is None else (first[0], dict(first[1]))
+    enumerator.units = units
+    return True
+
+
+def remember_units(space) -> None:
+    """Write the counted work units of the space's compiled enumerator beside its module (for
+    `remembered_units` in the next process): the prefixes, each unit's count, the undefined tally
+    and its first place. Nothing when the space was not counted in C, or counts past int64."""
+    from solverspace.translators.c.build import write_atomically
+    enumerator, key = _built_enumerator(space)
+    units = None if enumerator is None else enumerator.units
+    if units is None or units.unit_counts is None or units.total >= 2 ** 63:
+        return
+    path = _units_path(key)
+    if path.exists():
+        return
+    first = units.prefix_stats.first_undefined
+    entry = {"format": UNITS_FORMAT, "key": key, "depth": units.depth, "counts": list(units.unit_counts),
+             "prefixes": units.prefixes.tolist() if units.depth else [[] for _ in units.unit_counts],
+             "undefined": int(units.prefix_stats.undefined),
+             "first_undefined": None if first is None else [first[0], {k: v for k, v in first[1].items()}]}
+    try:
+        write_atomically(path, json.dumps(entry))
+    except OSError as exc:      # a read-only cache: the next process counts again, said
+        _say(f"the counted work units could not be remembered in {path}: {exc}")
+
+
 class _Compiled:
-    """The valid set answered by the compiled space: count, `space[i]`, `index`, the check."""
+    """The valid set answered by the compiled space: count, `space[i]`, `index`, the check. The
+    count and the work units behind `space[i]` come from the cache when a previous process
+    counted the same space (`remembered_units`), and are remembered after a count here."""
 
     def __init__(self, space):
         self.space = space
+        remembered_units(space)
         self.size = space.count("auto")
+        remember_units(space)
 
     def at(self, position: int) -> tuple:
         return tuple(self.space[position])
@@ -949,3 +1022,76 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     with replaced_searchspace(factory):
         return kernel_tuner.tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, *args,
                                         **kwargs)
+
+
+# ---------------------------------------------------------------------------------- one configuration
+def _predicate_name(predicate) -> str:
+    text = getattr(predicate, "text", None)
+    return repr(text) if text is not None else "a Python callable restriction"
+
+
+def broken_restrictions(params: dict, *, space=None, tune_params: dict | None = None, restrictions=None,
+                        max_threads: int | None = None, block_size_names=DEFAULT_BLOCK_SIZE_NAMES) -> list:
+    """What the configuration `params` (a dict; keys other than the space's parameters are left
+    alone, as Kernel Tuner passes them on) breaks in our space: each broken restriction as the user
+    wrote it (a string, Kernel Tuner's block-size rule, a callable by name) with the values it reads,
+    or a value outside a parameter's list; [] when the configuration is valid. The space is `space=`
+    (a `Space` or space file), or built from `tune_params`, `restrictions` and `max_threads` as
+    `build_space` builds it."""
+    if not isinstance(params, dict):
+        raise OptionError(f"params={params!r}: expected a dict {{parameter: value}}",
+                          hint="e.g. params={'block_size_x': 128}")
+    predicates: list = []
+    texts: list = []
+    if space is not None:
+        if tune_params is not None or restrictions is not None:
+            raise OptionError("give space= or tune_params= (with restrictions=), not both",
+                              hint="the space holds its own value lists and constraints")
+        space = _as_space(space)
+    elif tune_params is not None:
+        space, predicates, texts = build_space(tune_params, restrictions, max_threads, block_size_names)
+    else:
+        raise OptionError("no space to check params against: give space= (a solverspace Space or space file) or "
+                          "tune_params= (with restrictions= and max_threads=, as to tune_kernel)",
+                          hint="to run a configuration without a check, call kernel_tuner.run_kernel itself")
+    missing = [n for n in space.parameters if n not in params]
+    if missing:
+        raise OptionError(f"params lacks {missing}, parameters of the space",
+                          hint=f"give every parameter: {list(space.parameters)}")
+    config = {n: params[n].item() if isinstance(params[n], np.generic) else params[n] for n in space.parameters}
+    lists = space.value_lists()
+    outside = [f"{n}={v!r} is not among its values {list(lists[n])}" for n, v in config.items() if v not in lists[n]]
+    if outside:
+        return outside
+    broken = []
+    for rejection in space.check(config).rejections:
+        number = rejection.rule[len("condition_"):] if rejection.rule.startswith("condition_") else ""
+        text = texts[int(number) - 1] if number.isdigit() and 0 < int(number) <= len(texts) else rejection.reason
+        values = ", ".join(f"{k}={v!r}" for k, v in rejection.values.items())
+        broken.append(f"{text!r}{' (undefined)' if rejection.undefined else ''} with {values}" if texts else
+                      f"{rejection.rule}: {rejection.reason} with {values}")
+    for predicate in predicates:
+        if not predicate(dict(config)):
+            broken.append(f"{_predicate_name(predicate)}")
+    return broken
+
+
+def run_kernel(kernel_name, kernel_source, problem_size, arguments, params, *args, space=None,
+               tune_params: dict | None = None, restrictions=None, max_threads: int | None = None, **kwargs):
+    """Kernel Tuner's `run_kernel` (same arguments, same return value: the output arguments), for
+    one configuration of our space: `params` is checked first against `space=` (a `Space` or
+    space file) or the space of `tune_params`, `restrictions` and `max_threads` (built as
+    `tune_kernel` builds it; Kernel Tuner's block-size rule only with `max_threads`), and a
+    configuration the space calls invalid is refused, naming each broken restriction and the values
+    it reads. Then Kernel Tuner's own `run_kernel` runs it, with every other argument as given."""
+    import kernel_tuner
+    names = kwargs.get("block_size_names") or DEFAULT_BLOCK_SIZE_NAMES
+    broken = broken_restrictions(params, space=space, tune_params=tune_params, restrictions=restrictions,
+                                 max_threads=max_threads, block_size_names=names)
+    if broken:
+        shown = {k: v for k, v in params.items()}
+        raise OptionError(f"run_kernel: params {shown} are not a valid configuration of the space: it breaks "
+                          + "; ".join(broken),
+                          hint="choose values that meet the restrictions (Searchspace.get_random_sample, "
+                               "Space.repair give valid ones)")
+    return kernel_tuner.run_kernel(kernel_name, kernel_source, problem_size, arguments, params, *args, **kwargs)

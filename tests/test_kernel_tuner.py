@@ -310,3 +310,63 @@ def test_other_threads_get_kernel_tuners_own_searchspace_meanwhile(toy_cache):
     assert not errors
     assert kinds == {"ours": Searchspace, "theirs": KernelTunerSearchspace}
     assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace
+
+
+# ---------------------------------------------------------------------------------- run_kernel
+SCALE_SOURCE = """
+extern "C" float scale(float *out, float *a, int n) {
+    for (int i = 0; i < n; i += 1) { out[i] = a[i] * block_size_x + tile; }
+    return 0.0f;
+}
+"""
+
+
+def test_run_kernel_checks_params_then_runs_kernel_tuners_own(monkeypatch):
+    import shutil
+    from solverspace.kernel_tuner import run_kernel
+    tune_params = {"block_size_x": [1, 2, 4, 8], "tile": [1, 2, 3]}
+    restrictions = ["block_size_x * tile <= 8", "tile & 1 == 1"]
+    a = np.arange(8, dtype=np.float32)
+    calls = []
+    real = kernel_tuner.run_kernel
+
+    def recording(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(kernel_tuner, "run_kernel", recording)
+    with pytest.raises(OptionError, match=r"'block_size_x \* tile <= 8' with block_size_x=4, tile=3; "
+                                          r"'tile != 3 or block_size_x < 4' with block_size_x=4, tile=3\n"):
+        run_kernel("scale", SCALE_SOURCE, 8, [np.zeros_like(a), a, np.int32(8)], {"block_size_x": 4, "tile": 3},
+                   tune_params=tune_params, restrictions=restrictions + ["tile != 3 or block_size_x < 4"], lang="C")
+    with pytest.raises(OptionError, match=r"it breaks 'tile & 1 == 1'\n"):     # run in Python, named as well
+        run_kernel("scale", SCALE_SOURCE, 8, [np.zeros_like(a), a, np.int32(8)], {"block_size_x": 2, "tile": 2},
+                   tune_params=tune_params, restrictions=restrictions, lang="C")
+    with pytest.raises(OptionError, match=r"'block_size_x <= 4' with block_size_x=8"):   # Kernel Tuner's own rule
+        run_kernel("scale", SCALE_SOURCE, 8, [np.zeros_like(a), a, np.int32(8)], {"block_size_x": 8, "tile": 1},
+                   tune_params=tune_params, restrictions=restrictions, max_threads=4, lang="C")
+    with pytest.raises(OptionError, match=r"block_size_x=5 is not among its values"):
+        run_kernel("scale", SCALE_SOURCE, 8, [], {"block_size_x": 5, "tile": 1}, tune_params=tune_params)
+    with pytest.raises(OptionError, match="no space to check params against"):
+        run_kernel("scale", SCALE_SOURCE, 8, [], {"block_size_x": 1, "tile": 1})
+    assert not calls
+    if shutil.which("g++") is None:
+        pytest.skip("Kernel Tuner's C backend needs g++")
+    out = run_kernel("scale", SCALE_SOURCE, 8, [np.zeros_like(a), a, np.int32(8)], {"block_size_x": 2, "tile": 3},
+                     tune_params=tune_params, restrictions=restrictions, max_threads=1024, lang="C", quiet=True)
+    assert len(calls) == 1 and "tune_params" not in calls[0][1] and calls[0][1]["lang"] == "C"
+    assert out[0].tolist() == (a * 2 + 3).tolist()
+
+
+def test_run_kernel_with_a_space_names_the_broken_constraint():
+    from solverspace.kernel_tuner import broken_restrictions
+    space = Space.load("gemm", {"device": "tiny"})
+    config = dict(zip(space.parameters, space[0]))
+    assert broken_restrictions(config, space=space) == []
+    config["blk_m"] *= 2
+    broken = broken_restrictions(config, space=space)
+    assert broken and all(":" in b and "with" in b for b in broken)
+    with pytest.raises(OptionError, match="not both"):
+        broken_restrictions(config, space=space, tune_params={"blk_m": [1]})
+    del config["blk_m"]
+    with pytest.raises(OptionError, match=r"lacks \['blk_m'\]"):
+        broken_restrictions(config, space=space)
