@@ -13,7 +13,12 @@ Kernel Tuner computes them (but in exact integers):
 - `check_neighbors(space, rows, method, configs)`: for each configuration, `neighbors` equals
   the brute-force set (sorted by parameter indices), `count_neighbors` its size, and
   `random_neighbor` is one of them (None when there are none).
-- `check_moves(space, rows, ...)`: all of the above on one listed space (what `validate` runs).
+- `check_compiled(space, rows, configs)`: the compiled check and walks
+  (`translators/c/config_check.py`) against the reference check and brute force: validity of
+  every listed configuration and of random points of the index box (and the same errors), each
+  parameter's occurring indices, and all five neighbour methods through the compiled engine.
+- `check_moves(space, rows, ..., compiled=False)`: all of the above on one listed space (what
+  `validate` runs; `compiled`: `check_compiled` too, where C does not refuse the space).
 
 Later checks of issue 25 (repair, designs, conditional samples) are added here as functions of
 the same shape and called from `check_moves`.
@@ -25,7 +30,7 @@ import random
 import numpy as np
 
 __all__ = ["METHODS", "brute_neighbors", "check_value_lists", "check_param_indices", "check_neighbors",
-           "check_moves", "index_array", "listable", "MAX_ROWS"]
+           "check_compiled", "check_moves", "compiled_neighbors", "index_array", "listable", "MAX_ROWS"]
 
 MAX_ROWS = 20_000   # the largest space `check_moves` lists for brute force
 METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices")
@@ -111,24 +116,26 @@ def check_param_indices(space, rows: list[tuple], *, points: int = 200, seed: in
 
 
 def check_neighbors(space, rows: list[tuple], method: str, configs: list[tuple] | None = None, *,
-                    indices: np.ndarray | None = None, seed: int = 0) -> list[str]:
+                    indices: np.ndarray | None = None, seed: int = 0, engine=None) -> list[str]:
     """Neighbours of `configs` (default: every listed configuration) by `method` against
-    `brute_neighbors`."""
+    `brute_neighbors`; `engine`: a `Neighbors` to ask instead of the space's own."""
     problems = []
     indices = index_array(space, rows) if indices is None else indices
+    ask = space if engine is None else engine
     for config in rows if configs is None else configs:
         target = np.array(space.param_indices(config), dtype=np.int64)
         expected = [space.from_param_indices(point) for point in brute_neighbors(indices, target, method)]
-        got = space.neighbors(config, method)
+        got = ask.neighbors(tuple(config), method)
+        counted = ask.count_neighbors(tuple(config), method) if engine is None else ask.count(tuple(config), method)
         if got != expected:
             problems.append(f"{method} neighbours of {config}: got {got[:6]}{'...' if len(got) > 6 else ''} "
                             f"({len(got)}), brute force {expected[:6]}{'...' if len(expected) > 6 else ''} "
                             f"({len(expected)})")
-        elif space.count_neighbors(config, method) != len(expected):
-            problems.append(f"{method} count of {config}: {space.count_neighbors(config, method)}, "
-                            f"brute force {len(expected)}")
+        elif counted != len(expected):
+            problems.append(f"{method} count of {config}: {counted}, brute force {len(expected)}")
         else:
-            drawn = space.random_neighbor(config, method, seed=seed)
+            drawn = (space.random_neighbor(config, method, seed=seed) if engine is None
+                     else engine.random(tuple(config), method, seed))
             if (drawn is None) != (not expected) or (drawn is not None and drawn not in expected):
                 problems.append(f"{method} random neighbour of {config}: {drawn} is not one of {len(expected)}")
         if len(problems) > 5:
@@ -136,11 +143,74 @@ def check_neighbors(space, rows: list[tuple], method: str, configs: list[tuple] 
     return problems
 
 
-def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, seed: int = 0) -> list[str]:
+def compiled_neighbors(space, *, quick: bool = True):
+    """(a `Neighbors` answering through the compiled engine, its `CompiledChecker`) for a space;
+    `UnsupportedConstruct` where C refuses it. `quick`: the module's -O0 build (tests, validation)."""
+    from solverspace.analysis.config_check import ConfigChecker
+    from solverspace.analysis.neighbors import Neighbors
+    from solverspace.analysis.value_lists import ParamIndex, value_lists
+    from solverspace.translators.c.config_check import CompiledChecker
+    index = ParamIndex(space.parameters, value_lists(space.model))
+    compiled = CompiledChecker(space.plan, index.lists, quick=quick)
+    return Neighbors(ConfigChecker(space.plan), index, compiled.occurring, compiled=compiled), compiled
+
+
+def _outcome(check, config):
+    """`check(config)`, or the error it raises, as something two engines' answers compare by."""
+    from solverspace.core.errors import SolverspaceError
+    try:
+        return bool(check(config))
+    except SolverspaceError as exc:
+        return "error"
+
+
+def check_compiled(space, rows: list[tuple], configs: list[tuple] | None = None, *, points: int = 300,
+                   seed: int = 0, quick: bool = True) -> list[str]:
+    """The compiled engine against the reference check and brute force on a listed space:
+    `valid_many` on every listed configuration (all valid) and, one by one and in one batch, on
+    random points of the index box (as the reference check says, errors included); each
+    parameter's occurring indices (`occurring`) as the list takes them; the five methods'
+    neighbours of `configs` (default: up to 20 listed ones). A space C refuses by construct is
+    the one problem naming the refusal's message (callers that expect it catch nothing)."""
+    from solverspace.analysis.config_check import ConfigChecker
+    engine, compiled = compiled_neighbors(space, quick=quick)
+    rows = [tuple(row) for row in rows]
+    problems = []
+    if rows and not all(compiled.valid_many(rows)):
+        bad = [row for row, ok in zip(rows, compiled.valid_many(rows)) if not ok]
+        problems.append(f"the compiled check rejects listed configurations, e.g. {bad[0]}")
+    reference = ConfigChecker(space.plan)
+    sizes = [len(values) for values in space.value_lists().values()]
+    if all(sizes):
+        rng = random.Random(seed)
+        box = [space.from_param_indices(tuple(rng.randrange(size) for size in sizes)) for _ in range(points)]
+        expected = [_outcome(reference.valid, config) for config in box]
+        got = [_outcome(compiled.valid, config) for config in box]
+        for config, want, have in zip(box, expected, got):
+            if want != have:
+                problems.append(f"validity of {config}: reference {want}, compiled {have}")
+                break
+        if not any(isinstance(x, str) for x in expected) and compiled.valid_many(box) != expected:
+            problems.append("the compiled check's batch answer differs from its one-by-one answers")
+    if problems or not rows:
+        return problems
+    listed = index_array(space, rows)
+    occurring = [sorted(set(column.tolist())) for column in listed.T]
+    if compiled.occurring() != occurring:
+        problems.append(f"occurring indices: compiled {compiled.occurring()}, listed {occurring}")
+    chosen = configs if configs is not None else random.Random(seed).sample(rows, min(20, len(rows)))
+    for method in METHODS:
+        problems += check_neighbors(space, rows, method, chosen, indices=listed, seed=seed, engine=engine)
+    return problems
+
+
+def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, seed: int = 0,
+                compiled: bool = False) -> list[str]:
     """Every check of this module on one listed space (`rows`: its valid configurations, listed
     by the reference when not given), neighbours of up to `configs` random listed configurations
-    by every method. A space of more than `MAX_ROWS` configurations is not listed: the result
-    is the one problem saying so (callers check `listable` first)."""
+    by every method (`compiled`: through the compiled engine too, `check_compiled`, unless C
+    refuses the space by construct). A space of more than `MAX_ROWS` configurations is not
+    listed: the result is the one problem saying so (callers check `listable` first)."""
     if rows is None:
         if not listable(space):
             return [f"the space has more than {MAX_ROWS} configurations: too many to check by brute force"]
@@ -153,6 +223,12 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     indices = index_array(space, rows)
     for method in METHODS:
         problems += check_neighbors(space, rows, method, chosen, indices=indices, seed=seed)
+    if compiled and not problems:
+        from solverspace.translators.errors import UnsupportedConstruct
+        try:
+            problems += check_compiled(space, rows, chosen, seed=seed)
+        except UnsupportedConstruct:
+            pass   # refused by construct: the reference engine answers this space
     return problems
 
 
