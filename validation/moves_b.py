@@ -9,14 +9,23 @@ quantiles and designs, repair, conditional samples.
 - every point of an `lhs`, `sobol` and `random` design is a valid configuration; the LHS design
   puts exactly one point in each of its n strata of the first loop's coordinate, and that point's
   value of the first loop's parameter is the one whose cumulative count covers it;
-- `repair` of random points of the index box is at the brute-force minimum L1 distance, and is the
-  configuration with the smallest tie key (|i - t|, i) per loop in plan order among those;
+- `repair` of points of the index box is at the brute-force minimum L1 distance, and is the
+  configuration with the smallest tie key (|i - t|, i) per loop in plan order among those; the
+  points are drawn so that ties come first (`repair_targets`);
 - conditional samples (`sample(given=...)`) agree with `given`, are valid, and pass a chi-square
   test against the uniform distribution on the valid configurations that agree with `given`
   (p above `P_MIN`); a `given` no valid configuration extends is refused with `NoCompletionError`.
 
 A space with order-valued parameters must refuse the quantile moves with a message
 (`UnsupportedConstruct`); a space the C backend refuses is skipped (returns no problem).
+
+`counts` says whose counts the quantiles and repair run over: `"c"` (the space's own moves, over
+the compiled subtree counts: a C module per space) or `"listed"` (the same moves' code,
+`designs.Quantiles` and `repair.Repairer`, over counts from the listed rows,
+`validation.moves_listed`: nothing compiled, so the tests run it on hundreds of generated spaces);
+with `"listed"`, `depth` (the loops that are work units) and `list_rows` (units of at most that
+many configurations are listed, larger ones descended by counts; `EVERY_UNIT`: all listed) are
+drawn from the seed unless given, so the moves' different paths all run.
 """
 from __future__ import annotations
 
@@ -26,9 +35,56 @@ from collections import Counter
 from solverspace.core.errors import SolverspaceError
 from solverspace.translators.order_slots import OrderSlots
 
-__all__ = ["P_MIN", "check_moves_b", "quantile_by_list", "repair_by_list"]
+__all__ = ["P_MIN", "COUNTS", "EVERY_UNIT", "check_moves_b", "quantile_by_list", "repair_by_list",
+           "repair_targets"]
 
 P_MIN = 1e-4
+COUNTS = ("c", "listed")   # whose counts the quantiles and repair run over (module docstring)
+EVERY_UNIT = 1 << 62        # `list_rows` that lists every unit (none is descended by counts)
+
+
+class SpaceMoves:
+    """The space's own moves (its compiled subtree counts)."""
+
+    def __init__(self, space):
+        self.space = space
+
+    def from_unit(self, point):
+        return self.space.from_unit(point)
+
+    def from_unit_many(self, points):
+        return self.space.from_unit_many(points)
+
+    def design(self, n: int, method: str, seed: int):
+        return self.space.design(n, method, seed)
+
+    def repair(self, target: tuple) -> tuple[tuple, int]:
+        return self.space.repair(indices=target), self.space.repair_distance(indices=target)
+
+
+class ListedMoves(SpaceMoves):
+    """The same moves' code over counts from the listed rows (`validation.moves_listed`)."""
+
+    def __init__(self, space, rows, depth: int, list_rows: int | None):
+        from solverspace.validation.moves_listed import listed_quantiles
+        super().__init__(space)
+        self.quantiles = listed_quantiles(space, rows, depth, list_rows)
+
+    def from_unit(self, point):
+        return self.quantiles.from_unit(point)
+
+    def from_unit_many(self, points):
+        return self.quantiles.from_unit_many(points)
+
+    def design(self, n: int, method: str, seed: int):
+        from solverspace.designs import unit_design
+        return self.quantiles.from_unit_many(unit_design(n, len(self.space.parameters), method, seed))
+
+    def repair(self, target: tuple) -> tuple[tuple, int]:
+        from solverspace.repair import Repairer
+        repairer = Repairer(self.quantiles)
+        repairer.engine = "python"   # the search over units and counts, not a compiled one (nothing is compiled)
+        return repairer.repair(target)
 
 
 def quantile_by_list(space, rows, point) -> tuple:
@@ -64,11 +120,33 @@ def repair_by_list(space, rows, target) -> tuple[tuple, int]:
     return best[1], best[0][0]
 
 
+def repair_targets(space, rows, n: int, rng: random.Random) -> list[tuple]:
+    """n points of the index box to repair, ties first: from 8n candidates (random points of the
+    box, and midpoints of two random valid configurations' indices, which are often equally near
+    both), those with more than one valid configuration at the smallest distance come first, so
+    the tie order is checked and not only the distance."""
+    import numpy as np
+    sizes = [len(v) for v in space.value_lists().values()]
+    index = np.array([space.param_indices(r) for r in rows], dtype=np.int64).reshape(len(rows), len(sizes))
+    candidates = [tuple(rng.randrange(s) for s in sizes) for _ in range(4 * n)]
+    for _ in range(4 * n):
+        a, b = rng.choice(index), rng.choice(index)
+        candidates.append(tuple(int(x) for x in (a + b) // 2))
+
+    def tied(target) -> bool:
+        distance = np.abs(index - np.array(target, dtype=np.int64)).sum(axis=1)
+        return int((distance == distance.min()).sum()) > 1
+    return sorted(candidates, key=lambda target: not tied(target))[:n]   # stable: in drawing order otherwise
+
+
 def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens: int = 3, n_design: int = 7,
-                  seed: int = 0, sample_method: str = "exact") -> list[str]:
+                  seed: int = 0, sample_method: str = "exact", counts: str = "c", depth: int | None = None,
+                  list_rows: int | None = None) -> list[str]:
     """Problems found comparing the moves with brute force (module docstring)."""
     from solverspace.designs import EmptySpaceError, NoCompletionError, unit_design
     from solverspace.translators.errors import UnsupportedConstruct
+    if counts not in COUNTS:
+        raise ValueError(f"counts={counts!r}: expected one of {COUNTS}")
     problems: list[str] = []
     rows = [tuple(r) for r in (space.rows("reference") if rows is None else rows)]
     valid = set(rows)
@@ -83,10 +161,17 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
         return problems
     if d == 0:
         return problems
+    if counts == "listed":
+        paths = random.Random(f"{seed} paths")   # its own stream: the points drawn below stay the same
+        depth = paths.randint(0, d) if depth is None else depth
+        list_rows = paths.choice([0, 1, 4, EVERY_UNIT]) if list_rows is None else list_rows
+        moves = ListedMoves(space, rows, depth, list_rows)
+    else:
+        moves = SpaceMoves(space)
     if not rows:
-        calls = [("from_unit", lambda: space.from_unit((0.5,) * d))]
+        calls = [("from_unit", lambda: moves.from_unit((0.5,) * d))]
         if all(space.value_lists().values()):    # an empty value list: the index box has no point
-            calls.append(("repair", lambda: space.repair(indices=(0,) * d)))
+            calls.append(("repair", lambda: moves.repair((0,) * d)))
         for what, call in calls:
             try:
                 call()
@@ -97,11 +182,11 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
     # ---------------------------------------------------------------- quantiles and designs
     for _ in range(points):
         point = tuple(rng.random() for _ in range(d))
-        got, want = space.from_unit(point), quantile_by_list(space, rows, point)
+        got, want = moves.from_unit(point), quantile_by_list(space, rows, point)
         if got != want:
             problems.append(f"from_unit{point} = {got}, the list's conditional quantile is {want}")
     for method in ("lhs", "sobol", "random"):
-        design = space.design(n_design, method, seed)
+        design = moves.design(n_design, method, seed)
         for row in design.tolist():
             if tuple(row) not in valid:
                 problems.append(f"{method} design point {row} is not a valid configuration")
@@ -116,17 +201,15 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
     for i in sorted(counts):
         cumulative[i] = (start, start + counts[i])
         start += counts[i]
-    for point, row in zip(units, space.from_unit_many(units).tolist()):
+    for point, row in zip(units, moves.from_unit_many(units).tolist()):
         target = float(point[j]).as_integer_ratio()
         target = target[0] * len(rows) // target[1]
         lo, hi = cumulative[space.param_indices(tuple(row))[j]]
         if not lo <= target < hi:
             problems.append(f"LHS point {point.tolist()}: {first}={row[j]} covers [{lo}, {hi}), not {target}")
     # ---------------------------------------------------------------- repair
-    sizes = [len(v) for v in space.value_lists().values()]
-    for _ in range(targets):
-        target = tuple(rng.randrange(s) for s in sizes)
-        got, distance = space.repair(indices=target), space.repair_distance(indices=target)
+    for target in repair_targets(space, rows, targets, rng):
+        got, distance = moves.repair(target)
         want, want_distance = repair_by_list(space, rows, target)
         if (got, distance) != (want, want_distance):
             problems.append(f"repair(indices={target}) = {got} at {distance}; brute force: {want} at {want_distance}")
