@@ -14,7 +14,8 @@ import pytest
 import solverspace.designs as designs
 import solverspace.repair as repair
 from solverspace.designs import EmptySpaceError
-from solverspace.validation.moves_b import EVERY_UNIT, check_moves_b, quantile_by_list, repair_targets
+from solverspace.validation.moves_b import (EVERY_UNIT, ListedMoves, check_moves_b, quantile_by_list, repair_by_list,
+                                            repair_targets)
 from solverspace.validation.moves_listed import listed_quantiles
 from tests.helpers import MOVES_SPACE, space
 
@@ -25,6 +26,14 @@ TIES = """
     k = iterator(["q", "p", "r"])
     require((x + y) % 2 == 0)
     reject_if((k == "r") & (x > 4))
+"""
+#: the first descent from (x=4, y=0) finds y=2 at distance 2; the nearest, x=5 y=0, is at 1
+DECEPTIVE = """
+    x = range(10)
+    y = range(10)
+    k = iterator(["u", "v"])
+    require((x >= 5) | (y >= 2))
+    reject_if((k == "v") & (x + y > 12))
 """
 PATHS = [(depth, list_rows) for depth in range(5) for list_rows in (0, 1, 4, EVERY_UNIT)]
 
@@ -41,6 +50,17 @@ def test_listed_moves_agree_with_brute_force_on_every_path(source, depth, list_r
     s, rows = listed(source)
     assert not check_moves_b(s, rows=rows, counts="listed", depth=depth, list_rows=list_rows,
                              sample_method="reference", givens=1, seed=depth)
+
+
+@pytest.mark.parametrize("source", [MOVES_SPACE, TIES, DECEPTIVE], ids=["hand", "ties", "deceptive"])
+@pytest.mark.parametrize("depth, list_rows", [(0, EVERY_UNIT), (1, 0), (1, 4), (2, 0), (2, EVERY_UNIT)])
+def test_listed_repair_of_every_point_of_the_box(source, depth, list_rows):
+    """Repair (the search over units and counts) of every point of the index box: the brute-force
+    nearest configuration, with the documented tie."""
+    s, rows = listed(source)
+    moves = ListedMoves(s, rows, depth, list_rows)
+    for target in itertools.product(*(range(len(v)) for v in s.value_lists().values())):
+        assert moves.repair(target) == repair_by_list(s, rows, target), target
 
 
 @pytest.mark.parametrize("depth, list_rows", [(0, None), (2, 0), (3, 1), (1, EVERY_UNIT)])
