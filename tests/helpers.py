@@ -396,3 +396,10 @@ MOVES_SPACE = """
     require(x + y < 6)
     require((k == "a") | (x < 4))
 """
+
+
+def corpus_space(path: Path) -> Space:
+    """A corpus space file loaded as `Space` (its lint warnings silenced: the corpus means them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Space.from_source(path.read_text(), filename=path.name)

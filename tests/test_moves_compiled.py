@@ -8,7 +8,6 @@ answered by the reference engine."""
 from __future__ import annotations
 
 import os
-import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +19,7 @@ from solverspace.translators.c.config_check import CompiledChecker
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_compiled, check_moves, compiled_neighbors, listable
-from tests.helpers import CORPUS, load_generated, space
+from tests.helpers import CORPUS, corpus_space, load_generated, space
 
 pytestmark = pytest.mark.needs_cc
 
@@ -36,9 +35,7 @@ def assert_agree(s, rows=None, **options):
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
 def test_corpus_compiled(path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        s = Space.from_source(path.read_text(), filename=path.name)
+    s = corpus_space(path)
     if not listable(s):
         pytest.skip("too many configurations to list for brute force")
     try:

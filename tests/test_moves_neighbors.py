@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import textwrap
-import warnings
 from collections import Counter
 
 import pytest
@@ -18,7 +17,7 @@ from solverspace import Space, SolverspaceError
 from solverspace.analysis.value_lists import ValueListError
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_moves, listable
-from tests.helpers import CORPUS, load_generated, space, space_file
+from tests.helpers import CORPUS, corpus_space, load_generated, space, space_file
 
 CORPUS_FILES = sorted(CORPUS.glob("*.py"))
 TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
@@ -116,9 +115,7 @@ def assert_moves(s, **options):
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
 def test_corpus_moves(path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        s = Space.from_source(path.read_text(), filename=path.name)
+    s = corpus_space(path)
     if not listable(s):
         pytest.skip("too many configurations to list for brute force")
     assert_moves(s)

@@ -53,6 +53,8 @@ __all__ = ["CDEF_CHECK", "CheckGenerator", "CompiledChecker", "UNITS_PER_THREAD"
 FORMAT = 1               # of the remembered generated fields
 UNITS_PER_THREAD = 16    # work units of the marking walk per thread (dynamic scheduling evens them out)
 DENSE_SPAN = 1 << 22     # a parameter's codes spanning at most this many integers are looked up in a table
+SHORT_STEPS = 1 << 20    # loop steps a walk may take from the calling thread before it moves to the C thread
+ERROR_WALK_LONG = 3      # st->error of a walk that gave up after its steps (run again on the C thread)
 
 CDEF_CHECK = """
 typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;
@@ -60,7 +62,7 @@ int ss_check_rows(const int64_t *rows, int64_t n, uint8_t *out, ss_stats *st);
 int ss_check_changes(const int64_t *base, const int64_t *cands, const int64_t *offsets, uint8_t *out, ss_stats *st);
 int64_t ss_walk(const int64_t *vals, const int64_t *voff, const int64_t *lo, const int64_t *hi,
                 const int64_t *centre, int64_t budget, int closest, int32_t *out, int64_t cap, int64_t *best,
-                ss_stats *st, volatile int *cancel);
+                ss_stats *st, volatile int *cancel, int64_t max_steps);
 int64_t ss_mark_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st);
 int ss_mark_units(int s, const int64_t *prefixes, int64_t nunits, const int64_t *lut, const int64_t *lut_off,
                   const int64_t *lut_lo, const int64_t *lut_n, const int64_t *sorted, const int64_t *sorted_ix,
@@ -140,8 +142,8 @@ class CheckGenerator:
         decls = [" ".join(f"int64_t {c_name(n)} = 0;" for n in self.state)]
         lines = ["static void walk_box(const int64_t *vals, const int64_t *voff, const int64_t *lo, const int64_t *hi,",
                  "                     const int64_t *centre, int closest, int32_t *out, int64_t cap, int64_t *best,",
-                 "                     ss_stats *st, int64_t *scratch) {",
-                 "    int uflag = 0; int *u = &uflag; (void)u; uint64_t tick_ = 0;",
+                 "                     ss_stats *st, int64_t *scratch, int64_t max_steps) {",
+                 "    int uflag = 0; int *u = &uflag; (void)u; uint64_t tick_ = 0; int64_t spent_ = 0;",
                  f"    int64_t ix_[{max(len(self.names), 1)}]; int64_t dist_ = 0; (void)dist_;",
                  "    " + " ".join(decls)]
         offset = 0
@@ -162,7 +164,9 @@ class CheckGenerator:
                       f"{ind}  if (a_{i} < centre[{col}] - r_{i}) a_{i} = centre[{col}] - r_{i};",
                       f"{ind}  if (b_{i} > centre[{col}] + r_{i}) b_{i} = centre[{col}] + r_{i};",
                       f"{ind}  for (int64_t j_{i} = a_{i}; j_{i} <= b_{i}; j_{i}++) {{",
-                      f"{ind}    if (__builtin_expect(++tick_ >= {CANCEL_EVERY}u, 0)) {{ tick_ = 0; if (ss_cancelled()) goto done; }}",
+                      f"{ind}    if (__builtin_expect(++tick_ >= {CANCEL_EVERY}u, 0)) {{ tick_ = 0; spent_ += {CANCEL_EVERY};",
+                      f"{ind}      if (ss_cancelled()) goto done;",
+                      f"{ind}      if (max_steps > 0 && spent_ >= max_steps) {{ st->error = {ERROR_WALK_LONG}; goto done; }} }}",
                       f"{ind}    int64_t d_{i} = {previous} + (j_{i} > centre[{col}] ? j_{i} - centre[{col}] : centre[{col}] - j_{i});",
                       f"{ind}    if (d_{i} > *best) continue;",
                       f"{ind}    {{ int64_t c_ = vals[voff[{col}] + j_{i}]; if (!{self.member(i, parameter)}) continue;",
@@ -320,15 +324,16 @@ int ss_check_changes(const int64_t *base, const int64_t *cands, const int64_t *o
 /* the valid configurations in the box lo..hi of value-list indices (vals/voff: each parameter's
    value list, as codes) within L1 distance *best of centre (closest: only those at the smallest
    distance, *best tightening), centre excluded; up to cap of them into out (NPARAMS indices each);
-   returns how many there are (more than cap: call again with room) */
+   returns how many there are (more than cap: call again with room); max_steps > 0: give up
+   (st->error ERROR_WALK_LONG) after about that many loop steps */
 int64_t ss_walk(const int64_t *vals, const int64_t *voff, const int64_t *lo, const int64_t *hi,
                 const int64_t *centre, int64_t budget, int closest, int32_t *out, int64_t cap, int64_t *best,
-                ss_stats *st, volatile int *cancel) {
+                ss_stats *st, volatile int *cancel, int64_t max_steps) {
     int64_t *scratch = (int64_t *)malloc(sizeof(int64_t) * SCRATCH);
     memset(st, 0, sizeof *st);
     ss_cancel_flag = cancel;
     *best = budget;
-    walk_box(vals, voff, lo, hi, centre, closest, out, cap, best, st, scratch);
+    walk_box(vals, voff, lo, hi, centre, closest, out, cap, best, st, scratch, max_steps);
     ss_cancel_flag = NULL;
     free(scratch);
     return st->count;
@@ -475,9 +480,14 @@ class CompiledChecker:
             best = self.ffi.new("int64_t *")
             st = self.ffi.new("ss_stats *")
             cancel = self.ffi.new("int[1]")
-            n = call_c(self.shaped, self.lib.ss_walk, self._pointer(self.values), self._pointer(self.offsets),
-                       self._pointer(lo), self._pointer(hi), self._pointer(mid), limit, int(closest),
-                       self._pointer(out, "int32_t *"), cap, best, st, cancel, cancel=cancel)
+            args = (self._pointer(self.values), self._pointer(self.offsets), self._pointer(lo), self._pointer(hi),
+                    self._pointer(mid), limit, int(closest), self._pointer(out, "int32_t *"), cap, best, st, cancel)
+            # first from this thread, for at most SHORT_STEPS loop steps (most walks take microseconds,
+            # which the C thread's polling would add to); a longer one again on the C thread, where
+            # Ctrl-C stops it
+            n = self._direct(self.lib.ss_walk, *args, SHORT_STEPS)
+            if st.error == ERROR_WALK_LONG:
+                n = call_c(self.shaped, self.lib.ss_walk, *args, 0, cancel=cancel)
             self._check_status(st, 0)
             if n <= cap:
                 rows = out[:n * width].reshape(n, width)[:, :len(self.names)]
@@ -486,12 +496,27 @@ class CompiledChecker:
                 limit, closest = int(best[0]), False
             cap = int(n)
 
-    def occurring(self, cancel=None) -> list[list[int]]:
-        """Per parameter, the sorted value-list indices that some valid configuration takes
-        (one parallel walk of the space, remembered)."""
+    def occurring(self) -> list[list[int]]:
+        """Per parameter, the sorted value-list indices that some valid configuration takes:
+        one parallel walk of the space, remembered in this object and in the module cache (keyed
+        by the plan, the tool's code and the value lists), so a later process reads it."""
         if self.marks is None:
-            self.marks = self._mark()
+            key = self._occurring_key()
+            fields = load_search(key) if key else None
+            if fields is not None and len(fields.get("occurring", ())) == len(self.names):
+                self.marks = [[int(j) for j in taken] for taken in fields["occurring"]]
+            else:
+                self.marks = self._mark()
+                if key:
+                    store_search(key, {"occurring": self.marks})
         return self.marks
+
+    def _occurring_key(self) -> str | None:
+        import hashlib
+        key = check_key(self.plan)
+        if key is None:
+            return None
+        return hashlib.sha256(f"{key}\0occurring\0{self.coded!r}".encode()).hexdigest()
 
     def _mark(self) -> list[list[int]]:
         import numpy as np
