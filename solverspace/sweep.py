@@ -159,7 +159,7 @@ def _count_lanes(spaces, compiled):
     from solverspace.core.errors import SolverspaceError
     from solverspace.translators.c import lanes as c_lanes
     from solverspace.translators.c.build import CompilerError
-    from solverspace.translators.c.plan_cache import generation_key
+    from solverspace.translators.c.plan_cache import flush_simplifications, generation_key
     from solverspace.translators.errors import UnsupportedConstruct
     plans = [space.plan for space in spaces]
     key = c_lanes.lanes_key([generation_key(plan, compiled.options, (), False, False) for plan in plans])
@@ -175,6 +175,7 @@ def _count_lanes(spaces, compiled):
             return None, str(exc)
         if key:
             c_lanes.store_program(key, program, reason)
+        flush_simplifications()   # the points' derived values, simplified: a later generation needs no SymPy
     else:
         program, reason = remembered
     if program is None:

@@ -3,8 +3,8 @@
 Interval arithmetic on the IR with exact ints and Fractions (infinite ends are floats ±inf):
 the C translator uses it to prove that 64-bit arithmetic cannot overflow and to pick column
 dtypes; CP-SAT uses it for variable domains. Each derived value's interval is intersected with
-the interval of its SymPy-simplified form (`symbolic.simplify`), which is tighter when
-simplification cancels terms (`x - x`). Bounds are sound, not always tight: every value an
+the interval of its SymPy-simplified form (`symbolic.simplify`, remembered by
+`remembered_simplify`), which is tighter when simplification cancels terms (`x - x`). Bounds are sound, not always tight: every value an
 expression takes on a candidate configuration lies inside them (where it is defined).
 """
 from __future__ import annotations
@@ -224,6 +224,42 @@ class IntervalAnalysis(ir.Visitor):
         return self.visit(n.then).hull(self.visit(n.orelse))
 
 
+#: SymPy's simplifications of derived values, by (the expression's text, the rational names),
+#: for this process: the points of a sweep share most derived values, and SymPy is most of
+#: the cost of generating a program. The value is the simpler expression, or None where SymPy
+#: found none.
+SIMPLIFIED: dict[tuple[str, tuple[str, ...]], ir.Expr | None] = {}
+#: Stores that remember them across processes (`get(key)` -> a value, or `MISSING`; `put(key,
+#: value)`); `translators/c/plan_cache.py` adds one beside the cached programs, so a process that
+#: generates a program from simplifications known there imports no SymPy.
+STORES: list = []
+MISSING = object()
+
+
+def remembered_simplify(expr: ir.Expr, rational: frozenset[str]) -> ir.Expr | None:
+    """`symbolic.simplify(expr, rational)` where it differs from `expr`, else None; remembered
+    (`SIMPLIFIED`, `STORES`) by the expression's text (so `1`, `1.0` and `True` stay apart),
+    except for an expression holding an object known only by its address (a closure)."""
+    key = (repr(expr), tuple(sorted(rational)))
+    remember = " at 0x" not in key[0]
+    if remember:
+        if key in SIMPLIFIED:
+            return SIMPLIFIED[key]
+        for store in STORES:
+            found = store.get(key)
+            if found is not MISSING:
+                SIMPLIFIED[key] = found
+                return found
+    from solverspace.lang.symbolic import simplify  # SymPy: imported when a simplification is first needed
+    simpler = simplify(expr, rational)
+    value = None if simpler is expr else simpler
+    if remember:
+        SIMPLIFIED[key] = value
+        for store in STORES:
+            store.put(key, value)
+    return value
+
+
 class Bounds(ir.DomainVisitor):
     """Bounds of every named value of a model, computed on demand and memoised."""
 
@@ -241,14 +277,13 @@ class Bounds(ir.DomainVisitor):
             if name in self.model.parameter:
                 self.memo[name] = self.domain(self.model.parameter[name])
             else:
-                from solverspace.lang.symbolic import simplify  # SymPy: imported when a bound is first asked for
                 expr = self.model.derived_value[name].expr
                 plain = self.expr(expr)
                 if any(isinstance(n, ir.OrderFn) for n in ir.walk(expr)):  # SymPy knows no orders
                     self.memo[name] = plain
                     return plain
-                simpler = simplify(expr, self.rational)
-                self.memo[name] = plain if simpler is expr else plain.meet(self.expr(simpler))
+                simpler = remembered_simplify(expr, self.rational)
+                self.memo[name] = plain if simpler is None else plain.meet(self.expr(simpler))
         return self.memo[name]
 
     def expr(self, expr: ir.Expr) -> Interval:

@@ -17,6 +17,12 @@ the same written model and generator version, with the objective's IR and its di
 `search_<key>.json` with the search's source and what its run needs), so a warm `best` from the
 command line imports no SymPy and generates nothing either.
 
+SymPy's simplifications of derived values (the bulk of generating a program) are remembered
+too (`SimplificationStore`, `simplified_<version>.pickle`, keyed by the expression's text and
+the generator version): a process that generates a program whose derived values were seen
+before (the first sweep after a count: every point has the count's derived values, with other
+constants elsewhere) imports no SymPy.
+
 A model with a closure iterator (a Python function, whose behaviour is not in its written form)
 is never cached. Entries live beside the compiled modules (`c_build.cache_dir()`), are written
 atomically and hold their own key; one that does not parse or whose key differs is a miss.
@@ -25,9 +31,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import pickle
 from pathlib import Path
 
-from solverspace.lang import ir
+from solverspace.lang import bounds, ir
 
 from solverspace.translators.c.build import cache_dir, write_atomically
 from solverspace.translators.c.codegen import Column, Generated
@@ -37,14 +45,42 @@ _VERSION: list[str] = []
 
 
 def generator_version() -> str:
-    """A hash of the tool's own code (every .py under solverspace/ and translators/), once per process."""
+    """A hash of the tool's own code (every .py under solverspace/ and translators/), once per
+    process. The hash of the files' contents is remembered by their names, sizes and
+    modification times (`version_<stat hash>` in the cache): a warm process only lists them."""
     if not _VERSION:
-        digest = hashlib.sha256()
+        files = []
         for folder in (Path(ir.__file__).parents[1], Path(__file__).parents[1]):
-            for path in sorted(folder.rglob("*.py")):
-                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-        _VERSION.append(digest.hexdigest())
+            files += sorted((path.relative_to(folder).as_posix(), path) for path in _sources(folder))
+        listed = hashlib.sha256()
+        for name, path in files:
+            stat = path.stat()
+            listed.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\0".encode())
+        remembered = cache_dir() / f"version_{listed.hexdigest()[:40]}"
+        try:
+            version = remembered.read_text(encoding="ascii").strip()
+        except (OSError, ValueError):
+            version = ""
+        if len(version) != 64 or any(c not in "0123456789abcdef" for c in version):
+            digest = hashlib.sha256()
+            for name, path in files:
+                digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+            version = digest.hexdigest()
+            try:
+                write_atomically(remembered, version)
+            except OSError:
+                pass
+        _VERSION.append(version)
     return _VERSION[0]
+
+
+def _sources(folder: Path):
+    """Every .py file under `folder` (os.walk: cheaper than Path.rglob in a warm process)."""
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            if name.endswith(".py"):
+                yield Path(root, name)
 
 
 def generation_key(plan, options, with_derived, funnel: bool, wide: bool) -> str | None:
@@ -96,6 +132,7 @@ def store_generated(key: str, generated: Generated) -> None:
         write_atomically(_path(key), json.dumps(entry))
     except OSError:
         pass
+    flush_simplifications()
 
 
 def search_key(plan, expr, maximize: bool) -> str | None:
@@ -135,3 +172,67 @@ def store_search(key: str, fields: dict) -> None:
         write_atomically(_search_path(key), json.dumps({"format": FORMAT, "key": key, "fields": fields}))
     except OSError:
         pass
+    flush_simplifications()
+
+
+class SimplificationStore:
+    """`bounds.STORES`' entry for this cache: SymPy's simplifications of derived values, by the
+    expression's text, in `simplified_<generator version>.pickle` beside the cached programs
+    (the tool's own version in the name: an edit of the tool starts a new file). Read once per
+    file and process; what a process adds is written by `flush` (merged with what other
+    processes wrote meanwhile, atomically), which `store_generated`, `store_search` and the
+    sweep call once a program is generated. A file that does not load is a miss."""
+
+    FORMAT = 1
+
+    def __init__(self):
+        self.loaded: dict[Path, dict] = {}
+        self.added: dict[Path, dict] = {}
+
+    def path(self) -> Path:
+        return cache_dir() / f"simplified_{generator_version()[:40]}.pickle"
+
+    @classmethod
+    def read(cls, path: Path) -> dict:
+        try:
+            with open(path, "rb") as handle:
+                entry = pickle.load(handle)
+            if isinstance(entry, dict) and entry.get("format") == cls.FORMAT and isinstance(entry.get("entries"), dict):
+                return entry["entries"]
+        except (OSError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError,
+                pickle.UnpicklingError):
+            pass
+        return {}
+
+    def get(self, key):
+        path = self.path()
+        if path not in self.loaded:
+            self.loaded[path] = self.read(path)
+        return self.loaded[path].get(key, bounds.MISSING)
+
+    def put(self, key, value) -> None:
+        path = self.path()
+        self.loaded.setdefault(path, {})[key] = value
+        self.added.setdefault(path, {})[key] = value
+
+    def flush(self) -> None:
+        """Write what this process added (a cache that cannot be written is only slower)."""
+        for path, added in list(self.added.items()):
+            entries = {**self.read(path), **added}
+            try:
+                write_atomically(path, pickle.dumps({"format": self.FORMAT, "entries": entries}))
+            except (OSError, pickle.PicklingError, TypeError, AttributeError):
+                pass
+            del self.added[path]
+
+
+SIMPLIFICATIONS = SimplificationStore()
+if not any(isinstance(store, SimplificationStore) for store in bounds.STORES):
+    bounds.STORES.append(SIMPLIFICATIONS)
+
+
+def flush_simplifications() -> None:
+    """Write the simplifications this process found (the store `bounds.STORES` holds)."""
+    for store in bounds.STORES:
+        if isinstance(store, SimplificationStore):
+            store.flush()
