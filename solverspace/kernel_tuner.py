@@ -19,7 +19,9 @@ How the space is built from Kernel Tuner's arguments (`build_space`):
 - `tune_params` (name -> list of values, in Kernel Tuner's order) become the parameters; a
   parameter's *Kernel Tuner index* of a value is its position in that list, as in Kernel Tuner.
 - string restrictions are read by our safe T1 reader (`solverspace.t1_read`: parsed with `ast`,
-  never `eval`); one it cannot read is refused with its message (never dropped);
+  never `eval`) and compiled; one it cannot translate runs as a Python predicate through the safe
+  evaluator (`solverspace.t1_python`: a whitelist, closures, bounded values, never `eval`), said
+  once on stderr with the reader's reason; one even that refuses is refused with both reasons;
 - callables are Python predicates, evaluated on each configuration, exactly as Kernel Tuner's own
   build calls them: a lone function of one argument with several parameters gets the configuration
   as a dict (Kernel Tuner's old monolithic form); `(function, [names])` (or `(function, [names],
@@ -30,6 +32,14 @@ How the space is built from Kernel Tuner's arguments (`build_space`):
 - Kernel Tuner's automatic rule: when any of `block_size_names` (default `block_size_x`,
   `block_size_y`, `block_size_z`) are parameters, `product of those <= max_threads` is added,
   `max_threads` being the device's (Kernel Tuner passes it; simulation mode: 1e9).
+
+The exact count of a compiled space is remembered: the counted work units of its compiled
+enumerator (what `space[i]` and `space.index` descend through) are written beside the module
+(`remember_units`) and given back in the next process (`remembered_units`), so a warm
+`Searchspace` is ready without counting again.
+
+`run_kernel` is Kernel Tuner's, for one configuration: `params` are checked against our space
+first (`broken_restrictions` names each restriction they break).
 
 The `Searchspace` answers from the space without listing it (see the README's table for each
 method a shipped strategy calls): `size` is the exact count, validity the compiled check, random

@@ -107,7 +107,7 @@ def test_agrees_with_kernel_tuners_searchspace_on_peer_spaces_exhaustively(name)
     tune_params, restrictions = t1_arguments(_peer(name))
     ours = Searchspace(tune_params, restrictions, MAX_THREADS)
     theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
-    compare(ours, theirs, configs=100, box_points=100_000, seed=1)
+    compare(ours, theirs, configs=1_000, box_points=100_000, seed=1)
 
 
 def gemm_against_kernel_tuner(device: str, tmp_path: Path, configs: int, box_points: int) -> None:

@@ -98,6 +98,9 @@ def test_a_cache_of_other_parameters_or_order_is_refused_naming_the_difference(t
     write_cache(cache, space)
     with pytest.raises(OptionError, match="another kernel"):
         CacheMeasure(space, cache, kernel_name="other")
+    with pytest.raises(OptionError, match=r"another device: 'Simulation', not 'A100'"):
+        CacheMeasure(space, cache, device_name="A100")
+    CacheMeasure(space, cache, kernel_name="toy", device_name="Simulation")     # its own: taken
     cache.write_text('{"results": {"x": 1}\n}')
     with pytest.raises(OutputError, match="not a Kernel Tuner cache"):
         CacheMeasure(space, cache)
@@ -113,6 +116,12 @@ def test_an_open_cache_is_read_as_kernel_tuner_reads_it(tmp_path):
     theirs = kt_util.read_cache(str(cache), open_cache=False)
     assert set(theirs["cache"]) == set(data["cache"])
     cut = cache.read_text()
+    for complete in (cut[:-1], cut[:cut.index('"cache": {') + len('"cache": {')]):   # no comma yet; no entry yet
+        cache.write_text(complete)
+        ours, theirs = read_cache(cache), kt_util.read_cache(str(cache), open_cache=False)
+        assert ours["cache"] == {k: v for k, v in theirs["cache"].items()} and ours["tune_params_keys"] == \
+            theirs["tune_params_keys"]
+    assert len(ours["cache"]) == 0 and cache.read_text() == complete     # the header alone; the file unchanged
     cache.write_text(cut[:-20])    # cut inside the last line: Kernel Tuner cannot read it either
     with pytest.raises(OutputError, match="not readable"):
         read_cache(cache)
