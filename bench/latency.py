@@ -49,6 +49,7 @@ import ctypes
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -165,10 +166,18 @@ def settle(cache: str, timeout: float = 600) -> float:
     return sum(last.values())
 
 
+def device_settings(device: str) -> tuple:
+    """The GEMM space's settings for a device: none for K40c (the README's commands, as typed)."""
+    return () if device == "k40c" else (f"device={device}",)
+
+
+def sets(settings: tuple) -> list[str]:
+    return [a for s in settings for a in ("--set", s)]
+
+
 def count(target: str, backend: str, cache: str, settings: tuple = ()) -> tuple[Run, int | None, str]:
     """A `count` process: (the run, the count or None, the backend that answered)."""
-    sets = [a for s in settings for a in ("--set", s)]
-    run = Run([sys.executable, "-m", "solverspace", "count", target, *sets, "--backend", backend, "--json", "--quiet"],
+    run = Run([sys.executable, "-m", "solverspace", "count", target, *sets(settings), "--backend", backend, "--json", "--quiet"],
               _env(SOLVERSPACE_CACHE=cache), cache)
     if run.code:
         return run, None, ""
@@ -208,13 +217,17 @@ def t1_table(files: list[Path], gemm: tuple, rounds: int, kt_python: str | None,
     """The per-file rows, measured in `rounds` interleaved rounds; returns the GEMM row."""
     warm_cache = str(work / "warm")
     targets = [(str(p.relative_to(PEER)), str(p), ()) for p in files] + [gemm]
-    plans = []
+    plans, failed = [], []
     for name, target, settings in targets:
         backend = "auto"
-        _, answer, _ = count(target, "auto", warm_cache, settings)   # the default fills the warm cache, as a user's
-        if answer is None:                                          # first call does (its background build waited for)
+        run, answer, _ = count(target, "auto", warm_cache, settings)   # the default fills the warm cache, as a user's
+        if answer is None:                                            # first call does (its background build waited for)
             backend = "cpsat"
-            _, answer, _ = count(target, "cpsat", warm_cache, settings)
+            run, answer, _ = count(target, "cpsat", warm_cache, settings)
+        if answer is None:
+            print(f"{name:40} could not be counted (auto, then cpsat): {run.last_line()}")
+            failed.append(name)
+            continue
         plans.append({"name": name, "target": target, "settings": settings, "backend": backend, "count": answer,
                       "kt": kt_python is not None and target.endswith(".json"), "warm": [], "warm_bg": [], "cold": [],
                       "bg": [], "total": [], "kt_cpu": [], "kt_size": None, "cold_by": "", "warm_by": "", "cpsat": []})
@@ -267,6 +280,8 @@ def t1_table(files: list[Path], gemm: tuple, rounds: int, kt_python: str | None,
             missed = misses[key]
             print(f"target {label}: {judged_rows - len(missed)} of {judged_rows} T1 files"
                   + (f"; MISSED on {', '.join(missed)}" if missed else " (met)"))
+    if failed:
+        raise SystemExit(f"latency: {len(failed)} space(s) could not be counted: {', '.join(failed)}")
     return plans[-1]
 
 
@@ -281,7 +296,7 @@ def k40c_line(gemm_row: dict, quick: bool) -> None:
 def best_line(device: str, rounds: int, work: Path, quick: bool) -> None:
     cache = str(work / "best")
     env = _env(SOLVERSPACE_CACHE=cache)
-    command = [sys.executable, "-m", "solverspace", "best", "gemm", "--set", f"device={device}",
+    command = [sys.executable, "-m", "solverspace", "best", "gemm", *sets(device_settings(device)),
                "--maximize", "fmas_per_block - loads_per_block", "--top", "10", "--quiet"]
     cold = Run(command, env, cache)
     warm = [Run(command, env, cache) for _ in range(rounds)]
@@ -297,14 +312,14 @@ def best_line(device: str, rounds: int, work: Path, quick: bool) -> None:
 def sweep_lines(device: str, rounds: int, work: Path, quick: bool) -> None:
     """The first and second sweep after a warm count, each round on a fresh cache; one cold sweep."""
     values = SWEEP_VALUES[device]
-    command = [sys.executable, "-m", "solverspace", "sweep", "gemm", "--set", f"device={device}", "--set",
+    command = [sys.executable, "-m", "solverspace", "sweep", "gemm", *sets(device_settings(device)), "--set",
                "max_threads_per_block=" + ",".join(values), "--json"]
     warm, first, second, compiled, methods, truth = [], [], [], [], {}, None
     for index in range(rounds):
         cache = str(work / f"sweep-{index}")
         env = _env(SOLVERSPACE_CACHE=cache)
-        count("gemm", "auto", cache, (f"device={device}",))                   # cold, its background build waited for
-        run, _, _ = count("gemm", "auto", cache, (f"device={device}",))
+        count("gemm", "auto", cache, device_settings(device))              # cold, its background build waited for
+        run, _, _ = count("gemm", "auto", cache, device_settings(device))
         warm.append(run.cpu)
         modules = set(Path(cache).glob("*.so"))
         one = Run(command, env, cache)
@@ -381,9 +396,18 @@ def main(argv: list[str] | None = None) -> int:
           f"(user + system) of whole processes, background builds {'included (subreaper)' if SUBREAPER else 'read from background.log'}; "
           f"minimum of {rounds} interleaved round(s); Kernel Tuner: {kt_version}" + ("; QUICK smoke run" if args.quick else ""))
     work = Path(tempfile.mkdtemp(prefix="latency-"))
+    try:
+        measure(args, rounds, device, kt_python, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+def measure(args, rounds: int, device: str, kt_python: str | None, work: Path) -> None:
     if not (args.only_sweep or args.only_waits):
         files = [PEER / f for f in QUICK_FILES] if args.quick else sorted(PEER.glob("*/*.json"))
-        gemm = (f"gemm ({'tiny: not K40c' if args.quick else 'BEAST, K40c'})", "gemm", (f"device={device}",))
+        gemm = (f"gemm ({'tiny: not K40c' if args.quick else 'BEAST, K40c'})", "gemm", device_settings(device))
         row = t1_table(files, gemm, rounds, kt_python, not args.no_cpsat, work)
         k40c_line(row, args.quick)
     if not args.only_waits:
@@ -392,8 +416,6 @@ def main(argv: list[str] | None = None) -> int:
         best_line(device, rounds, work, args.quick)
         if not args.quick:
             groups_lines(work, not args.no_cpsat)
-    print(f"load at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -256,3 +256,30 @@ def test_the_readme_commands_on_k40c_never_wait_in_silence(name, tmp_path):
     timeline = run(commands(None)[name], tmp_path / "cache")
     check(timeline)
     answer_is_clean(name, timeline.out, 1_207_600)
+
+
+# ------------------------------------------------------------------------------ bench/latency.py
+def test_the_latency_bench_runs_quick():
+    """`python bench/latency.py --quick` (a smoke run of the issue-28 table): it runs, its counts are
+    the published ones, each line it must print is there, and no answer is marked wrong."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "latency.py"), "--quick", "--no-cpsat"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines if line.startswith("willemsen2025/")}
+    assert rows["willemsen2025/atf_prl2.json"][1] == "1200" and rows["willemsen2025/atf_prl4.json"][1] == "10800"
+    (gemm,) = [line.split() for line in lines if line.startswith("gemm (tiny: not K40c) ") and "count:" not in line]
+    assert gemm[4] == str(TINY), gemm
+    kernel_tuner = "Kernel Tuner: no Kernel Tuner" not in lines[0]
+    for name in ("willemsen2025/atf_prl2.json", "willemsen2025/atf_prl4.json"):
+        warm, cold, bg, total = (float(rows[name][i]) for i in (2, 4, 6, 7))
+        assert 0 < warm and 0 < cold and bg >= 0 and abs(total - (cold + bg)) < 0.02, rows[name]
+        if kernel_tuner:                                      # KT, KT/warm, KT/cold+bg; its size agrees (no note)
+            kt, by_warm, by_cold = (float(rows[name][i]) for i in (8, 9, 10))
+            assert abs(by_warm - kt / warm) <= 0.1 * by_warm and len(rows[name]) == 12, rows[name]   # rounded cells
+    expected = ["warm count:", "sweep of gemm (tiny) over 20 values", "warm CLI best on tiny gemm", "load at the end"]
+    if kernel_tuner:
+        expected += ["target warm >= 2x Kernel Tuner", "target cold incl. background >= 1x Kernel Tuner"]
+    for text in expected:
+        assert any(text in line for line in lines), (text, proc.stdout)
+    assert "WRONG" not in proc.stdout and "DIFFER" not in proc.stdout and "exited" not in proc.stdout, proc.stdout
