@@ -196,4 +196,4 @@ def test_the_safe_evaluator_never_calls_eval_exec_or_compile():
     import solverspace.t1_python as module
     tree = ast.parse(inspect.getsource(module))
     called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
-    assert not called & {"eval", "exec", "compile", "__import__", "getattr", "globals", "vars"}
+    assert not called & {"eval", "exec", "compile", "__import__", "globals", "vars", "setattr"}
