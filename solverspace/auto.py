@@ -4,9 +4,15 @@ wait for no compiler. Registered as ``"auto"`` in `solverspace.backends`.
 """
 from __future__ import annotations
 
+import importlib.util
+import math
+import time
+from dataclasses import dataclass
+
 from solverspace.core.errors import BackendUnavailableError
 from solverspace.core.formats import write_rows
 from solverspace.core.results import Stats, rows_to_array
+from solverspace.lang import ir
 from solverspace.analysis.reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.factories import c_backend, cpsat_backend
 
@@ -14,6 +20,9 @@ from solverspace.factories import c_backend, cpsat_backend
 class BeyondBudgetError(BackendUnavailableError):
     """`auto` has no backend for a space: one of its domains is larger than the reference's
     budget and the C backend (and, for counts, CP-SAT) refuses the space."""
+
+
+_STOPPED = object()   # `AutoBackend._probe`: the reference stopped
 
 
 def _unsupported():
@@ -37,6 +46,178 @@ AUTO_QUICK_LIMIT = 200_000      # AUTO_REFERENCE_LIMIT where a quick build is th
                                 # about 0.25-0.3 CPU-s, 200,000-400,000 values of the reference
 
 
+# ------------------------------------------------------------------------------ the cost model
+# Before it compiles anything, `auto` estimates what each backend would cost on this space, from
+# the model alone (nothing generated, compiled or walked): `Shape` reads the domain sizes, the
+# constraints, the listed values and the independent groups; `Costs` turns them into CPU seconds
+# with the constants below, measured on this project's 2-core machine (`python bench/auto_cost.py
+# --calibrate` measures them again and prints them). Where C's cold cost (generating and
+# compiling the module) is estimated at `COST_CHOICE_AFTER` seconds or more, `auto` takes the
+# cheapest backend that can answer and says which and why (`AutoBackend.reason`, and one line
+# through the waits of `translators/c/build.py`: stderr on the command line); below it, the
+# choice is the one before (the reference within its budget, else a quick or optimized build).
+# Estimates choose, never answer: every backend gives the same count and rows.
+COST_CHOICE_AFTER = 2.0       # seconds of C's estimated generate + compile: past this, choose by cost
+REFERENCE_COST = (0.8e-6, 0.3e-6)   # the reference: s per candidate value, s per constraint or derived
+                                    # value evaluated (0.7-1.3 us and 0.14-0.75 us measured)
+CPSAT_COST = (0.6, 0.2e-3, 4e-8)    # CP-SAT: s fixed (OR-Tools, the model), s per candidate of a group's
+                                    # walk, s per candidate and constraint of that group (a 3-parameter
+                                    # group of 32,768 candidates and 10,000 constraints: 21 CPU-s)
+C_SOURCE = (40_000, 165, 570, 195)  # bytes of generated C: fixed, per (loop depth)**2, per constraint
+                                    # or derived value, per listed value (48 binary loops: 435 kB;
+                                    # 2,500 constraints: 1.43 MB; 2,000 listed values: 394 kB)
+C_COMPILE = (1.2e-5, 1.4e-3, 1.25e-5)  # s of gcc -O2: per byte of the loops' code, per constraint or
+                                    # derived value (300, 1,000, 2,500 constraints: 0.9, 1.45, 3.9
+                                    # CPU-s), per squared length of a value list (each listed value is
+                                    # a statement of its own: 2,000 values took 50 CPU-s)
+C_GENERATE = (2e-4, 2e-6)           # s of generating per constraint or derived value, per listed value
+C_DEPTH = 28                        # gcc's time per byte grows with the loop depth d as 1 + (d / C_DEPTH)**3
+                                    # (16, 32, 48 nested loops: 0.7, 2.6, 14 CPU-s at -O2)
+PROBE_SECONDS = 0.5                 # where the reference's cost is unknown: its probe's budget in seconds
+C_RUN = 3.5e-8                      # s per candidate value of a compiled walk, -O2, one thread (-O0: 4.1e-8)
+
+
+def domain_size(domain) -> int | None:
+    """The number of values of a domain when it does not depend on other parameters (a value
+    list: its length, duplicates included; a range of constants), else None."""
+    if isinstance(domain, ir.Values):
+        return len(domain.items)
+    if isinstance(domain, ir.Range):
+        ends = (domain.start, domain.stop, domain.step)
+        if all(isinstance(e, ir.Const) and type(e.value) is int for e in ends) and domain.step.value:
+            return len(range(*(e.value for e in ends)))
+    return None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the cost model reads of a plan: `loops` (parameters that something reads or tests),
+    `tests` (constraints and derived values), `values` (listed domain values), `walk` and
+    `evaluations` (the reference's candidate values and constraint or derived-value evaluations,
+    an upper bound that ignores pruning; None where a domain's size depends on another
+    parameter), `groups` (per independent group of parameters that share no constraint, derived
+    value or domain: its candidate values, an upper bound or None, and its tests)."""
+
+    loops: int
+    tests: int
+    values: int
+    squares: int
+    walk: float | None
+    evaluations: float | None
+    groups: tuple[tuple[float | None, int], ...]
+
+    @classmethod
+    def of(cls, plan) -> "Shape":
+        model = plan.model
+        parent = {name: name for name in (*model.parameter_names, *(d.name for d in model.derived))}
+
+        def root(name):
+            while parent[name] != name:
+                parent[name] = parent[parent[name]]
+                name = parent[name]
+            return name
+
+        read: set[str] = set()
+        anchors = []   # one name per constraint and derived value: its group
+        for p in model.parameters:
+            if not isinstance(p.domain, ir.Values):   # a value list reads nothing (and may be long)
+                for name in ir.refs(p.domain) & parent.keys():
+                    parent[root(name)] = root(p.name)
+                    read.add(name)
+        for item in (*model.derived, *model.constraints):
+            names = sorted(ir.refs(item.expr) & parent.keys())
+            anchor = item.name if item.name in parent else (names[0] if names else None)
+            for name in names:
+                parent[root(name)] = root(anchor)
+            read.update(names)
+            if anchor is not None:
+                anchors.append(anchor)
+        sizes = {p.name: domain_size(p.domain) for p in model.parameters}
+        members: dict[str, list[str]] = {}
+        for name in model.parameter_names:
+            members.setdefault(root(name), []).append(name)
+        tests: dict[str, int] = {}
+        for anchor in anchors:
+            tests[root(anchor)] = tests.get(root(anchor), 0) + 1
+        groups = []
+        for key, names in members.items():
+            if len(names) == 1 and not tests.get(key) and names[0] not in read:
+                continue   # a free parameter: every backend multiplies by its size
+            known = all(sizes[n] is not None for n in names)
+            groups.append((float(math.prod(sizes[n] for n in names)) if known else None, tests.get(key, 0)))
+        walk, evaluations, product = 0.0, 0.0, 1.0
+        for level in plan.levels:
+            name = level.parameter.name
+            if sizes[name] is None:
+                walk = evaluations = None
+                break
+            if name not in read and not level.constraints and not level.derived:
+                continue   # the reference multiplies by a loop nothing reads or tests
+            product *= sizes[name]
+            walk += product
+            evaluations += product * (len(level.constraints) + len(level.derived))
+        lists = [len(p.domain.items) for p in model.parameters if isinstance(p.domain, ir.Values)]
+        loops = sum(1 for name in model.parameter_names if name in read or tests.get(root(name)))
+        return cls(loops, len(anchors), sum(lists), sum(n * n for n in lists), walk, evaluations, tuple(groups))
+
+
+def _words(seconds: float) -> str:
+    """An estimate of CPU time in words: `0.4 s`, `3 min`, `2 h`, `forever` (past a year)."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h" if seconds < 3.2e7 else "more than a year"
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Estimated CPU seconds of one cold answer per backend (`Shape`, the constants above): None
+    where the model says nothing (a domain's size depends on another parameter)."""
+
+    shape: Shape
+    reference: float | None
+    c: float
+    cpsat: float | None
+    c_source: float
+
+    @classmethod
+    def of(cls, plan) -> "Costs":
+        shape = Shape.of(plan)
+        reference = None if shape.walk is None else \
+            REFERENCE_COST[0] * shape.walk + REFERENCE_COST[1] * shape.evaluations
+        loops = C_SOURCE[0] + C_SOURCE[1] * shape.loops ** 2
+        source = loops + C_SOURCE[2] * shape.tests + C_SOURCE[3] * shape.values
+        from solverspace.translators.c.build import COMPILE_COST     # imported by every compiled answer anyway
+        compile_seconds = COMPILE_COST[False][0] + C_COMPILE[0] * loops * (1 + (shape.loops / C_DEPTH) ** 3) + \
+            C_COMPILE[1] * shape.tests + C_COMPILE[2] * shape.squares
+        generate = C_GENERATE[0] * shape.tests + C_GENERATE[1] * shape.values
+        walk = sum(size for size, _ in shape.groups) if all(size is not None for size, _ in shape.groups) else 0.0
+        cpsat = None
+        if all(size is not None for size, _ in shape.groups):
+            cpsat = CPSAT_COST[0] + sum(size * (CPSAT_COST[1] + CPSAT_COST[2] * tests) for size, tests in shape.groups)
+        return cls(shape, reference, generate + compile_seconds + C_RUN * walk, cpsat, source)
+
+    def ranked(self, counting: bool) -> list[tuple[str, float | None]]:
+        """The backends that may answer, cheapest first (an unknown estimate last)."""
+        known = [("reference", self.reference), ("c", self.c)] + ([("cpsat", self.cpsat)] if counting else [])
+        return sorted(known, key=lambda item: (item[1] is None, item[1] or 0.0))
+
+    def why(self, name: str, counting: bool) -> str:
+        """The reason for choosing `name`, in one line: its estimate against the others'."""
+        said = {"reference": lambda s: f"the reference {_words(s)} ({self.shape.walk:.3g} candidate values)",
+                "c": lambda s: f"C {_words(s)} (generating and compiling about {self.c_source / 1e6:.2g} MB of C)",
+                "cpsat": lambda s: f"CP-SAT {_words(s)} ({len(self.shape.groups)} independent group"
+                                   f"{'' if len(self.shape.groups) == 1 else 's'})"}
+        others = [said[other](seconds) if seconds is not None else f"the {other} cost unknown"
+                  for other, seconds in self.ranked(counting) if other != name]
+        mine = dict(self.ranked(counting))[name]
+        return f"estimated {said[name](mine) if mine is not None else name + ', cost unknown'}; " + \
+            ", ".join(others)
+
+
 class AutoBackend:
     """The default: no compiler wait for small spaces. The compiled enumerator when its module is
     already built (nothing to generate or compile); otherwise the reference, stopped after
@@ -53,14 +234,21 @@ class AutoBackend:
     `build_behind`: None follows `$SOLVERSPACE_BACKGROUND_BUILD` (on unless 0), False is off.
     `scheduled` counts the builds this object left behind.
 
+    Costs (`by_cost`, on by default): before compiling anything cold, `Costs` estimates from the
+    model what C (generating and compiling), CP-SAT (counts only) and the reference would cost;
+    where C's estimate is `COST_CHOICE_AFTER` seconds or more, the cheapest backend that answers
+    runs, said beforehand in one line with the estimates (`reason`; the waits' listeners of
+    `translators/c/build.py`, so stderr on the command line). Otherwise the choice below.
+
     Quick builds: when the reference stopped and the walk is estimated at most `quick_work`
     candidate values (`ReferenceEnumerator.estimated_work`), and builds behind the answer are on,
     the module is compiled quickly (-O0, `c_build.flags`: a quarter of the compile time, C that
     runs a few times slower, which a small space does not notice) to answer now (and with the
     default budget the reference goes on only up to `quick_limit`, since the quick build costs
     less than the -O2 one), and the
-    optimized module is left to the background builder; later calls run the optimized module
-    once it is built, the quick one until then. Same source, so the same answers; `quick` says
+    optimized module is left to the background builder where it pays (`background.pays`: the walk
+    is long enough that later calls gain; `build_behind=True`: always); later calls run the
+    optimized module once it is built, the quick one until then. Same source, so the same answers; `quick` says
     whether the last compiled answer came from a quick build. A big space, a space with orders,
     an estimate that says nothing, or builds behind turned off: the optimized module, as
     `--backend c` builds it."""
@@ -69,7 +257,7 @@ class AutoBackend:
 
     def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, *,
                  build_behind: bool | None = None, build_work: int = AUTO_BUILD_WORK,
-                 quick_work: int = AUTO_QUICK_WORK, **c_options):
+                 quick_work: int = AUTO_QUICK_WORK, by_cost: bool = True, **c_options):
         defaults = limit is None and budget == AUTO_REFERENCE_BUDGET
         if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
             limit = AUTO_REFERENCE_LIMIT if budget == AUTO_REFERENCE_BUDGET else budget
@@ -79,7 +267,10 @@ class AutoBackend:
         self._limit = self.limit
         self.build_behind, self.build_work, self.quick_work = build_behind, build_work, quick_work
         self.c_options = c_options
+        self.by_cost = by_cost
         self.answered_by: str | None = None
+        self.reason: str | None = None   # why the last answer came from `answered_by`, where costs chose
+        self.costs: Costs | None = None
         self.quick = False
         self.scheduled = 0
 
@@ -90,11 +281,16 @@ class AutoBackend:
         compiled = c_backend(**self.c_options)
         self.quick = False
         self.stopped = None
+        self.reason = self.costs = None
         if not compiled.is_built(plan, with_derived):
             quick = self._quick_backend(compiled, plan)
             if quick is not None and quick.is_built(plan, with_derived):   # built by an earlier cold call
                 self.answered_by, self.quick = "c", True
                 return by_c(quick)
+            if self.by_cost and not compiled.through_slots(plan):
+                self.costs = Costs.of(plan)
+                if self.costs.c >= COST_CHOICE_AFTER:
+                    return self._by_cost(plan, compiled, by_reference, by_c, by_cpsat)
             self._limit = self.limit if quick is None else self.quick_limit
             enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
             try:
@@ -106,7 +302,8 @@ class AutoBackend:
                 if quick is not None and estimate is not None and estimate <= self.quick_work:
                     self.answered_by, self.quick = "c", True
                     answer = by_c(quick)
-                    self._leave_build(plan, with_derived)    # the optimized module, for the next calls
+                    if self.build_behind is True or self._pays(estimate):   # the optimized module, for later
+                        self._leave_build(plan, with_derived)
                     return answer
             else:
                 if enumerator.work > self.build_work and not compiled.through_slots(plan):
@@ -117,6 +314,85 @@ class AutoBackend:
             return by_c(compiled)
         except _unsupported() as refusal:
             return self._beyond_budget(refusal, by_cpsat)
+
+    def _by_cost(self, plan, compiled, by_reference, by_c, by_cpsat):
+        """The cheapest backend by `self.costs` that answers (C's cold cost is past
+        `COST_CHOICE_AFTER`): said, with the reason, before it runs. A backend that refuses the
+        space (or is not installed) passes to the next. Where the reference's cost is unknown (a
+        domain depends on another parameter), the reference first walks a probe, and goes on
+        while its estimate of the whole walk costs less than the cheapest other backend."""
+        costs, counting = self.costs, by_cpsat is not None
+        ranked = costs.ranked(counting)
+        refusals: list[str] = []
+        if costs.reference is None:
+            answer = self._probe(plan, by_reference, min(s for n, s in ranked if s is not None), refusals)
+            if answer is not _STOPPED:
+                return answer
+            ranked = [(n, s) for n, s in ranked if n != "reference"] + [("reference", None)]
+        for index, (name, _) in enumerate(ranked):
+            if name == "cpsat" and importlib.util.find_spec("ortools") is None:
+                refusals.append("CP-SAT is not installed (pip install ortools)")
+                continue
+            if name == "reference" and costs.reference is None:
+                break   # stopped by the probe: it would cost more than the others, which refused
+            self.reason = "; ".join([costs.why(name, counting), *refusals])
+            self._say(plan, name)
+            try:
+                if name == "reference":
+                    answer = by_reference(ReferenceEnumerator(plan))
+                elif name == "cpsat":
+                    answer = by_cpsat(cpsat_backend())
+                else:
+                    answer = by_c(compiled)
+            except (_unsupported(), BackendUnavailableError, WorkBudgetExceeded) as exc:
+                if index == len(ranked) - 1:
+                    raise
+                refusals.append(f"{name} could not: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                continue
+            self.answered_by = name
+            return answer
+        raise BackendUnavailableError(f"auto: no backend answers {plan.model.source}: {'; '.join(refusals)}")
+
+    def _probe(self, plan, by_reference, others: float, refusals: list):
+        """The reference's answer when its walk turns out cheaper than `others` seconds, else
+        `_STOPPED` (the walk stopped; its estimate is added to `refusals`)."""
+        shape = self.costs.shape
+        per_candidate = REFERENCE_COST[0] + REFERENCE_COST[1] * shape.tests
+        start = time.process_time()
+
+        def go_on(work: int, fraction: float) -> int | None:
+            if fraction <= 0:
+                return None
+            whole = work / fraction
+            seconds = (time.process_time() - start) / work * whole
+            if seconds > others:
+                return None
+            if enumerator.budget == budget:   # the first time: said (the walk may take a while)
+                self.reason = (f"its walk estimated at about {whole:.3g} candidate values ({_words(seconds)}) "
+                               f"against {_words(others)} for the cheapest other backend")
+                self._say(plan, "reference")
+            return int(2 * whole) + 1
+
+        budget = max(1_000, min(self.budget, int(PROBE_SECONDS / per_candidate)))
+        enumerator = ReferenceEnumerator(plan, budget=budget, on_budget=go_on)
+        try:
+            answer = by_reference(enumerator)
+        except WorkBudgetExceeded:
+            estimate = enumerator.estimated_work()
+            spent = time.process_time() - start
+            refusals.append(f"the reference stopped after {enumerator.work:,} candidate values ({spent:.1f} s)"
+                            + (f" of about {estimate:.3g}" if estimate else ""))
+            return _STOPPED
+        self.answered_by = "reference"
+        self.reason = f"the reference walked the whole space within the cost of the others (estimated {_words(others)})"
+        return answer
+
+    def _say(self, plan, name: str) -> None:
+        """One line, before a backend chosen by cost runs: which, and why (the listeners of
+        `translators/c/build.py`'s waits: stderr on the command line, unless --quiet)."""
+        from solverspace.translators.c.build import announce, space_name
+        label = {"c": "the C backend", "cpsat": "CP-SAT", "reference": "the reference"}[name]
+        announce(f"auto: {space_name(str(plan.model.source))} goes to {label}: {self.reason}")
 
     def _beyond_budget(self, refusal, by_cpsat):
         """C refused after the reference stopped at its budget. Where one domain alone holds more
@@ -161,6 +437,12 @@ class AutoBackend:
         if self.quick_work <= 0 or compiled.through_slots(plan) or not self._builds_behind():
             return None
         return c_backend(quick=True, **self.c_options)
+
+    @staticmethod
+    def _pays(walk: float) -> bool:
+        """Whether the optimized module pays behind a quick answer (`background.pays`)."""
+        from solverspace import background
+        return background.pays(walk)
 
     def _leave_build(self, plan, with_derived) -> None:
         """The module of this plan, built behind the answer (never raises, never waits)."""

@@ -17,7 +17,10 @@ a space the reference can answer: every call would pay the reference again.
   builder's CPU seconds so far, any error).
 - Off with `SOLVERSPACE_BACKGROUND_BUILD=0` (or `AutoBackend(build_behind=False)`); only spaces
   whose reference walk went past `AUTO_BUILD_WORK` candidate values are built (smaller ones are
-  answered by the reference about as fast as a warm compiled call). Spaces with orders and
+  answered by the reference about as fast as a warm compiled call), and behind a quick (-O0)
+  answer only where it pays (`pays`: a walk long enough that later calls gain; issue 28: on the
+  T1 files the -O0 module counts as fast as the -O2 one, and the build cost more CPU than Kernel
+  Tuner's whole process). Spaces with orders and
   plans that cannot be pickled (a closure iterator's Python function) are never built behind.
 
 The jobs are pickles in the cache directory, which holds the compiled modules this tool loads
@@ -34,6 +37,10 @@ import time
 from pathlib import Path
 
 ENV = "SOLVERSPACE_BACKGROUND_BUILD"
+BUILD_COST = 0.6        # CPU-s of an optimized (-O2) build behind an answer (the T1 modules: 0.5-0.9)
+PAYBACK_CALLS = 10      # it is left behind a quick answer only when this many later calls save what it costs
+O0_SAVING = 7.5e-9      # s per candidate value an -O2 walk saves over the -O0 one (18 M candidate values,
+                        # one thread: 0.60 against 0.74 CPU-s)
 LOCK = "background.lock"
 LOG = "background.log"
 LOG_LIMIT = 1 << 20      # the log starts again past 1 MiB
@@ -43,6 +50,15 @@ _SPAWNED: list = []      # the builder processes this process started (kept, so 
 def enabled() -> bool:
     """Whether builds behind the answer are on (`SOLVERSPACE_BACKGROUND_BUILD` not 0/no/off/false)."""
     return os.environ.get(ENV, "1").strip().lower() not in ("0", "no", "off", "false")
+
+
+def pays(walk: float | None) -> bool:
+    """Whether the optimized module is worth building behind a quick (-O0) answer whose walk is
+    estimated at `walk` candidate values: when `PAYBACK_CALLS` later calls, each `walk *
+    O0_SAVING` seconds faster with it, save its `BUILD_COST` (from 8 million candidate values up;
+    the T1 files walk 0.005-1.8 million, so a one-off count of one spends no CPU behind its
+    answer, and later calls run the quick module, as fast on them)."""
+    return walk is not None and walk * O0_SAVING * PAYBACK_CALLS >= BUILD_COST
 
 
 def try_lock(folder: Path):
