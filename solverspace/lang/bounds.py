@@ -230,7 +230,7 @@ class IntervalAnalysis(ir.Visitor):
 #: found none.
 SIMPLIFIED: dict[tuple[str, tuple[str, ...]], ir.Expr | None] = {}
 #: Stores that remember them across processes (`get(key)` -> a value, or `MISSING`; `put(key,
-#: value)`); `translators/c/plan_cache.py` adds one beside the cached programs, so a process that
+#: value)`, a no-op where known); `translators/c/plan_cache.py` adds one beside the cached programs, so a process that
 #: generates a program from simplifications known there imports no SymPy.
 STORES: list = []
 MISSING = object()
@@ -241,23 +241,25 @@ def remembered_simplify(expr: ir.Expr, rational: frozenset[str]) -> ir.Expr | No
     (`SIMPLIFIED`, `STORES`) by the expression's text (so `1`, `1.0` and `True` stay apart),
     except for an expression holding an object known only by its address (a closure)."""
     key = (repr(expr), tuple(sorted(rational)))
-    remember = " at 0x" not in key[0]
-    if remember:
-        if key in SIMPLIFIED:
-            return SIMPLIFIED[key]
-        for store in STORES:
-            found = store.get(key)
-            if found is not MISSING:
-                SIMPLIFIED[key] = found
-                return found
+    if " at 0x" in key[0]:
+        return _simplified(expr, rational)
+    value = SIMPLIFIED.get(key, MISSING)
+    for store in STORES if value is MISSING else ():
+        value = store.get(key)
+        if value is not MISSING:
+            break
+    if value is MISSING:
+        value = _simplified(expr, rational)
+    SIMPLIFIED[key] = value
+    for store in STORES:   # each store learns it (a no-op where it was known)
+        store.put(key, value)
+    return value
+
+
+def _simplified(expr: ir.Expr, rational: frozenset[str]) -> ir.Expr | None:
     from solverspace.lang.symbolic import simplify  # SymPy: imported when a simplification is first needed
     simpler = simplify(expr, rational)
-    value = None if simpler is expr else simpler
-    if remember:
-        SIMPLIFIED[key] = value
-        for store in STORES:
-            store.put(key, value)
-    return value
+    return None if simpler is expr else simpler
 
 
 class Bounds(ir.DomainVisitor):

@@ -181,7 +181,8 @@ class SimplificationStore:
     (the tool's own version in the name: an edit of the tool starts a new file). Read once per
     file and process; what a process adds is written by `flush` (merged with what other
     processes wrote meanwhile, atomically), which `store_generated`, `store_search` and the
-    sweep call once a program is generated. A file that does not load is a miss."""
+    sweep call once a program is generated. A file that does not load, or holds another
+    version than its name says, is a miss."""
 
     FORMAT = 1
 
@@ -197,7 +198,8 @@ class SimplificationStore:
         try:
             with open(path, "rb") as handle:
                 entry = pickle.load(handle)
-            if isinstance(entry, dict) and entry.get("format") == cls.FORMAT and isinstance(entry.get("entries"), dict):
+            if (isinstance(entry, dict) and entry.get("format") == cls.FORMAT
+                    and entry.get("version") == generator_version() and isinstance(entry.get("entries"), dict)):
                 return entry["entries"]
         except (OSError, EOFError, ValueError, TypeError, AttributeError, ImportError, IndexError,
                 pickle.UnpicklingError):
@@ -211,16 +213,18 @@ class SimplificationStore:
         return self.loaded[path].get(key, bounds.MISSING)
 
     def put(self, key, value) -> None:
-        path = self.path()
-        self.loaded.setdefault(path, {})[key] = value
-        self.added.setdefault(path, {})[key] = value
+        if self.get(key) != value:   # unknown (MISSING) or another value
+            path = self.path()
+            self.loaded[path][key] = value
+            self.added.setdefault(path, {})[key] = value
 
     def flush(self) -> None:
         """Write what this process added (a cache that cannot be written is only slower)."""
         for path, added in list(self.added.items()):
             entries = {**self.read(path), **added}
             try:
-                write_atomically(path, pickle.dumps({"format": self.FORMAT, "entries": entries}))
+                write_atomically(path, pickle.dumps({"format": self.FORMAT, "version": generator_version(),
+                                                     "entries": entries}))
             except (OSError, pickle.PicklingError, TypeError, AttributeError):
                 pass
             del self.added[path]
