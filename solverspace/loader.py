@@ -50,7 +50,6 @@ from solverspace.lang.model import (
     Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling)
 from solverspace.core.options import check_kind, check_path, check_settings
 from solverspace.core.sources import read_text  # its home before sources.py; validation imports it from here
-from solverspace.t1_read import load_t1, load_t1_text
 
 BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
 
@@ -58,9 +57,9 @@ BUILTIN_SPACES = {"gemm": ("solverspace.gemm", "space.py")}
 def resolve_space_path(space: str | Path) -> Path:
     """A built-in space name (`gemm`) or a path to a space file."""
     if isinstance(space, str) and space in BUILTIN_SPACES:
-        import importlib.resources
+        from importlib.util import find_spec   # not importlib.resources: it imports zipfile (~5 ms a process)
         package, filename = BUILTIN_SPACES[space]
-        return Path(str(importlib.resources.files(package) / filename))
+        return Path(find_spec(package).submodule_search_locations[0]) / filename
     path = Path(space)
     if not path.is_file():
         raise SpaceDefinitionError(
@@ -86,6 +85,7 @@ def load_text(text: str, filename: str, settings: dict | None = None, *, max_clo
     """A space from the text of the file `filename`: T1 JSON where its name ends in `.json`."""
     settings = check_settings(settings)
     if Path(filename).suffix.lower() == ".json":   # load_t1 refuses settings, naming the file, before reading
+        from solverspace.t1_read import load_t1, load_t1_text   # only T1 files need it
         return load_t1(filename, settings) if settings else load_t1_text(text, filename)
     return load_source(text, filename, settings, max_closure_values=max_closure_values)
 
