@@ -35,7 +35,16 @@ from solverspace.core.errors import (
 from solverspace.loader import load, load_source
 from solverspace.core.npy import read_npy
 from solverspace.space import Space
-from solverspace.t1 import export_t1, load_t1
+
+
+def __getattr__(name):
+    """`export_t1` and `load_t1` from `solverspace.t1`, imported when first asked for (a process
+    that reads no T1 file does not import the T1 modules)."""
+    if name in ("export_t1", "load_t1"):
+        from solverspace import t1
+        return getattr(t1, name)
+    raise AttributeError(f"module 'solverspace' has no attribute {name!r}")
+
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
            "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError",
