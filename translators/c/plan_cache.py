@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 from pathlib import Path
 
 from solverspace.lang import bounds, ir
@@ -195,6 +194,7 @@ class SimplificationStore:
 
     @classmethod
     def read(cls, path: Path) -> dict:
+        import pickle   # here: a warm process that generates nothing never needs it
         try:
             with open(path, "rb") as handle:
                 entry = pickle.load(handle)
@@ -220,6 +220,7 @@ class SimplificationStore:
 
     def flush(self) -> None:
         """Write what this process added (a cache that cannot be written is only slower)."""
+        import pickle
         for path, added in list(self.added.items()):
             entries = {**self.read(path), **added}
             try:
