@@ -42,9 +42,7 @@ import importlib.machinery
 import importlib.util
 import os
 import re
-import shlex
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -177,6 +175,7 @@ def compiler() -> str:
 
 def compile_command(c_path: Path, target: Path, quick: bool = False) -> list[str]:
     """The one compiler call that turns cffi's emitted C into a loadable extension module."""
+    import shlex   # shlex and subprocess only where a compile runs: a warm process loads the module
     include = sysconfig.get_paths()["include"]
     return [*shlex.split(compiler()), *flags(quick), "-I", include, *SHARED, str(c_path), "-o", str(target)]
 
@@ -343,6 +342,8 @@ def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = F
 
 def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: str, quick: bool):
     """Compile `source` in `workdir` and move the module into `directory`."""
+    import shlex
+    import subprocess
     import cffi
     from cffi.recompiler import make_c_source
     ffi = cffi.FFI()
