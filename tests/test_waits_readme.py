@@ -1,7 +1,8 @@
 """Issue 28: every wait over a second in the README's commands says what it is doing.
 
 The README's commands on the built-in GEMM space (`count`, `best` with the README's objective,
-`funnel`, `sample`, `sweep`), each in a fresh cache directory (cold: everything is generated and
+`funnel`, `sample`, `sweep`, the quick start's `enumerate`; `get` and `check` too on K40c), each
+in a fresh cache directory (cold: everything is generated and
 compiled), run as a user runs them: a child process whose standard error is a terminal (a
 pseudo-terminal, so the progress bars that only a terminal gets are there) and whose standard
 output is a pipe. Every line (or progress-bar update) is stamped, as it arrives, with the CPU
@@ -16,7 +17,7 @@ only. CPU seconds, not wall-clock time, so a loaded machine does not fail it.
 The default tests run the `tiny` GEMM variant with every wait said at once (`ANNOUNCE_AFTER` 0,
 set in the child before the command runs): there, any compile the child waits for must follow a
 `compiling` line, however short. The K40c commands themselves, where the waits are real, are
-`slow`.
+`slow`. `bench/latency.py --quick` runs at the end (a smoke test of the issue's benchmark).
 """
 from __future__ import annotations
 
@@ -125,7 +126,7 @@ def run(argv: list[str], cache: Path, say_every_wait: bool = False) -> Timeline:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))   # a terminal 100 columns wide
     proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env,
-                            cwd=ROOT)
+                            cwd=cache.parent)          # where `-o gemm.csv` writes
     os.close(slave)
     timeline, lock = Timeline(argv), threading.Lock()
     last = [Snapshot({}, 0.0)]
@@ -188,6 +189,9 @@ def commands(device: str | None) -> dict:
         "funnel": ["funnel", "gemm", *sets],
         "sample": ["sample", "gemm", *sets, "-n", "100" if device == "tiny" else "1000", "--seed", "7"],
         "sweep": ["sweep", "gemm", *sets, "--set", f"max_threads_per_block={sweep}", "--json"],
+        "enumerate": ["enumerate", "gemm", *sets, "-o", "gemm.csv"] + (["--backend", "c"] if device == "tiny" else []),
+        "get": ["get", "gemm", *sets, "12345" if device is None else "123"],
+        "check": ["check", "gemm", *sets, "dim_m=3"],
     }
 
 
@@ -207,12 +211,18 @@ def answer_is_clean(name: str, out: str, total: int) -> None:
     elif name == "sweep":
         rows = [json.loads(line) for line in lines]
         assert len(rows) == 20 and all(isinstance(r["count"], int) for r in rows), out
+    elif name == "enumerate":
+        assert len(lines) == 1 and re.match(rf"wrote ({total}|{total:,}) configurations to gemm.csv", lines[0]), out
+    elif name == "get":
+        assert len(lines) == 1 and lines[0].startswith("dim_m=") and len(lines[0].split()) == 15, out
+    elif name == "check":
+        assert len(lines) == 1 and lines[0].startswith("valid completion: dim_m=3 "), out
 
 
 TINY = 336      # configurations of the tiny GEMM variant
 
 
-@pytest.mark.parametrize("name", ["count", "best", "funnel", "sample", "sweep"])
+@pytest.mark.parametrize("name", ["count", "best", "funnel", "sample", "sweep", "enumerate"])
 def test_every_compile_of_a_readme_command_is_said_first(name, tmp_path):
     """Tiny GEMM, every wait said at once: whatever the command compiles comes after a line saying
     so (no compiler time after any other output), and standard output is only the answer."""
@@ -250,7 +260,7 @@ def test_the_check_finds_a_silent_wait():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["count", "best", "funnel", "sample", "sweep"])
+@pytest.mark.parametrize("name", ["count", "best", "funnel", "sample", "sweep", "enumerate", "get", "check"])
 def test_the_readme_commands_on_k40c_never_wait_in_silence(name, tmp_path):
     """The README's commands on the K40c GEMM space, cold, as a user runs them (no setting changed)."""
     timeline = run(commands(None)[name], tmp_path / "cache")
