@@ -17,9 +17,9 @@ cannot be compiled); `compile_predicate` runs them instead, in Python, on each c
 - refused, with the form named: attribute access (`np.prod`, `x.bit_length()`), any other call or
   name, keyword arguments, comprehensions, lambdas, `:=`, f-strings, dicts, `is` (identity, not
   value), `%` on a string (formatting);
-- sizes are bounded while it runs: an integer result past `MAX_INT_BITS` bits (`**` and `<<` are
-  checked before they run) and a string, list or tuple result past `MAX_LENGTH` items stop with
-  `UnsafeExpression`, naming the restriction and the configuration.
+- sizes are bounded while it runs: an integer result past `MAX_INT_BITS` bits (`**`, `<<` and
+  `round(x, n)`'s `10 ** n` are checked before they run) and a string, list or tuple result past
+  `MAX_LENGTH` items stop with `UnsafeExpression`, naming the restriction and the configuration.
 
 Meaning is Python's (Kernel Tuner's): `/` is float division, `and`/`or` return operands,
 comparisons chain. One difference, our language's rule for undefined operations: an arithmetic
@@ -148,6 +148,17 @@ def _call_pow(function):
     def checked(*args):
         if len(args) == 2:
             return _guarded(ast.Pow, operator.pow)(*args)
+        return function(*args)
+    return checked
+
+
+MAX_ROUND_DIGITS = 4_096   # round(x, n) with |n| past this would build 10 ** |n|
+
+
+def _call_round(function):
+    def checked(*args):
+        if len(args) == 2 and _is_int(args[1]) and abs(args[1]) > MAX_ROUND_DIGITS:
+            raise _Stop(f"round(..., {args[1]!r}): more than MAX_ROUND_DIGITS={MAX_ROUND_DIGITS:,} digits")
         return function(*args)
     return checked
 
@@ -292,6 +303,8 @@ class _Compiler:
             self.refuse(node, f"{name}() takes {count} arguments, got {len(node.args)}", None)
         if name == "pow":
             function = _call_pow(function)
+        elif name == "round":
+            function = _call_round(function)
         arguments = [self.build(a) for a in node.args]
         return lambda env: _sized(function(*[a(env) for a in arguments]))
 

@@ -112,6 +112,7 @@ def test_kernel_tuner_itself_cannot_build_these():
     ("(block_size_x ** 999) ** 999 & 1 == 1", r"MAX_INT_BITS", "run"),
     ("len(kind * (block_size_x * 1000)) & 1 == 0", r"MAX_LENGTH", "run"),
     ("len([tile] * 10 ** 9) & 1 == 0", r"MAX_LENGTH", "run"),
+    ("round(tile, -10 ** 8) & 1 == 0", r"MAX_ROUND_DIGITS", "run"),
     ("kind % 2 == tile", r"formatting", "run"),
     ("kind < tile or tile & 1", r"TypeError", "run"),
 ])
