@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 from solverspace.core.errors import OptionError, did_you_mean, python_name
 
-__all__ = ["MAX_INT_BITS", "MAX_LENGTH", "CALLS", "UnsafeExpression", "PythonPredicate", "compile_predicate"]
+__all__ = ["MAX_INT_BITS", "MAX_LENGTH", "MAX_ROUND_DIGITS", "CALLS", "UnsafeExpression", "PythonPredicate", "compile_predicate"]
 
 MAX_INT_BITS = 65_536      # an integer result larger than this stops the evaluation
 MAX_LENGTH = 10_000        # a string, list or tuple result longer than this stops the evaluation
