@@ -192,30 +192,48 @@ class CheckGenerator:
     def mark_walk(self) -> tuple[str, int]:
         """`walk_mark`: the counting order's loops (the enumerator's listing nest, its
         optimizations included: none changes the valid set), marking at each leaf every bound
-        parameter's value and every value of each hoisted parameter's domain. (source, depth)."""
+        parameter's value and every value of each hoisted parameter's domain. Where the inner
+        loops fall into independent groups once the outer ones are bound (GEMM's A and B
+        readers: `LoopNest.component_split`), each group is walked on its own under each outer
+        prefix: first whether it has a valid assignment at all, then, when every group has, once
+        more marking its values (so their sum of leaves is walked, not their product). Not split
+        where a range step may be 0 (the error would be met where the whole nest does not meet
+        it) or a hoisted domain reads an inner loop. (source, prefix depth of the work units)."""
         base, plan = self.base, self.plan
         hoisted = list(base.hoisted)
         order = [p for p in plan.order if p not in hoisted]
-        depth = max(len(order) - 1, 0)
+        split = self.mark_split(order, hoisted)
+        depth = split[0] if split is not None else max(len(order) - 1, 0)
         nest = LoopNest(plan, base.options, base.printer, base.domains, base.item, levels=base.levels,
                         hoisted=(), max_prefix_depth=depth, count_words=1, checked=False, columns=[])
         slots = nest.slots(order)
-        leaf = []
-        for k, name in enumerate(hoisted):   # each hoisted domain, in a block of its own, then marks
+        buffers: list[tuple[int, int]] = []
+        outer = list(range(len(order))) if split is None else list(range(split[0]))
+        groups = [] if split is None else split[1]
+        marks = [f"ss_mark(mk, {self.column[order[i]]}, {c_name(order[i])});" for i in outer]
+        leaf = ["{ int ok_ = 1; (void)ok_;"]
+        for g, group in enumerate(groups):   # does each group have a valid assignment?
+            leaf += [f"  if (ok_) {{ int found_ = 0;"]
+            leaf += ["    " + x for x in nest.nest(group, order, slots, buffers, [f"found_ = 1; goto seen_{g};"])]
+            leaf += [f"    seen_{g}: ; if (!found_) ok_ = 0; }}"]
+        leaf.append("  if (ok_) {")
+        for k, name in enumerate(hoisted):   # each hoisted domain, in a block of its own, then the marks
             i = f"h_{k}"
-            leaf.append(f"{{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
-            leaf += base.domains.setup(i, self.model.parameter[name], None, "  ", count_only=True)
-            leaf.append(f"  if (n_{i} > 0) {{")
-        marks = [f"ss_mark(mk, {self.column[name]}, {c_name(name)});" for name in order]
+            leaf.append(f"  {{ int64_t n_{i} = 0, start_{i} = 0, step_{i} = 1; (void)start_{i}; (void)step_{i};")
+            leaf += base.domains.setup(i, self.model.parameter[name], None, "    ", count_only=True)
+            leaf.append(f"    if (n_{i} > 0) {{")
         for k, name in enumerate(hoisted):
             i = f"h_{k}"
             domain = self.model.parameter[name].domain
             value = f"start_{i} + q_ * step_{i}" if isinstance(domain, ir.Range) else f"tmp_{i}[q_]"
             marks.append(f"for (int64_t q_ = 0; q_ < n_{i}; q_++) ss_mark(mk, {self.column[name]}, {value});")
-        leaf += ["    " + m for m in marks]
-        leaf += ["  } }"] * len(hoisted)
-        buffers: list[tuple[int, int]] = []
-        body = nest.nest(list(range(len(order))), order, slots, buffers, leaf)
+        leaf += ["      " + m for m in marks]
+        for group in groups:   # every group's valid assignments, marked
+            group_marks = [" ".join(f"ss_mark(mk, {self.column[order[i]]}, {c_name(order[i])});" for i in group)]
+            leaf += ["      " + x for x in nest.nest(group, order, slots, buffers, group_marks)]
+        leaf += ["    } }"] * len(hoisted)
+        leaf.append("  } }")
+        body = nest.nest(outer, order, slots, buffers, leaf)
         lines = ["static void walk_mark(const int64_t *prefix, int plen, int stop, int64_t *prefix_out, int64_t cap,",
                  "                      ss_stats *st, ss_marks *mk) {",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)prefix_out; (void)cap; (void)mk;",
@@ -225,6 +243,22 @@ class CheckGenerator:
         lines += ["    " + x for x in body]
         lines.append("    done: ;")
         return nest.close_walk(lines, buffers, order), depth
+
+    def mark_split(self, order: list[str], hoisted: list[str]):
+        """(k, groups) for `mark_walk`, or None (see there)."""
+        base = self.base
+        probe = LoopNest(self.plan, base.options, base.printer, base.domains, base.item, levels=base.levels,
+                         hoisted=(), max_prefix_depth=0, count_words=1, checked=False, columns=[])
+        if probe.may_fail([]):   # with no lines: whether some range's step may be 0
+            return None
+        split = probe.component_split(order)
+        if split is None:
+            return None
+        inner = set(order[split[0]:])
+        inputs = self.plan.analysis.dag.parameter_inputs
+        if any(inputs[h] & inner for h in hoisted):
+            return None
+        return split
 
     # ------------------------------------------------------------------------------ the program
     def generate(self) -> dict:
