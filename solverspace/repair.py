@@ -17,10 +17,20 @@ bound over the plan's loop order:
 that search order, i.e. the smallest by the key (|i_p - t_p|, i_p) for p in plan order, compared
 lexicographically. (An incumbent is replaced only by a strictly nearer configuration, and the
 search visits configurations in that key's order.)
+
+Two engines find it, with the same answer:
+
+- `compiled` (the default): the branch and bound in C (`translators.c.nearest`), the listing nest
+  with each loop's values in that key's order and the partial distance as the bound; one module
+  per plan, the target's indices as its runtime input, so a query costs one call;
+- `python`: the reference search here, over the work units' index boxes and compiled subtree
+  counts (`Repairer.repair_by_units`); the tests compare the two.
 """
 from __future__ import annotations
 
-__all__ = ["Repairer"]
+__all__ = ["ENGINES", "Repairer"]
+
+ENGINES = ("compiled", "python")
 
 
 class Repairer:
@@ -33,6 +43,8 @@ class Repairer:
     A unit of at most `LIST_ROWS` configurations is listed and its nearest row found in NumPy; a
     larger one is searched loop by loop with compiled subtree counts."""
 
+    engine = "compiled"   # ENGINES; the tests set "python" to run the reference search
+
     def __init__(self, quantiles):
         self.quantiles = quantiles
         self.rows = quantiles.rows
@@ -41,7 +53,23 @@ class Repairer:
 
     def repair(self, target: tuple[int, ...]) -> tuple[tuple, int]:
         """(the nearest valid configuration in column order, its L1 distance) to `target`
-        (parameter indices in column order, each within its value list)."""
+        (parameter indices in column order, each within its value list), by `engine`."""
+        if self.engine == "python":
+            return self.repair_by_units(target)
+        if self.engine != "compiled":
+            raise ValueError(f"Repairer.engine={self.engine!r}: expected one of {', '.join(ENGINES)}")
+        self.quantiles.root()                    # an empty space: EmptySpaceError
+        if not self.loop_columns:
+            return (), 0
+        found = self.quantiles.nearest().nearest(target)
+        if found is None:   # an internal invariant, kept under python -O: the space is not empty
+            raise RuntimeError(f"the compiled nearest search found no valid configuration for {target}, "
+                               f"in a space of {self.quantiles.root().count} configurations")
+        return found
+
+    def repair_by_units(self, target: tuple[int, ...]) -> tuple[tuple, int]:
+        """`repair` by the reference search: the units' index boxes, then listed units or
+        compiled subtree counts (the class docstring)."""
         import numpy as np
         self.quantiles.root()                    # an empty space: EmptySpaceError
         if not self.loop_columns:
