@@ -234,15 +234,9 @@ class CheckGenerator:
         leaf += ["    } }"] * len(hoisted)
         leaf.append("  } }")
         body = nest.nest(outer, order, slots, buffers, leaf)
-        lines = ["static void walk_mark(const int64_t *prefix, int plen, int stop, int64_t *prefix_out, int64_t cap,",
-                 "                      ss_stats *st, ss_marks *mk) {",
-                 "    int uflag = 0; int *u = &uflag; (void)u; (void)prefix_out; (void)cap; (void)mk;",
-                 "    uint64_t tick_ = 0; (void)tick_;",
-                 "    " + nest.declarations()]
-        lines += nest.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
-        lines += ["    " + x for x in body]
-        lines.append("    done: ;")
-        return nest.close_walk(lines, buffers, order), depth
+        header = ["static void walk_mark(const int64_t *prefix, int plen, int stop, int64_t *prefix_out, int64_t cap,",
+                  "                      ss_stats *st, ss_marks *mk) {"]
+        return nest.whole_walk(header, order, slots, buffers, body), depth
 
     def mark_split(self, order: list[str], hoisted: list[str]):
         """(k, groups) for `mark_walk`, or None (see there)."""

@@ -143,6 +143,18 @@ class LoopNest:
         lines.append("}")
         return "\n".join(lines).replace("return; /*abort*/", "goto done;")
 
+    def whole_walk(self, header: list[str], order, slots, buffers: list[tuple[int, int]], body: list[str]) -> str:
+        """A walk's C function from its signature (`header`, ending in `{`) and its loops
+        (`body`, from `nest`): the locals every walk has (the undefined flag, the cancel tick,
+        the variables), the prelude's derived values and constraints (a rejection returns), the
+        loops, the `done:` label that aborts jump to; closed by `close_walk`."""
+        lines = [*header, "    int uflag = 0; int *u = &uflag; (void)u;", "    uint64_t tick_ = 0; (void)tick_;",
+                 "    " + self.declarations()]
+        lines += self.derived_and_constraints(slots[-1], None, "    ", on_reject="return;", prelude=True)
+        lines += ["    " + x for x in body]
+        lines.append("    done: ;")
+        return self.close_walk(lines, buffers, order)
+
     def slots(self, order: list[str]) -> dict[int, tuple[list, list]]:
         """Per loop position (-1: before the loops), the derived values and constraints placed
         there: after the loop of their last input *in this order*."""
