@@ -43,14 +43,20 @@ from solverspace.translators.order_slots import refuse_orders
 __all__ = ["CDEF_NEAREST", "LOOKUP_SPAN", "CompiledNearest", "NearestGenerator", "NearestNest"]
 
 LOOKUP_SPAN = 1 << 20   # a numeric value list spanning at most this many integers is looked up by offset
+TREE_LEVELS = 2         # the box tree: loops below the units' prefix with a box per value
 
 CDEF_NEAREST = """
 typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;
-int ss_unit_boxes(int s, const int64_t *prefixes, int64_t nunits, const int64_t *meta, const int64_t *table,
-                  int64_t *lo, int64_t *hi, ss_stats *stats, int nthreads, volatile int *cancel, int64_t *done);
-int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int64_t *lo, const int64_t *hi,
-                   const int64_t *meta, const int64_t *table, const int64_t *target, const int64_t *target_value,
-                   int64_t bound, int64_t *out, ss_stats *st, int64_t *visited, volatile int *cancel);
+void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_t *meta, const int64_t *table,
+                    int64_t *sizes, ss_stats *stats, int nthreads, volatile int *cancel, int64_t *done);
+void ss_tree_copy(void *handle, int64_t nunits, int32_t *ulo, int32_t *uhi, int64_t *urange, int64_t *value,
+                  int64_t *range, int32_t *lo, int32_t *hi, int64_t *ascending);
+void ss_tree_free(void *handle, int64_t nunits);
+int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int32_t *ulo, const int32_t *uhi,
+                   const int64_t *urange, const int64_t *value, const int64_t *range, const int32_t *lo,
+                   const int32_t *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
+                   const int64_t *target, const int64_t *target_value, int64_t bound, int64_t *out, ss_stats *st,
+                   int64_t *visited, volatile int *cancel);
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
 """
@@ -59,12 +65,16 @@ int ss_row_size(void);
 # smallest value (offset kinds), where its lookup table starts in `table`, its length, where its sorted
 # values start in `table` (numbers), their number
 SEARCH_C = r"""
+static const int ss_column[NLEVELS] = {COLUMNS};
 typedef struct { int64_t key; int64_t k; } ss_pair;
 typedef struct {
     const int64_t *meta, *table, *target, *tvalue;
     int64_t best, *out, visited[NLEVELS]; int has;         /* the incumbent: distance, values, whether there is one */
-    int64_t blo[NPARAMS], bhi[NPARAMS];           /* the unit's box of parameter indices, column order */
+    const int32_t *bl[NLEVELS + 1], *bh[NLEVELS + 1];   /* per loop: the box its values lie in (column order) */
     int64_t rest[NLEVELS];                        /* per loop: the box distance of the loops after it */
+    const int64_t *urange, *value, *range, *asc;  /* the box tree (ss_tree_build) */
+    const int32_t *lo, *hi;
+    int64_t unit, cur[TREE]; int E;               /* the unit searched, the tree's nodes on the path, its levels */
     int64_t ckey[NLEVELS], bkey[NLEVELS];         /* per loop: the current key, the incumbent's */
     ss_pair *scratch[NLEVELS]; int64_t cap[NLEVELS];
 } ss_near;
@@ -78,18 +88,18 @@ static inline int64_t ss_index(const int64_t *meta, const int64_t *table, int j,
 
 /* how much the box distance of parameter j understates its distance when its value lies in
    [vmin, vmax] (a range domain known before its loop); -1 when no value of its list in the box does */
-static int64_t ss_range_excess(const ss_near *ns, int j, int64_t vmin, int64_t vmax) {
+static int64_t ss_range_excess(const ss_near *ns, int level, int j, int64_t vmin, int64_t vmax) {
     const int64_t *m = ns->meta + 6 * j, *v = ns->table + m[4];
     int64_t a = 0, b = m[5];
     while (a < b) { int64_t mid = a + (b - a) / 2; if (v[mid] < vmin) a = mid + 1; else b = mid; }
     int64_t lo = a; b = m[5];
     while (a < b) { int64_t mid = a + (b - a) / 2; if (v[mid] <= vmax) a = mid + 1; else b = mid; }
-    int64_t hi = a - 1, t = ns->target[j];
-    if (lo < ns->blo[j]) lo = ns->blo[j];
-    if (hi > ns->bhi[j]) hi = ns->bhi[j];
+    int64_t hi = a - 1, t = ns->target[j], bl = ns->bl[level][j], bh = ns->bh[level][j];
+    if (lo < bl) lo = bl;
+    if (hi > bh) hi = bh;
     if (lo > hi) return -1;
     int64_t d = t < lo ? lo - t : t > hi ? t - hi : 0;
-    int64_t e = t < ns->blo[j] ? ns->blo[j] - t : t > ns->bhi[j] ? t - ns->bhi[j] : 0;
+    int64_t e = t < bl ? bl - t : t > bh ? t - bh : 0;
     return d - e;
 }
 
@@ -122,7 +132,7 @@ static inline int64_t ss_it_value(const ss_it *it, int64_t q) {   /* q-th value 
 static void ss_it_init(ss_it *it, ss_near *ns, int level, int j, int fixed, int64_t value, const int64_t *buf,
                        int64_t start, int64_t step, int64_t n, int64_t pd) {
     it->j = j; it->n = n; it->t = ns->target[j]; it->tv = ns->tvalue[j]; it->buf = buf; it->rev = 0;
-    it->a = start; it->s = step; it->lo = ns->blo[j]; it->hi = ns->bhi[j];
+    it->a = start; it->s = step; it->lo = ns->bl[level][j]; it->hi = ns->bh[level][j];
     if (fixed) {   /* a loop the unit's prefix binds */
         int64_t x = ss_index(ns->meta, ns->table, j, value);
         it->mode = 2; it->m = (x >= 0 && n > 0) ? 1 : 0; it->pos = 0; it->xl = x;
@@ -167,6 +177,30 @@ static void ss_it_init(ss_it *it, ss_near *ns, int level, int j, int fixed, int6
     it->p = p;
 }
 
+/* the tree node of loop `level` (tree level L) with `value` under the current path, or -1 (no valid
+   completion); its box then bounds the loops after it: the boxes and the rest distances are set */
+static int64_t ss_tree_enter(ss_near *ns, int level, int L, int64_t value, int64_t pd) {
+    const int64_t *r = L == 0 ? ns->urange + 2 * ns->unit : ns->range + 2 * ns->cur[L - 1];
+    int64_t a = r[0], b = r[1], node = -1;
+    if (ns->asc[L]) {
+        while (a < b) { int64_t mid = a + (b - a) / 2; if (ns->value[mid] < value) a = mid + 1; else b = mid; }
+        if (a < r[1] && ns->value[a] == value) node = a;
+    } else {
+        for (; a < b; a++) if (ns->value[a] == value) { node = a; break; }
+    }
+    if (node < 0) return -1;
+    ns->cur[L] = node;
+    const int32_t *l = ns->lo + node * NPARAMS, *h = ns->hi + node * NPARAMS;
+    int64_t sum = 0;
+    for (int k = NLEVELS - 1; k > level; k--) {
+        ns->rest[k] = sum;
+        int j = ss_column[k]; int64_t t = ns->target[j];
+        sum += t < l[j] ? l[j] - t : t > h[j] ? t - h[j] : 0;
+    }
+    for (int k = level + 1; k <= NLEVELS; k++) { ns->bl[k] = l; ns->bh[k] = h; }
+    return pd + sum;
+}
+
 /* the next value: its position k in the domain and its key; 0 when none is left */
 static inline int ss_it_next(ss_it *it, const ss_near *ns, int64_t *k, int64_t *key) {
     if (it->mode == 0) {
@@ -205,29 +239,140 @@ static inline int ss_it_next(ss_it *it, const ss_near *ns, int64_t *k, int64_t *
 }
 """
 
-DRIVER_C = r"""
+TREE_C = r"""
 int ss_max_prefix_depth(void) { return 0; }
 int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
 
-/* per unit, the box of parameter indices its valid configurations take (lo > hi: none) */
-int ss_unit_boxes(int s, const int64_t *prefixes, int64_t nunits, const int64_t *meta, const int64_t *table,
-                  int64_t *lo, int64_t *hi, ss_stats *stats, int nthreads, volatile int *cancel, int64_t *done) {
+/* ---------------------------------------------------------------- the box tree
+   Per unit, and per value of each of the `E` loops below its prefix (a node: a prefix one loop
+   longer), the box of parameter indices its valid configurations take. Built per unit by the
+   listing walk: a node is pushed when its loop admits a value, closed when the walk moves past it
+   (its box merged into its parent's, or the node dropped when it has no valid configuration). */
+typedef struct {
+    int E; int64_t size[TREE], cap[TREE]; int open[TREE];
+    int64_t *val[TREE], *first[TREE], *last[TREE];   /* children: [first, last) at the next level */
+    int32_t *lo[TREE], *hi[TREE];
+    int32_t ulo[NPARAMS], uhi[NPARAMS];
+} ss_tree_local;
+
+static void ss_box_merge(int32_t *lo, int32_t *hi, const int32_t *l, const int32_t *h) {
+    for (int j = 0; j < NPARAMS; j++) { if (l[j] < lo[j]) lo[j] = l[j]; if (h[j] > hi[j]) hi[j] = h[j]; }
+}
+
+static void ss_tree_close(ss_tree_local *tl, int K) {
+    int64_t node = tl->size[K] - 1;
+    tl->last[K][node] = K + 1 < tl->E ? tl->size[K + 1] : 0;
+    tl->open[K] = 0;
+    int32_t *l = tl->lo[K] + node * NPARAMS, *h = tl->hi[K] + node * NPARAMS;
+    if (l[0] > h[0]) { tl->size[K]--; return; }   /* no valid configuration below it */
+    if (K == 0) ss_box_merge(tl->ulo, tl->uhi, l, h);
+    else { int64_t parent = tl->size[K - 1] - 1;
+           ss_box_merge(tl->lo[K - 1] + parent * NPARAMS, tl->hi[K - 1] + parent * NPARAMS, l, h); }
+}
+
+static void ss_tree_push(ss_tree_local *tl, int L, int64_t value) {
+    for (int K = tl->E - 1; K >= L; K--) if (tl->open[K]) ss_tree_close(tl, K);
+    if (tl->size[L] == tl->cap[L]) {
+        int64_t cap = tl->cap[L] ? 2 * tl->cap[L] : 64;
+        tl->val[L] = (int64_t *)realloc(tl->val[L], sizeof(int64_t) * (size_t)cap);
+        tl->first[L] = (int64_t *)realloc(tl->first[L], sizeof(int64_t) * (size_t)cap);
+        tl->last[L] = (int64_t *)realloc(tl->last[L], sizeof(int64_t) * (size_t)cap);
+        tl->lo[L] = (int32_t *)realloc(tl->lo[L], sizeof(int32_t) * (size_t)(cap * NPARAMS));
+        tl->hi[L] = (int32_t *)realloc(tl->hi[L], sizeof(int32_t) * (size_t)(cap * NPARAMS));
+        tl->cap[L] = cap;
+    }
+    int64_t node = tl->size[L]++;
+    tl->val[L][node] = value;
+    tl->first[L][node] = L + 1 < tl->E ? tl->size[L + 1] : 0;
+    for (int j = 0; j < NPARAMS; j++) { tl->lo[L][node * NPARAMS + j] = INT32_MAX; tl->hi[L][node * NPARAMS + j] = -1; }
+    tl->open[L] = 1;
+}
+
+static void ss_tree_leaf(ss_tree_local *tl, const int64_t *meta, const int64_t *table, const int64_t *v) {
+    int32_t *lo = tl->ulo, *hi = tl->uhi;
+    if (tl->E) { int64_t node = tl->size[tl->E - 1] - 1;
+                 lo = tl->lo[tl->E - 1] + node * NPARAMS; hi = tl->hi[tl->E - 1] + node * NPARAMS; }
+    for (int j = 0; j < NPARAMS; j++) {
+        int32_t x = (int32_t)ss_index(meta, table, j, v[j]);
+        if (x < lo[j]) lo[j] = x;
+        if (x > hi[j]) hi[j] = x;
+    }
+}
+
+"""
+
+TREE_DRIVERS_C = r"""
+/* every unit's tree (sizes[u * TREE + L]: its nodes at level L); a handle for ss_tree_copy */
+void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_t *meta, const int64_t *table,
+                    int64_t *sizes, ss_stats *stats, int nthreads, volatile int *cancel, int64_t *done) {
+    ss_tree_local *all = (ss_tree_local *)calloc((size_t)(nunits > 0 ? nunits : 1), sizeof(ss_tree_local));
+    int E = TREE < NLEVELS - s ? TREE : NLEVELS - s;
     ss_cancel_flag = cancel;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t unit = 0; unit < nunits; unit++) {
         if (*cancel) continue;
         ss_stats st; memset(&st, 0, sizeof st);
-        int64_t *l = lo + unit * NPARAMS, *h = hi + unit * NPARAMS;
-        for (int j = 0; j < NPARAMS; j++) { l[j] = INT64_MAX; h[j] = -1; }
-        walk_box(prefixes + unit * s, s, &st, meta, table, l, h);
+        ss_tree_local *tl = all + unit;
+        tl->E = E;
+        for (int j = 0; j < NPARAMS; j++) { tl->ulo[j] = INT32_MAX; tl->uhi[j] = -1; }
+        walk_box(prefixes + unit * s, s, &st, meta, table, tl);
+        for (int K = E - 1; K >= 0; K--) if (tl->open[K]) ss_tree_close(tl, K);
+        for (int L = 0; L < TREE; L++) sizes[unit * TREE + L] = L < E ? tl->size[L] : 0;
         stats[unit] = st;
         #pragma omp atomic
         (*done)++;
     }
     ss_cancel_flag = NULL;
-    return *cancel ? 1 : 0;
+    return all;
 }
 
+void ss_tree_free(void *handle, int64_t nunits) {
+    ss_tree_local *all = (ss_tree_local *)handle;
+    for (int64_t u = 0; u < nunits; u++)
+        for (int L = 0; L < TREE; L++) {
+            free(all[u].val[L]); free(all[u].first[L]); free(all[u].last[L]); free(all[u].lo[L]); free(all[u].hi[L]);
+        }
+    free(all);
+}
+
+/* the units' trees into flat arrays, level after level, units in order at each level (then freed):
+   unit boxes, units' ranges of level-0 nodes, nodes' values, ranges of children, boxes; per level
+   whether every node's children are in ascending value order */
+void ss_tree_copy(void *handle, int64_t nunits, int32_t *ulo, int32_t *uhi, int64_t *urange, int64_t *value,
+                  int64_t *range, int32_t *lo, int32_t *hi, int64_t *ascending) {
+    ss_tree_local *all = (ss_tree_local *)handle;
+    int64_t base[TREE + 1]; base[0] = 0;
+    for (int L = 0; L < TREE; L++) { base[L + 1] = base[L]; for (int64_t u = 0; u < nunits; u++) base[L + 1] += all[u].size[L]; }
+    int64_t at[TREE + 1];
+    for (int L = 0; L <= TREE; L++) at[L] = base[L];
+    for (int L = 0; L < TREE; L++) ascending[L] = 1;
+    for (int64_t u = 0; u < nunits; u++) {
+        ss_tree_local *tl = all + u;
+        memcpy(ulo + u * NPARAMS, tl->ulo, sizeof(int32_t) * NPARAMS);
+        memcpy(uhi + u * NPARAMS, tl->uhi, sizeof(int32_t) * NPARAMS);
+        urange[2 * u] = at[0]; urange[2 * u + 1] = at[0] + (tl->E ? tl->size[0] : 0);
+        for (int L = 0; L < tl->E; L++) {
+            for (int64_t k = 0; k < tl->size[L]; k++) {
+                int64_t g = at[L] + k;
+                value[g] = tl->val[L][k];
+                range[2 * g] = at[L + 1] + tl->first[L][k]; range[2 * g + 1] = at[L + 1] + tl->last[L][k];
+                memcpy(lo + g * NPARAMS, tl->lo[L] + k * NPARAMS, sizeof(int32_t) * NPARAMS);
+                memcpy(hi + g * NPARAMS, tl->hi[L] + k * NPARAMS, sizeof(int32_t) * NPARAMS);
+                if (L + 1 < tl->E)
+                    for (int64_t c = tl->first[L][k] + 1; c < tl->last[L][k]; c++)
+                        if (tl->val[L + 1][c] <= tl->val[L + 1][c - 1]) ascending[L + 1] = 0;
+            }
+            if (L == 0) for (int64_t c = 1; c < tl->size[0]; c++) if (tl->val[0][c] <= tl->val[0][c - 1]) ascending[0] = 0;
+        }
+        for (int L = 0; L < tl->E; L++) at[L] += tl->size[L];
+    }
+    ss_tree_free(handle, nunits);
+}
+
+"""
+
+SEARCH_DRIVER_C = r"""
+/* ---------------------------------------------------------------- the search */
 typedef struct { int64_t lb; int64_t unit; } ss_lbu;
 static int ss_lbu_cmp(const void *a, const void *b) {
     const ss_lbu *x = (const ss_lbu *)a, *y = (const ss_lbu *)b;
@@ -237,19 +382,22 @@ static int ss_lbu_cmp(const void *a, const void *b) {
 
 /* the nearest valid configuration strictly within `bound`: its distance (its values in out[]), or -1.
    Units by increasing box distance; each searched from its prefix with the loops' keys in order */
-int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int64_t *lo, const int64_t *hi,
-                   const int64_t *meta, const int64_t *table, const int64_t *target, const int64_t *target_value,
-                   int64_t bound, int64_t *out, ss_stats *st, int64_t *visited, volatile int *cancel) {
-    static const int column[NLEVELS] = {COLUMNS};
+int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int32_t *ulo, const int32_t *uhi,
+                   const int64_t *urange, const int64_t *value, const int64_t *range, const int32_t *lo,
+                   const int32_t *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
+                   const int64_t *target, const int64_t *target_value, int64_t bound, int64_t *out, ss_stats *st,
+                   int64_t *visited, volatile int *cancel) {
     ss_near ns; memset(&ns, 0, sizeof ns);
     ns.meta = meta; ns.table = table; ns.target = target; ns.tvalue = target_value;
     ns.best = bound; ns.out = out;
+    ns.urange = urange; ns.value = value; ns.range = range; ns.lo = lo; ns.hi = hi; ns.asc = ascending;
+    ns.E = TREE < NLEVELS - s ? TREE : NLEVELS - s;
     memset(st, 0, sizeof *st);
     ss_cancel_flag = cancel;
     ss_lbu *order = (ss_lbu *)malloc(sizeof(ss_lbu) * (size_t)(nunits > 0 ? nunits : 1));
     int64_t live = 0;
     for (int64_t u = 0; u < nunits; u++) {
-        const int64_t *l = lo + u * NPARAMS, *h = hi + u * NPARAMS;
+        const int32_t *l = ulo + u * NPARAMS, *h = uhi + u * NPARAMS;
         int64_t lb = 0;
         for (int j = 0; j < NPARAMS; j++) {
             if (l[j] > h[j]) { lb = -1; break; }
@@ -261,12 +409,13 @@ int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int64_t
     for (int64_t q = 0; q < live && !ss_cancelled(); q++) {
         if (order[q].lb > ns.best || (order[q].lb == ns.best && !ns.has)) break;
         int64_t u = order[q].unit;
-        const int64_t *l = lo + u * NPARAMS, *h = hi + u * NPARAMS;
-        for (int j = 0; j < NPARAMS; j++) { ns.blo[j] = l[j]; ns.bhi[j] = h[j]; }
+        const int32_t *l = ulo + u * NPARAMS, *h = uhi + u * NPARAMS;
+        ns.unit = u;
+        for (int k = 0; k <= NLEVELS; k++) { ns.bl[k] = l; ns.bh[k] = h; }
         int64_t rest = 0;
         for (int i = NLEVELS - 1; i >= 0; i--) {
             ns.rest[i] = rest;
-            int j = column[i];
+            int j = ss_column[i];
             rest += target[j] < l[j] ? l[j] - target[j] : target[j] > h[j] ? target[j] - h[j] : 0;
         }
         ss_stats one; memset(&one, 0, sizeof one);
@@ -337,12 +486,15 @@ class NearestGenerator:
         return nest.close_walk(lines, buffers, order)
 
     def domain_cuts(self, slots) -> dict[int, list[str]]:
-        """Per loop i, the lines after its constraints that tighten the bound by the later
-        parameters whose domain is a range known there (its start, stop and step read only loops
-        up to i and derived values placed by then): such a parameter takes a value of that range,
-        so its distance is at least the distance to the range's indices within the unit's box; a
-        range with no such index ends the subtree. Only the integers' ranges; a domain whose
-        expressions are undefined there gives no cut."""
+        """Per loop i, the lines after its constraints that tighten the bound:
+
+        - below the unit's prefix, on the box tree's levels: the node of the value bound (none:
+          no valid completion, the value is skipped), whose box bounds the loops after it;
+        - the later parameters whose domain is a range known there (its start, stop and step
+          read only loops up to i and derived values placed by then): such a parameter takes a
+          value of that range, so its distance is at least the distance to the range's indices
+          within the box; a range with no such index ends the subtree. Only the integers'
+          ranges; a domain whose expressions are undefined there gives no cut."""
         model, order = self.model, list(self.plan.order)
         rational = self.plan.analysis.rational
         columns_of = {name: j for j, name in enumerate(self.names)}
@@ -351,7 +503,10 @@ class NearestGenerator:
         result = {}
         for i, name in enumerate(order):
             known |= {name} | {d.name for d in slots[i][0]}
-            lines = []
+            lines = [f"if ({i} >= plen && {i} - plen < ns->E) {{",
+                     f"  int64_t lb_ = ss_tree_enter(ns, {i}, {i} - plen, {c_name(name)}, pd_{i});",
+                     f"  if (lb_ < 0 || lb_ > ns->best || (lb_ == ns->best && !ss_tie_open(ns, {i}))) continue; }}"]
+            cuts = []
             for later in order[i + 1:]:
                 parameter = model.parameter[later]
                 domain = parameter.domain
@@ -361,22 +516,28 @@ class NearestGenerator:
                 if not names or not names <= known or names & rational:
                     continue
                 start, stop, step = (printer.print(e, parameter) for e in (domain.start, domain.stop, domain.step))
-                lines += [f"{{ int64_t s0_ = {start}, s1_ = {stop}, sp_ = {step};",
-                          "  if (uflag) uflag = 0;",
-                          "  else if (sp_ != 0) {",
-                          "    int64_t n_ = sp_ > 0 ? (s0_ < s1_ ? (s1_ - s0_ + sp_ - 1) / sp_ : 0)",
-                          "                         : (s0_ > s1_ ? (s0_ - s1_ - sp_ - 1) / (-sp_) : 0);",
-                          "    if (n_ == 0) continue;",
-                          "    int64_t e_ = s0_ + (n_ - 1) * sp_;",
-                          f"    int64_t x_ = ss_range_excess(ns, {columns_of[later]}, sp_ > 0 ? s0_ : e_, "
-                          "sp_ > 0 ? e_ : s0_);",
-                          "    if (x_ < 0) continue;",
-                          "    dx_ += x_; } }"]
-            if lines:
-                result[i] = ["{ int64_t dx_ = 0;", *("  " + x for x in lines),
-                             f"  int64_t lb_ = pd_{i} + ns->rest[{i}] + dx_;",
-                             f"  if (dx_ && (lb_ > ns->best || (lb_ == ns->best && !ss_tie_open(ns, {i})))) continue; }}"]
+                cuts += [f"{{ int64_t s0_ = {start}, s1_ = {stop}, sp_ = {step};",
+                         "  if (uflag) uflag = 0;",
+                         "  else if (sp_ != 0) {",
+                         "    int64_t n_ = sp_ > 0 ? (s0_ < s1_ ? (s1_ - s0_ + sp_ - 1) / sp_ : 0)",
+                         "                         : (s0_ > s1_ ? (s0_ - s1_ - sp_ - 1) / (-sp_) : 0);",
+                         "    if (n_ == 0) continue;",
+                         "    int64_t e_ = s0_ + (n_ - 1) * sp_;",
+                         f"    int64_t x_ = ss_range_excess(ns, {i + 1}, {columns_of[later]}, sp_ > 0 ? s0_ : e_, "
+                         "sp_ > 0 ? e_ : s0_);",
+                         "    if (x_ < 0) continue;",
+                         "    dx_ += x_; } }"]
+            if cuts:
+                lines += ["{ int64_t dx_ = 0;", *("  " + x for x in cuts),
+                          f"  int64_t lb_ = pd_{i} + ns->rest[{i}] + dx_;",
+                          f"  if (dx_ && (lb_ > ns->best || (lb_ == ns->best && !ss_tie_open(ns, {i})))) continue; }}"]
+            result[i] = lines
         return result
+
+    def tree_pushes(self, slots) -> dict[int, list[str]]:
+        """Per loop i, the box tree's push of its value where i is one of the tree's levels."""
+        return {i: [f"if ({i} >= plen && {i} - plen < tl->E) ss_tree_push(tl, {i} - plen, {c_name(name)});"]
+                for i, name in enumerate(self.plan.order)}
 
     def generate(self) -> str:
         base, plan = self.base, self.plan
@@ -392,23 +553,28 @@ class NearestGenerator:
         walk_nearest = self.walk(nearest, ["static void walk_nearest(const int64_t *prefix, int plen, ss_stats *st,",
                                            "                         ss_near *ns) {"], leaf, self.domain_cuts)
         boxes = LoopNest(plan, base.options, base.printer, base.domains, base.item, **common)
-        leaf = [f"{{ int64_t x_ = ss_index(meta, table, {j}, {c_name(n)}); if (x_ < lo[{j}]) lo[{j}] = x_; "
-                f"if (x_ > hi[{j}]) hi[{j}] = x_; }}" for j, n in enumerate(self.names)]
+        values = ", ".join(c_name(n) for n in self.names) or "0"
+        leaf = [f"{{ const int64_t v_[] = {{{values}}}; ss_tree_leaf(tl, meta, table, v_); }}"]
         walk_box = self.walk(boxes, ["static void walk_box(const int64_t *prefix, int plen, ss_stats *st, "
                                      "const int64_t *meta,", "                     const int64_t *table, "
-                                     "int64_t *lo, int64_t *hi) {"], leaf)
+                                     "ss_tree_local *tl) {"], leaf, self.tree_pushes)
         levels, width = max(len(order), 1), max(len(self.names), 1)
         columns = ", ".join(str(columns_of[name]) for name in order) or "0"
+
+        def fill(text):
+            return text.replace("NLEVELS", str(levels)).replace("NPARAMS", str(width)).replace(
+                "COLUMNS", columns).replace("TREE", str(TREE_LEVELS))
         return "\n".join([
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <omp.h>",
             C_HELPERS, DOMAIN_LOOKUPS_C, CANCEL_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
-            SEARCH_C.replace("NLEVELS", str(levels)).replace("NPARAMS", str(width)),
-            TIE_LESS_C.replace("NLEVELS", str(levels)),
+            fill(SEARCH_C), fill(TIE_LESS_C),
             *base.domains.tables,
             walk_nearest,
+            fill(TREE_C),
             walk_box,
-            DRIVER_C.replace("NLEVELS", str(levels)).replace("NPARAMS", str(width)).replace("COLUMNS", columns),
+            fill(TREE_DRIVERS_C),
+            fill(SEARCH_DRIVER_C),
         ]) + "\n"
 
 
@@ -467,30 +633,47 @@ class CompiledNearest:
         self.nunits = units.n
         self.prefixes = np.ascontiguousarray(np.asarray(units.prefixes, dtype=np.int64).reshape(-1)) \
             if units.depth else np.zeros(1, dtype=np.int64)
-        self.lo, self.hi = self.boxes()
+        self.tree = self.boxes()
         self.visited: list[int] = []   # per loop, the values tried in the last search (tests read the work)
 
-    def pointer(self, array):
-        return self.ffi.cast("int64_t *", array.ctypes.data)
+    def pointer(self, array, kind: str = "int64_t *"):
+        return self.ffi.cast(kind, array.ctypes.data)
 
-    def boxes(self):
-        """(lo, hi): per unit and parameter (column order) the smallest and largest parameter
-        index of its valid configurations; a unit without any has lo > hi."""
+    def boxes(self) -> dict:
+        """The box tree (`TREE_C`), by one compiled pass over the space: per unit and per node
+        (a unit's prefix and the values of up to TREE_LEVELS more loops) the smallest and largest
+        parameter index of its valid configurations (int32, column order; a unit without any has
+        lo > hi), the nodes' values and their children's ranges."""
         import numpy as np
         ffi, lib = self.ffi, self.lib
         width = max(len(self.names), 1)
-        lo = np.empty(self.nunits * width, dtype=np.int64)
-        hi = np.empty(self.nunits * width, dtype=np.int64)
-        stats = ffi.new("ss_stats[]", max(self.nunits, 1))
+        n = self.nunits
+        sizes = np.zeros(max(n, 1) * TREE_LEVELS, dtype=np.int64)
+        stats = ffi.new("ss_stats[]", max(n, 1))
         cancel = ffi.new("int[1]")
         done = ffi.new("int64_t[1]")
-        call_c(self.shaped, lib.ss_unit_boxes, self.depth, self.pointer(self.prefixes), self.nunits,
-               self.pointer(self.meta), self.pointer(self.table), self.pointer(lo), self.pointer(hi), stats,
-               self.threads, cancel, done, cancel=cancel)
-        for u in range(self.nunits):
-            if stats[u].error:
-                self.check(stats[u])
-        return lo, hi
+        handle = call_c(self.shaped, lib.ss_tree_build, self.depth, self.pointer(self.prefixes), n,
+                        self.pointer(self.meta), self.pointer(self.table), self.pointer(sizes), stats, self.threads,
+                        cancel, done, cancel=cancel)
+        try:
+            for u in range(n):
+                if stats[u].error:
+                    self.check(stats[u])
+        except BaseException:
+            lib.ss_tree_free(handle, n)
+            raise
+        nodes = int(sizes.sum())
+        tree = {"ulo": np.empty(max(n, 1) * width, dtype=np.int32), "uhi": np.empty(max(n, 1) * width, dtype=np.int32),
+                "urange": np.zeros(2 * max(n, 1), dtype=np.int64), "value": np.zeros(max(nodes, 1), dtype=np.int64),
+                "range": np.zeros(2 * max(nodes, 1), dtype=np.int64),
+                "lo": np.empty(max(nodes, 1) * width, dtype=np.int32), "hi": np.empty(max(nodes, 1) * width, dtype=np.int32),
+                "ascending": np.ones(TREE_LEVELS, dtype=np.int64)}
+        i32 = "int32_t *"
+        lib.ss_tree_copy(handle, n, self.pointer(tree["ulo"], i32), self.pointer(tree["uhi"], i32),
+                         self.pointer(tree["urange"]), self.pointer(tree["value"]), self.pointer(tree["range"]),
+                         self.pointer(tree["lo"], i32), self.pointer(tree["hi"], i32), self.pointer(tree["ascending"]))
+        self.nodes = nodes
+        return tree
 
     def check(self, st) -> None:
         if st.error == ERROR_STEP_ZERO:
@@ -515,9 +698,11 @@ class CompiledNearest:
         cancel = ffi.new("int[1]")
         limit = (1 << 62) if bound is None else min(int(bound), 1 << 62)
         p = self.pointer
-        distance = call_c(self.shaped, lib.ss_nearest, self.depth, p(self.prefixes), self.nunits, p(self.lo),
-                          p(self.hi), p(self.meta), p(self.table), p(t), p(tv), limit, p(out), st, visited, cancel,
-                          cancel=cancel)
+        tree, i32 = self.tree, "int32_t *"
+        distance = call_c(self.shaped, lib.ss_nearest, self.depth, p(self.prefixes), self.nunits,
+                          p(tree["ulo"], i32), p(tree["uhi"], i32), p(tree["urange"]), p(tree["value"]),
+                          p(tree["range"]), p(tree["lo"], i32), p(tree["hi"], i32), p(tree["ascending"]),
+                          p(self.meta), p(self.table), p(t), p(tv), limit, p(out), st, visited, cancel, cancel=cancel)
         self.visited = [int(visited[i]) for i in range(len(self.plan.order))]
         self.check(st)
         if distance < 0:
