@@ -32,6 +32,8 @@ order-valued parameters, anything the C enumerator refuses, a value-list value C
 """
 from __future__ import annotations
 
+import numbers
+
 from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.core.errors import SolverspaceError
@@ -438,7 +440,7 @@ class CompiledChecker:
                                            f"its value {value!r} has no code in the compiled program",
                                            owner=model.parameter[name], model=model)
             return self.codes[value]
-        if type(value) not in (int, bool) or not -(2 ** 63) <= value < 2 ** 63:
+        if not isinstance(value, numbers.Integral) or not -(2 ** 63) <= value < 2 ** 63:
             raise UnsupportedConstruct("C", model.parameter[name].domain,
                                        f"its value {value!r} is not a 64-bit integer",
                                        owner=model.parameter[name], model=model)
