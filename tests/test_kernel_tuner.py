@@ -370,3 +370,15 @@ def test_run_kernel_with_a_space_names_the_broken_constraint():
     del config["blk_m"]
     with pytest.raises(OptionError, match=r"lacks \['blk_m'\]"):
         broken_restrictions(config, space=space)
+
+
+def test_a_restriction_run_in_python_holds_inside_kernel_tuners_tuning(toy_cache, capsys):
+    path, space, times = toy_cache
+    extra = "(tile_x | tile_y) != 3"     # bitwise: not translated, run by the safe evaluator
+    results, _ = tune_kernel("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS) + [extra],
+                             cache=str(path), simulation_mode=True, strategy="random_sample",
+                             strategy_options={"max_fevals": 40}, quiet=True, verbose=False)
+    assert len(results) == 40 and all((r["tile_x"] | r["tile_y"]) != 3 for r in results)
+    assert all(space.is_valid(tuple(r[n] for n in TOY)) for r in results)
+    assert capsys.readouterr().err.count(f"restriction {extra!r} runs in Python") == 1
+    assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace
