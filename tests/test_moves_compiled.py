@@ -178,3 +178,28 @@ def test_gemm_k40c_engines_agree():
         for method in ("Hamming", "Hamming-adjacent", "strictly-adjacent"):
             assert engine.neighbors(config, method) == reference.neighbors(config, method)
     assert np.all(compiled.valid_many([tuple(r) for r in s.sample(50, seed=5).tolist()]))
+
+
+@pytest.mark.slow
+def test_k40c_neighbours_equal_kernel_tuners_own(tmp_path):
+    """Kernel Tuner 1.5's own `get_neighbors_no_cache` (its Searchspace given our K40c list through
+    its ATF_cache reader: its builders do not finish on GEMM) against `Space.neighbors`, which on
+    K40c answers through the compiled engine, for random valid configurations and every method
+    (closest-param-indices where Kernel Tuner's int8 sum cannot wrap: here it can, so its
+    definition is checked in int64 instead)."""
+    import numpy as np
+    kt = pytest.importorskip("kernel_tuner.searchspace")
+    s = Space.load("gemm")
+    table = tmp_path / "gemm.csv"
+    s.write_csv(table, "c", sep=";")
+    theirs = kt.Searchspace({n: list(v) for n, v in s.value_lists().items()}, None, 1024,
+                            framework="ATF_cache", path_to_ATF_cache=table)
+    indices = theirs.get_list_param_indices_numpy().astype(np.int64)
+    for config in [tuple(r) for r in s.sample(8, seed=11).tolist()]:
+        for method in ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent"):
+            expected = {tuple(c) for c in theirs.get_neighbors_no_cache(config, method)}
+            assert set(s.neighbors(config, method)) == expected, (config, method)
+        distance = np.abs(indices - np.array(theirs.get_param_indices(config))).sum(axis=1)
+        distance[theirs.get_param_config_index(config)] = np.iinfo(np.int64).max
+        closest = {tuple(theirs.list[i]) for i in np.flatnonzero(distance == distance.min())}
+        assert set(s.neighbors(config, "closest-param-indices")) == closest
