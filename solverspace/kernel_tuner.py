@@ -327,8 +327,12 @@ def remember_units(space) -> None:
     if units is None or units.unit_counts is None or units.total >= 2 ** 63:
         return
     path = _units_path(key)
-    if path.exists():
-        return
+    try:
+        with open(path, encoding="utf-8") as entry:     # this key's entry already: nothing to write
+            if entry.read(200).startswith(f'{{"format": {UNITS_FORMAT}, "key": "{key}"'):
+                return
+    except OSError:
+        pass
     first = units.prefix_stats.first_undefined
     entry = {"format": UNITS_FORMAT, "key": key, "depth": units.depth, "counts": list(units.unit_counts),
              "prefixes": units.prefixes.tolist() if units.depth else [[] for _ in units.unit_counts],

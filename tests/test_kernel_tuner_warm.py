@@ -62,6 +62,8 @@ def test_an_entry_of_another_key_or_unreadable_is_a_miss(cache):
         fresh = Space.load("gemm", {"device": "tiny"})
         assert not remembered_units(fresh)
         assert fresh.count("c") == 336      # counted, as without the entry
+        remember_units(fresh)               # and the entry written again
+        assert json.loads(entry.read_text()) == data
 
 
 def test_nothing_is_remembered_without_a_built_module(cache):
