@@ -142,20 +142,16 @@ def _random_expression(rng: random.Random, depth: int) -> str:
     if depth == 0 or rng.random() < 0.25:
         return rng.choice(leaves)
     a, b = _random_expression(rng, depth - 1), _random_expression(rng, depth - 1)
-    form = rng.randrange(7)
-    if form == 0:
-        return f"({a} {rng.choice(['+', '-', '*', '//', '%', '/', '&', '|', '^'])} {b})"
-    if form == 1:
-        return f"({a} {rng.choice(['<', '<=', '==', '!=', '>', '>='])} {b} {rng.choice(['<', '!='])} 5)"
-    if form == 2:
-        return f"({a} {rng.choice(['and', 'or'])} {b})"
-    if form == 3:
-        return f"({a} if {b} else {rng.choice(leaves)})"
-    if form == 4:
-        return f"{rng.choice(['min', 'max'])}({a}, {b})"
-    if form == 5:
-        return f"{rng.choice(['abs', 'int', 'round', 'bool'])}({a})"
-    return f"({rng.choice(['-', 'not ', '~'])}{a})" if "." not in a else f"(-{a})"
+    forms = [
+        lambda: f"({a} {rng.choice(['+', '-', '*', '//', '%', '/', '&', '|', '^'])} {b})",
+        lambda: f"({a} {rng.choice(['<', '<=', '==', '!=', '>', '>='])} {b} {rng.choice(['<', '!='])} 5)",
+        lambda: f"({a} {rng.choice(['and', 'or'])} {b})",
+        lambda: f"({a} if {b} else {rng.choice(leaves)})",
+        lambda: f"{rng.choice(['min', 'max'])}({a}, {b})",
+        lambda: f"{rng.choice(['abs', 'int', 'round', 'bool'])}({a})",
+        lambda: f"({rng.choice(['-', 'not ', '~'])}{a})",
+    ]
+    return forms[rng.randrange(len(forms))]()
 
 
 def test_meaning_is_pythons_on_random_expressions():
