@@ -46,15 +46,17 @@ LOOKUP_SPAN = 1 << 20   # a numeric value list spanning at most this many intege
 TREE_LEVELS = 2         # the box tree: loops below the units' prefix with a box per value
 
 CDEF_NEAREST = """
+typedef BOX ss_box;
 typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;
-void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_t *meta, const int64_t *table,
-                    int64_t *sizes, ss_stats *stats, int nthreads, volatile int *cancel, int64_t *done);
-void ss_tree_copy(void *handle, int64_t nunits, int32_t *ulo, int32_t *uhi, int64_t *urange, int64_t *value,
-                  int64_t *range, int32_t *lo, int32_t *hi, int64_t *ascending);
+void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_t *live, const int64_t *meta,
+                    const int64_t *table, int64_t *sizes, ss_stats *stats, int nthreads, volatile int *cancel,
+                    int64_t *done);
+void ss_tree_copy(void *handle, int64_t nunits, ss_box *ulo, ss_box *uhi, int64_t *urange, int64_t *value,
+                  int64_t *range, ss_box *lo, ss_box *hi, int64_t *ascending);
 void ss_tree_free(void *handle, int64_t nunits);
-int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int32_t *ulo, const int32_t *uhi,
-                   const int64_t *urange, const int64_t *value, const int64_t *range, const int32_t *lo,
-                   const int32_t *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
+int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const ss_box *ulo, const ss_box *uhi,
+                   const int64_t *urange, const int64_t *value, const int64_t *range, const ss_box *lo,
+                   const ss_box *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
                    const int64_t *target, const int64_t *target_value, int64_t bound, int64_t *out, ss_stats *st,
                    int64_t *visited, volatile int *cancel);
 int ss_max_prefix_depth(void);
@@ -70,10 +72,10 @@ typedef struct { int64_t key; int64_t k; } ss_pair;
 typedef struct {
     const int64_t *meta, *table, *target, *tvalue;
     int64_t best, *out, visited[NLEVELS]; int has;         /* the incumbent: distance, values, whether there is one */
-    const int32_t *bl[NLEVELS + 1], *bh[NLEVELS + 1];   /* per loop: the box its values lie in (column order) */
+    const ss_box *bl[NLEVELS + 1], *bh[NLEVELS + 1];   /* per loop: the box its values lie in (column order) */
     int64_t rest[NLEVELS];                        /* per loop: the box distance of the loops after it */
     const int64_t *urange, *value, *range, *asc;  /* the box tree (ss_tree_build) */
-    const int32_t *lo, *hi;
+    const ss_box *lo, *hi;
     int64_t unit, cur[TREE]; int E;               /* the unit searched, the tree's nodes on the path, its levels */
     int64_t ckey[NLEVELS], bkey[NLEVELS];         /* per loop: the current key, the incumbent's */
     ss_pair *scratch[NLEVELS]; int64_t cap[NLEVELS];
@@ -190,7 +192,7 @@ static int64_t ss_tree_enter(ss_near *ns, int level, int L, int64_t value, int64
     }
     if (node < 0) return -1;
     ns->cur[L] = node;
-    const int32_t *l = ns->lo + node * NPARAMS, *h = ns->hi + node * NPARAMS;
+    const ss_box *l = ns->lo + node * NPARAMS, *h = ns->hi + node * NPARAMS;
     int64_t sum = 0;
     for (int k = NLEVELS - 1; k > level; k--) {
         ns->rest[k] = sum;
@@ -251,11 +253,11 @@ int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
 typedef struct {
     int E; int64_t size[TREE], cap[TREE]; int open[TREE];
     int64_t *val[TREE], *first[TREE], *last[TREE];   /* children: [first, last) at the next level */
-    int32_t *lo[TREE], *hi[TREE];
-    int32_t ulo[NPARAMS], uhi[NPARAMS];
+    ss_box *lo[TREE], *hi[TREE];
+    ss_box ulo[NPARAMS], uhi[NPARAMS];
 } ss_tree_local;
 
-static void ss_box_merge(int32_t *lo, int32_t *hi, const int32_t *l, const int32_t *h) {
+static void ss_box_merge(ss_box *lo, ss_box *hi, const ss_box *l, const ss_box *h) {
     for (int j = 0; j < NPARAMS; j++) { if (l[j] < lo[j]) lo[j] = l[j]; if (h[j] > hi[j]) hi[j] = h[j]; }
 }
 
@@ -263,7 +265,7 @@ static void ss_tree_close(ss_tree_local *tl, int K) {
     int64_t node = tl->size[K] - 1;
     tl->last[K][node] = K + 1 < tl->E ? tl->size[K + 1] : 0;
     tl->open[K] = 0;
-    int32_t *l = tl->lo[K] + node * NPARAMS, *h = tl->hi[K] + node * NPARAMS;
+    ss_box *l = tl->lo[K] + node * NPARAMS, *h = tl->hi[K] + node * NPARAMS;
     if (l[0] > h[0]) { tl->size[K]--; return; }   /* no valid configuration below it */
     if (K == 0) ss_box_merge(tl->ulo, tl->uhi, l, h);
     else { int64_t parent = tl->size[K - 1] - 1;
@@ -273,27 +275,40 @@ static void ss_tree_close(ss_tree_local *tl, int K) {
 static void ss_tree_push(ss_tree_local *tl, int L, int64_t value) {
     for (int K = tl->E - 1; K >= L; K--) if (tl->open[K]) ss_tree_close(tl, K);
     if (tl->size[L] == tl->cap[L]) {
-        int64_t cap = tl->cap[L] ? 2 * tl->cap[L] : 64;
+        int64_t cap = tl->cap[L] ? tl->cap[L] + tl->cap[L] / 2 + 8 : 8;
         tl->val[L] = (int64_t *)realloc(tl->val[L], sizeof(int64_t) * (size_t)cap);
         tl->first[L] = (int64_t *)realloc(tl->first[L], sizeof(int64_t) * (size_t)cap);
         tl->last[L] = (int64_t *)realloc(tl->last[L], sizeof(int64_t) * (size_t)cap);
-        tl->lo[L] = (int32_t *)realloc(tl->lo[L], sizeof(int32_t) * (size_t)(cap * NPARAMS));
-        tl->hi[L] = (int32_t *)realloc(tl->hi[L], sizeof(int32_t) * (size_t)(cap * NPARAMS));
+        tl->lo[L] = (ss_box *)realloc(tl->lo[L], sizeof(ss_box) * (size_t)(cap * NPARAMS));
+        tl->hi[L] = (ss_box *)realloc(tl->hi[L], sizeof(ss_box) * (size_t)(cap * NPARAMS));
         tl->cap[L] = cap;
     }
     int64_t node = tl->size[L]++;
     tl->val[L][node] = value;
     tl->first[L][node] = L + 1 < tl->E ? tl->size[L + 1] : 0;
-    for (int j = 0; j < NPARAMS; j++) { tl->lo[L][node * NPARAMS + j] = INT32_MAX; tl->hi[L][node * NPARAMS + j] = -1; }
+    for (int j = 0; j < NPARAMS; j++) { tl->lo[L][node * NPARAMS + j] = SS_BOX_EMPTY; tl->hi[L][node * NPARAMS + j] = -1; }
     tl->open[L] = 1;
 }
 
+static void ss_tree_fit(ss_tree_local *tl) {   /* a finished unit's arrays cut to their sizes */
+    for (int L = 0; L < tl->E; L++) {
+        int64_t n = tl->size[L] > 0 ? tl->size[L] : 1;
+        if (tl->cap[L] <= n) continue;
+        tl->val[L] = (int64_t *)realloc(tl->val[L], sizeof(int64_t) * (size_t)n);
+        tl->first[L] = (int64_t *)realloc(tl->first[L], sizeof(int64_t) * (size_t)n);
+        tl->last[L] = (int64_t *)realloc(tl->last[L], sizeof(int64_t) * (size_t)n);
+        tl->lo[L] = (ss_box *)realloc(tl->lo[L], sizeof(ss_box) * (size_t)(n * NPARAMS));
+        tl->hi[L] = (ss_box *)realloc(tl->hi[L], sizeof(ss_box) * (size_t)(n * NPARAMS));
+        tl->cap[L] = n;
+    }
+}
+
 static void ss_tree_leaf(ss_tree_local *tl, const int64_t *meta, const int64_t *table, const int64_t *v) {
-    int32_t *lo = tl->ulo, *hi = tl->uhi;
+    ss_box *lo = tl->ulo, *hi = tl->uhi;
     if (tl->E) { int64_t node = tl->size[tl->E - 1] - 1;
                  lo = tl->lo[tl->E - 1] + node * NPARAMS; hi = tl->hi[tl->E - 1] + node * NPARAMS; }
     for (int j = 0; j < NPARAMS; j++) {
-        int32_t x = (int32_t)ss_index(meta, table, j, v[j]);
+        ss_box x = (ss_box)ss_index(meta, table, j, v[j]);
         if (x < lo[j]) lo[j] = x;
         if (x > hi[j]) hi[j] = x;
     }
@@ -303,8 +318,9 @@ static void ss_tree_leaf(ss_tree_local *tl, const int64_t *meta, const int64_t *
 
 TREE_DRIVERS_C = r"""
 /* every unit's tree (sizes[u * TREE + L]: its nodes at level L); a handle for ss_tree_copy */
-void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_t *meta, const int64_t *table,
-                    int64_t *sizes, ss_stats *stats, int nthreads, volatile int *cancel, int64_t *done) {
+void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_t *live, const int64_t *meta,
+                    const int64_t *table, int64_t *sizes, ss_stats *stats, int nthreads, volatile int *cancel,
+                    int64_t *done) {
     ss_tree_local *all = (ss_tree_local *)calloc((size_t)(nunits > 0 ? nunits : 1), sizeof(ss_tree_local));
     int E = TREE < NLEVELS - s ? TREE : NLEVELS - s;
     ss_cancel_flag = cancel;
@@ -314,9 +330,12 @@ void *ss_tree_build(int s, const int64_t *prefixes, int64_t nunits, const int64_
         ss_stats st; memset(&st, 0, sizeof st);
         ss_tree_local *tl = all + unit;
         tl->E = E;
-        for (int j = 0; j < NPARAMS; j++) { tl->ulo[j] = INT32_MAX; tl->uhi[j] = -1; }
-        walk_box(prefixes + unit * s, s, &st, meta, table, tl);
-        for (int K = E - 1; K >= 0; K--) if (tl->open[K]) ss_tree_close(tl, K);
+        for (int j = 0; j < NPARAMS; j++) { tl->ulo[j] = SS_BOX_EMPTY; tl->uhi[j] = -1; }
+        if (live[unit]) {   /* a unit without valid configurations has an empty box and no nodes */
+            walk_box(prefixes + unit * s, s, &st, meta, table, tl);
+            for (int K = E - 1; K >= 0; K--) if (tl->open[K]) ss_tree_close(tl, K);
+            ss_tree_fit(tl);
+        }
         for (int L = 0; L < TREE; L++) sizes[unit * TREE + L] = L < E ? tl->size[L] : 0;
         stats[unit] = st;
         #pragma omp atomic
@@ -338,8 +357,8 @@ void ss_tree_free(void *handle, int64_t nunits) {
 /* the units' trees into flat arrays, level after level, units in order at each level (then freed):
    unit boxes, units' ranges of level-0 nodes, nodes' values, ranges of children, boxes; per level
    whether every node's children are in ascending value order */
-void ss_tree_copy(void *handle, int64_t nunits, int32_t *ulo, int32_t *uhi, int64_t *urange, int64_t *value,
-                  int64_t *range, int32_t *lo, int32_t *hi, int64_t *ascending) {
+void ss_tree_copy(void *handle, int64_t nunits, ss_box *ulo, ss_box *uhi, int64_t *urange, int64_t *value,
+                  int64_t *range, ss_box *lo, ss_box *hi, int64_t *ascending) {
     ss_tree_local *all = (ss_tree_local *)handle;
     int64_t base[TREE + 1]; base[0] = 0;
     for (int L = 0; L < TREE; L++) { base[L + 1] = base[L]; for (int64_t u = 0; u < nunits; u++) base[L + 1] += all[u].size[L]; }
@@ -348,16 +367,16 @@ void ss_tree_copy(void *handle, int64_t nunits, int32_t *ulo, int32_t *uhi, int6
     for (int L = 0; L < TREE; L++) ascending[L] = 1;
     for (int64_t u = 0; u < nunits; u++) {
         ss_tree_local *tl = all + u;
-        memcpy(ulo + u * NPARAMS, tl->ulo, sizeof(int32_t) * NPARAMS);
-        memcpy(uhi + u * NPARAMS, tl->uhi, sizeof(int32_t) * NPARAMS);
+        memcpy(ulo + u * NPARAMS, tl->ulo, sizeof(ss_box) * NPARAMS);
+        memcpy(uhi + u * NPARAMS, tl->uhi, sizeof(ss_box) * NPARAMS);
         urange[2 * u] = at[0]; urange[2 * u + 1] = at[0] + (tl->E ? tl->size[0] : 0);
         for (int L = 0; L < tl->E; L++) {
             for (int64_t k = 0; k < tl->size[L]; k++) {
                 int64_t g = at[L] + k;
                 value[g] = tl->val[L][k];
                 range[2 * g] = at[L + 1] + tl->first[L][k]; range[2 * g + 1] = at[L + 1] + tl->last[L][k];
-                memcpy(lo + g * NPARAMS, tl->lo[L] + k * NPARAMS, sizeof(int32_t) * NPARAMS);
-                memcpy(hi + g * NPARAMS, tl->hi[L] + k * NPARAMS, sizeof(int32_t) * NPARAMS);
+                memcpy(lo + g * NPARAMS, tl->lo[L] + k * NPARAMS, sizeof(ss_box) * NPARAMS);
+                memcpy(hi + g * NPARAMS, tl->hi[L] + k * NPARAMS, sizeof(ss_box) * NPARAMS);
                 if (L + 1 < tl->E)
                     for (int64_t c = tl->first[L][k] + 1; c < tl->last[L][k]; c++)
                         if (tl->val[L + 1][c] <= tl->val[L + 1][c - 1]) ascending[L + 1] = 0;
@@ -365,8 +384,12 @@ void ss_tree_copy(void *handle, int64_t nunits, int32_t *ulo, int32_t *uhi, int6
             if (L == 0) for (int64_t c = 1; c < tl->size[0]; c++) if (tl->val[0][c] <= tl->val[0][c - 1]) ascending[0] = 0;
         }
         for (int L = 0; L < tl->E; L++) at[L] += tl->size[L];
+        for (int L = 0; L < TREE; L++) {   /* copied: this unit's arrays go now (the peak holds one copy) */
+            free(tl->val[L]); free(tl->first[L]); free(tl->last[L]); free(tl->lo[L]); free(tl->hi[L]);
+            tl->val[L] = tl->first[L] = tl->last[L] = NULL; tl->lo[L] = tl->hi[L] = NULL;
+        }
     }
-    ss_tree_free(handle, nunits);
+    free(all);
 }
 
 """
@@ -382,9 +405,9 @@ static int ss_lbu_cmp(const void *a, const void *b) {
 
 /* the nearest valid configuration strictly within `bound`: its distance (its values in out[]), or -1.
    Units by increasing box distance; each searched from its prefix with the loops' keys in order */
-int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int32_t *ulo, const int32_t *uhi,
-                   const int64_t *urange, const int64_t *value, const int64_t *range, const int32_t *lo,
-                   const int32_t *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
+int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const ss_box *ulo, const ss_box *uhi,
+                   const int64_t *urange, const int64_t *value, const int64_t *range, const ss_box *lo,
+                   const ss_box *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
                    const int64_t *target, const int64_t *target_value, int64_t bound, int64_t *out, ss_stats *st,
                    int64_t *visited, volatile int *cancel) {
     ss_near ns; memset(&ns, 0, sizeof ns);
@@ -397,7 +420,7 @@ int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int32_t
     ss_lbu *order = (ss_lbu *)malloc(sizeof(ss_lbu) * (size_t)(nunits > 0 ? nunits : 1));
     int64_t live = 0;
     for (int64_t u = 0; u < nunits; u++) {
-        const int32_t *l = ulo + u * NPARAMS, *h = uhi + u * NPARAMS;
+        const ss_box *l = ulo + u * NPARAMS, *h = uhi + u * NPARAMS;
         int64_t lb = 0;
         for (int j = 0; j < NPARAMS; j++) {
             if (l[j] > h[j]) { lb = -1; break; }
@@ -409,7 +432,7 @@ int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const int32_t
     for (int64_t q = 0; q < live && !ss_cancelled(); q++) {
         if (order[q].lb > ns.best || (order[q].lb == ns.best && !ns.has)) break;
         int64_t u = order[q].unit;
-        const int32_t *l = ulo + u * NPARAMS, *h = uhi + u * NPARAMS;
+        const ss_box *l = ulo + u * NPARAMS, *h = uhi + u * NPARAMS;
         ns.unit = u;
         for (int k = 0; k <= NLEVELS; k++) { ns.bl[k] = l; ns.bh[k] = h; }
         int64_t rest = 0;
@@ -464,8 +487,9 @@ class NearestNest(LoopNest):
 class NearestGenerator:
     """The C source of one plan's nearest search and its unit boxes."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, box: str = "int32_t"):
         refuse_orders(plan, "C", "repair")
+        self.box = box                     # the C type of the boxes' indices: int16_t or int32_t
         self.plan, self.model = plan, plan.model
         self.base = CGenerator(plan, Options.parse(disable=("break",)))   # the listing nest's printer, domains, levels
         self.names = self.model.parameter_names
@@ -568,6 +592,8 @@ class NearestGenerator:
             "#include <stdint.h>", "#include <stdlib.h>", "#include <string.h>", "#include <omp.h>",
             C_HELPERS, DOMAIN_LOOKUPS_C, CANCEL_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
+            f"typedef {self.box} ss_box;   /* a parameter index in a box */",
+            f"#define SS_BOX_EMPTY {'INT16_MAX' if self.box == 'int16_t' else 'INT32_MAX'}",
             fill(SEARCH_C), fill(TIE_LESS_C),
             *base.domains.tables,
             walk_nearest,
@@ -598,10 +624,12 @@ class CompiledNearest:
         import numpy as np
         self.plan = plan
         self.threads = threads or os.cpu_count() or 1
-        generator = NearestGenerator(plan)
+        box = "int16_t" if max((len(values) for values in lists), default=0) < 1 << 15 else "int32_t"
+        self.box = np.int16 if box == "int16_t" else np.int32
+        generator = NearestGenerator(plan, box)
         source = generator.generate()
         self.items = generator.base.items
-        self.shaped = build_shaped(source, CDEF_NEAREST)
+        self.shaped = build_shaped(source, CDEF_NEAREST.replace("typedef BOX", f"typedef {box}"))
         self.lib, self.ffi = self.shaped.module.lib, self.shaped.module.ffi
         model = plan.model
         codes = plan.analysis.codes
@@ -631,6 +659,7 @@ class CompiledNearest:
         self.table = np.concatenate(tables) if tables and start else np.zeros(1, dtype=np.int64)
         self.depth = units.depth
         self.nunits = units.n
+        self.counts = units.unit_counts           # per unit (None: not counted; every unit is walked)
         self.prefixes = np.ascontiguousarray(np.asarray(units.prefixes, dtype=np.int64).reshape(-1)) \
             if units.depth else np.zeros(1, dtype=np.int64)
         self.tree = self.boxes()
@@ -642,7 +671,7 @@ class CompiledNearest:
     def boxes(self) -> dict:
         """The box tree (`TREE_C`), by one compiled pass over the space: per unit and per node
         (a unit's prefix and the values of up to TREE_LEVELS more loops) the smallest and largest
-        parameter index of its valid configurations (int32, column order; a unit without any has
+        parameter index of its valid configurations (int16 or int32, column order; a unit without any has
         lo > hi), the nodes' values and their children's ranges."""
         import numpy as np
         ffi, lib = self.ffi, self.lib
@@ -652,8 +681,10 @@ class CompiledNearest:
         stats = ffi.new("ss_stats[]", max(n, 1))
         cancel = ffi.new("int[1]")
         done = ffi.new("int64_t[1]")
+        live = np.array([1 if c else 0 for c in self.counts] if self.counts is not None else [1] * max(n, 1),
+                        dtype=np.int64)
         handle = call_c(self.shaped, lib.ss_tree_build, self.depth, self.pointer(self.prefixes), n,
-                        self.pointer(self.meta), self.pointer(self.table), self.pointer(sizes), stats, self.threads,
+                        self.pointer(live), self.pointer(self.meta), self.pointer(self.table), self.pointer(sizes), stats, self.threads,
                         cancel, done, cancel=cancel)
         try:
             for u in range(n):
@@ -663,12 +694,13 @@ class CompiledNearest:
             lib.ss_tree_free(handle, n)
             raise
         nodes = int(sizes.sum())
-        tree = {"ulo": np.empty(max(n, 1) * width, dtype=np.int32), "uhi": np.empty(max(n, 1) * width, dtype=np.int32),
+        box = self.box
+        tree = {"ulo": np.empty(max(n, 1) * width, dtype=box), "uhi": np.empty(max(n, 1) * width, dtype=box),
                 "urange": np.zeros(2 * max(n, 1), dtype=np.int64), "value": np.zeros(max(nodes, 1), dtype=np.int64),
                 "range": np.zeros(2 * max(nodes, 1), dtype=np.int64),
-                "lo": np.empty(max(nodes, 1) * width, dtype=np.int32), "hi": np.empty(max(nodes, 1) * width, dtype=np.int32),
+                "lo": np.empty(max(nodes, 1) * width, dtype=box), "hi": np.empty(max(nodes, 1) * width, dtype=box),
                 "ascending": np.ones(TREE_LEVELS, dtype=np.int64)}
-        i32 = "int32_t *"
+        i32 = "ss_box *"
         lib.ss_tree_copy(handle, n, self.pointer(tree["ulo"], i32), self.pointer(tree["uhi"], i32),
                          self.pointer(tree["urange"]), self.pointer(tree["value"]), self.pointer(tree["range"]),
                          self.pointer(tree["lo"], i32), self.pointer(tree["hi"], i32), self.pointer(tree["ascending"]))
@@ -698,7 +730,7 @@ class CompiledNearest:
         cancel = ffi.new("int[1]")
         limit = (1 << 62) if bound is None else min(int(bound), 1 << 62)
         p = self.pointer
-        tree, i32 = self.tree, "int32_t *"
+        tree, i32 = self.tree, "ss_box *"
         distance = call_c(self.shaped, lib.ss_nearest, self.depth, p(self.prefixes), self.nunits,
                           p(tree["ulo"], i32), p(tree["uhi"], i32), p(tree["urange"]), p(tree["value"]),
                           p(tree["range"]), p(tree["lo"], i32), p(tree["hi"], i32), p(tree["ascending"]),
