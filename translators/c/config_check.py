@@ -45,7 +45,8 @@ from solverspace.translators.c.expr import C_HELPERS, c_name
 from solverspace.translators.c.nest import LoopNest
 from solverspace.translators.c.optimize import Options
 from solverspace.translators.c.plan_cache import generation_key, load_search, store_search
-from solverspace.translators.c.runtime import CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
+from solverspace.translators.c.runtime import (
+    CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO, MEMO_BITS, MEMO_C)
 from solverspace.translators.c.shapes import build_shaped
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.translators.order_slots import refuse_orders
@@ -198,7 +199,10 @@ class CheckGenerator:
         loops fall into independent groups once the outer ones are bound (GEMM's A and B
         readers: `LoopNest.component_split`), each group is walked on its own under each outer
         prefix: first whether it has a valid assignment at all, then, when every group has, once
-        more marking its values (so their sum of leaves is walked, not their product). Not split
+        more marking its values (so their sum of leaves is walked, not their product), both
+        remembered per thread by the values from outside the group that it reads (the
+        enumerator's memo of independent groups: a group is walked once per such key, again
+        only where its entry was overwritten, which marks nothing new). Not split
         where a range step may be 0 (the error would be met where the whole nest does not meet
         it) or a hoisted domain reads an inner loop. (source, prefix depth of the work units)."""
         base, plan = self.base, self.plan
@@ -213,11 +217,17 @@ class CheckGenerator:
         outer = list(range(len(order))) if split is None else list(range(split[0]))
         groups = [] if split is None else split[1]
         marks = [f"ss_mark(mk, {self.column[order[i]]}, {c_name(order[i])});" for i in outer]
-        leaf = ["{ int ok_ = 1; (void)ok_;"]
-        for g, group in enumerate(groups):   # does each group have a valid assignment?
-            leaf += [f"  if (ok_) {{ int found_ = 0;"]
-            leaf += ["    " + x for x in nest.nest(group, order, slots, buffers, [f"found_ = 1; goto seen_{g};"])]
-            leaf += [f"    seen_{g}: ; if (!found_) ok_ = 0; }}"]
+        keys = nest.component_keys(order, groups, slots) if groups else []
+        self.memo_widths = [max(len(key), 1) for key in keys]
+        leaf = [f"{{ int ok_ = 1; (void)ok_; int64_t state_[{max(len(groups), 1)}];"]
+        for g, (group, key) in enumerate(zip(groups, keys)):   # does each group have a valid assignment?
+            names = ", ".join(c_name(k) for k in key) or "0"
+            leaf += [f"  int64_t key{g}_[{max(len(key), 1)}] = {{{names}}};",
+                     f"  if (ok_) {{ int64_t *hit_ = ss_memo_find(&mk->memo[{g}], key{g}_); state_[{g}] = hit_ ? *hit_ : 0;",
+                     f"    if (!state_[{g}]) {{ int found_ = 0;"]
+            leaf += ["      " + x for x in nest.nest(group, order, slots, buffers, [f"found_ = 1; goto seen_{g};"])]
+            leaf += [f"      seen_{g}: ; state_[{g}] = found_ ? 2 : 1; ss_memo_put(&mk->memo[{g}], key{g}_, state_[{g}]); }}",
+                     f"    if (state_[{g}] == 1) ok_ = 0; }}"]
         leaf.append("  if (ok_) {")
         for k, name in enumerate(hoisted):   # each hoisted domain, in a block of its own, then the marks
             i = f"h_{k}"
@@ -230,9 +240,11 @@ class CheckGenerator:
             value = f"start_{i} + q_ * step_{i}" if isinstance(domain, ir.Range) else f"tmp_{i}[q_]"
             marks.append(f"for (int64_t q_ = 0; q_ < n_{i}; q_++) ss_mark(mk, {self.column[name]}, {value});")
         leaf += ["      " + m for m in marks]
-        for group in groups:   # every group's valid assignments, marked
+        for g, group in enumerate(groups):   # every group's valid assignments, marked once per key
             group_marks = [" ".join(f"ss_mark(mk, {self.column[order[i]]}, {c_name(order[i])});" for i in group)]
-            leaf += ["      " + x for x in nest.nest(group, order, slots, buffers, group_marks)]
+            leaf.append(f"      if (state_[{g}] == 2) {{")
+            leaf += ["        " + x for x in nest.nest(group, order, slots, buffers, group_marks)]
+            leaf.append(f"        ss_memo_put(&mk->memo[{g}], key{g}_, 3); }}")
         leaf += ["    } }"] * len(hoisted)
         leaf.append("  } }")
         body = nest.nest(outer, order, slots, buffers, leaf)
@@ -272,13 +284,14 @@ class CheckGenerator:
             "static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n);",
             CANCEL_C,
             "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
-            MARKS_C,
+            MEMO_C, MARKS_C,
             *self.base.domains.tables,
             evaluate, walk, mark,
             DRIVERS_C.replace("NPARAMS", str(len(self.names))).replace("WIDTH", str(width)).replace(
                 "NSTATE", str(max(len(self.state), 1))).replace("SCRATCH", str(self.scratch_size)).replace(
                 "LEVEL_OF", ", ".join(str(level_of[n]) for n in self.names) or "0").replace(
-                "MAX_PREFIX_DEPTH", str(depth)),
+                "MAX_PREFIX_DEPTH", str(depth)).replace("GROUPKEYLENS", ", ".join(map(str, self.memo_widths)) or "1").replace(
+                "MEMO_N", str(len(self.memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS)),
         ]) + "\n"
         return {"format": FORMAT, "source": source, "items": list(self.base.items), "state": len(self.state),
                 "strings": {str(code): s for s, code in self.plan.analysis.codes.items()}}
@@ -290,6 +303,7 @@ typedef struct {
     const int64_t *lut, *lut_off, *lut_lo, *lut_n;         /* dense: index = lut[lut_off[p] + code - lut_lo[p]] */
     const int64_t *sorted, *sorted_ix, *sorted_off;        /* else: binary search of the sorted codes */
     uint8_t *marks; const int64_t *moff;
+    ss_memo *memo;                                          /* per independent group: key -> 1 empty, 2 not empty, 3 marked */
 } ss_marks;
 static inline void ss_mark(ss_marks *mk, int p, int64_t code) {
     int64_t ix = -1;
@@ -307,6 +321,9 @@ static inline void ss_mark(ss_marks *mk, int p, int64_t code) {
 
 DRIVERS_C = DOMAIN_LOOKUPS_C + r"""
 static const int ss_level_of[] = {LEVEL_OF};
+static const int memo_widths[] = {GROUPKEYLENS};
+#define MEMO_COUNT MEMO_N
+#define MEMO_SIZE (1u << MEMO_BITS_)
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
 
@@ -384,8 +401,15 @@ int ss_mark_units(int s, const int64_t *prefixes, int64_t nunits, const int64_t 
     ss_cancel_flag = cancel;
     #pragma omp parallel num_threads(nthreads)
     {
+        ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
+        for (int c = 0; c < MEMO_COUNT; c++) {
+            memo[c].width = memo_widths[c];
+            memo[c].keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * memo_widths[c]);
+            memo[c].vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
+            memo[c].used = (unsigned char *)calloc(MEMO_SIZE, 1);
+        }
         ss_marks mk = { lut, lut_off, lut_lo, lut_n, sorted, sorted_ix, sorted_off,
-                        marks + (int64_t)omp_get_thread_num() * nmarks, moff };
+                        marks + (int64_t)omp_get_thread_num() * nmarks, moff, memo };
         #pragma omp for schedule(dynamic, 1)
         for (int64_t unit = 0; unit < nunits; unit++) {
             if (*cancel) continue;
@@ -395,6 +419,7 @@ int ss_mark_units(int s, const int64_t *prefixes, int64_t nunits, const int64_t 
             #pragma omp atomic
             (*done)++;
         }
+        for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
     }
     ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
