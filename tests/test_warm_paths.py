@@ -124,3 +124,16 @@ def test_a_damaged_foreign_or_outdated_file_is_a_miss(cache, monkeypatch):
         assert bounds.Bounds(model).of(name) == Space.from_source(SOURCE).plan.analysis.bounds.of(name)
     store.flush()
     assert plan_cache.SimplificationStore.read(path) == document["entries"]
+
+
+def test_the_file_keeps_its_newest_entries_past_its_limit(cache, monkeypatch):
+    monkeypatch.setattr(plan_cache.SimplificationStore, "MAX_ENTRIES", 3)
+    store = plan_cache.SimplificationStore()
+    for i in range(5):
+        store.put((f"x + {i}", ()), ir.Const(i))
+    store.flush()
+    store.put(("x + 5", ()), None)
+    store.flush()
+    assert plan_cache.SimplificationStore.read(store.path()) == {
+        ("x + 3", ()): ir.Const(3), ("x + 4", ()): ir.Const(4), ("x + 5", ()): None}
+    assert plan_cache.SimplificationStore().get(("x + 0", ())) is bounds.MISSING

@@ -4,8 +4,9 @@ Interval arithmetic on the IR with exact ints and Fractions (infinite ends are f
 the C translator uses it to prove that 64-bit arithmetic cannot overflow and to pick column
 dtypes; CP-SAT uses it for variable domains. Each derived value's interval is intersected with
 the interval of its SymPy-simplified form (`symbolic.simplify`, remembered by
-`remembered_simplify`), which is tighter when simplification cancels terms (`x - x`). Bounds are sound, not always tight: every value an
-expression takes on a candidate configuration lies inside them (where it is defined).
+`remembered_simplify`), which is tighter when simplification cancels terms (`x - x`). Bounds
+are sound, not always tight: every value an expression takes on a candidate configuration lies
+inside them (where it is defined).
 """
 from __future__ import annotations
 
@@ -227,11 +228,13 @@ class IntervalAnalysis(ir.Visitor):
 #: SymPy's simplifications of derived values, by (the expression's text, the rational names),
 #: for this process: the points of a sweep share most derived values, and SymPy is most of
 #: the cost of generating a program. The value is the simpler expression, or None where SymPy
-#: found none.
+#: found none (at most `MAX_SIMPLIFIED` entries: a long run starts again past them).
 SIMPLIFIED: dict[tuple[str, tuple[str, ...]], ir.Expr | None] = {}
-#: Stores that remember them across processes (`get(key)` -> a value, or `MISSING`; `put(key,
-#: value)`, a no-op where known); `translators/c/plan_cache.py` adds one beside the cached programs, so a process that
-#: generates a program from simplifications known there imports no SymPy.
+MAX_SIMPLIFIED = 50_000
+#: Stores that remember them across processes (`get(key)` -> a value, or `MISSING`;
+#: `put(key, value)`, a no-op where known); `translators/c/plan_cache.py` adds one beside the
+#: cached programs, so a process that generates a program from simplifications known there
+#: imports no SymPy.
 STORES: list = []
 MISSING = object()
 
@@ -250,6 +253,8 @@ def remembered_simplify(expr: ir.Expr, rational: frozenset[str]) -> ir.Expr | No
             break
     if value is MISSING:
         value = _simplified(expr, rational)
+    if len(SIMPLIFIED) >= MAX_SIMPLIFIED:
+        SIMPLIFIED.clear()
     SIMPLIFIED[key] = value
     for store in STORES:   # each store learns it (a no-op where it was known)
         store.put(key, value)

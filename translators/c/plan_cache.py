@@ -184,6 +184,7 @@ class SimplificationStore:
     version than its name says, is a miss."""
 
     FORMAT = 1
+    MAX_ENTRIES = 5_000   # a file past it keeps its newest entries (a validation run meets many spaces)
 
     def __init__(self):
         self.loaded: dict[Path, dict] = {}
@@ -223,6 +224,8 @@ class SimplificationStore:
         import pickle
         for path, added in list(self.added.items()):
             entries = {**self.read(path), **added}
+            if len(entries) > self.MAX_ENTRIES:
+                entries = dict(list(entries.items())[-self.MAX_ENTRIES:])
             try:
                 write_atomically(path, pickle.dumps({"format": self.FORMAT, "version": generator_version(),
                                                      "entries": entries}))
