@@ -45,8 +45,10 @@ _VERSION: list[str] = []
 
 def generator_version() -> str:
     """A hash of the tool's own code (every .py under solverspace/ and translators/), once per
-    process. The hash of the files' contents is remembered by their names, sizes and
-    modification times (`version_<stat hash>` in the cache): a warm process only lists them."""
+    process. The hash of the files' contents is remembered by their names, sizes, inodes and
+    modification and change times (`version_<stat hash>` in the cache): a warm process only
+    lists them. The change time (ctime) is the kernel's: no tool sets it back, so a file written
+    again (an edit, a reinstall keeping the size and a fixed mtime) is always read again."""
     if not _VERSION:
         files = []
         for folder in (Path(ir.__file__).parents[1], Path(__file__).parents[1]):
@@ -54,7 +56,7 @@ def generator_version() -> str:
         listed = hashlib.sha256()
         for name, path in files:
             stat = path.stat()
-            listed.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ino}\0".encode())
+            listed.update(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ctime_ns}\0{stat.st_ino}\0".encode())
         remembered = cache_dir() / f"version_{listed.hexdigest()[:40]}"
         try:
             version = remembered.read_text(encoding="ascii").strip()
