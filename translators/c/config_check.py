@@ -324,6 +324,13 @@ static const int ss_level_of[] = {LEVEL_OF};
 static const int memo_widths[] = {GROUPKEYLENS};
 #define MEMO_COUNT MEMO_N
 #define MEMO_SIZE (1u << MEMO_BITS_)
+static void ss_memo_open(ss_memo *m, int width) {   /* an empty memo of MEMO_SIZE entries of `width` key values */
+    m->width = width;
+    m->keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * width);
+    m->vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
+    m->used = (unsigned char *)calloc(MEMO_SIZE, 1);
+}
+static void ss_memo_close(ss_memo *m) { free(m->keys); free(m->vals); free(m->used); }
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
 int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
 
@@ -402,12 +409,7 @@ int ss_mark_units(int s, const int64_t *prefixes, int64_t nunits, const int64_t 
     #pragma omp parallel num_threads(nthreads)
     {
         ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
-        for (int c = 0; c < MEMO_COUNT; c++) {
-            memo[c].width = memo_widths[c];
-            memo[c].keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * memo_widths[c]);
-            memo[c].vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
-            memo[c].used = (unsigned char *)calloc(MEMO_SIZE, 1);
-        }
+        for (int c = 0; c < MEMO_COUNT; c++) ss_memo_open(&memo[c], memo_widths[c]);
         ss_marks mk = { lut, lut_off, lut_lo, lut_n, sorted, sorted_ix, sorted_off,
                         marks + (int64_t)omp_get_thread_num() * nmarks, moff, memo };
         #pragma omp for schedule(dynamic, 1)
@@ -419,7 +421,7 @@ int ss_mark_units(int s, const int64_t *prefixes, int64_t nunits, const int64_t 
             #pragma omp atomic
             (*done)++;
         }
-        for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
+        for (int c = 0; c < MEMO_COUNT; c++) ss_memo_close(&memo[c]);
     }
     ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
