@@ -403,3 +403,11 @@ def corpus_space(path: Path) -> Space:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return Space.from_source(path.read_text(), filename=path.name)
+
+
+def generated_examples(count: int):
+    """The Hypothesis settings of a test over generated spaces: `count` examples, derandomized,
+    no deadline, no example database, no health checks."""
+    from hypothesis import HealthCheck, settings
+    return settings(max_examples=count, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=list(HealthCheck))

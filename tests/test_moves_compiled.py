@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from solverspace import Space, SolverspaceError
 from solverspace.analysis.config_check import ConfigChecker
@@ -19,7 +19,7 @@ from solverspace.translators.c.config_check import CompiledChecker
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_compiled, check_moves, compiled_neighbors, listable
-from tests.helpers import CORPUS, corpus_space, load_generated, space
+from tests.helpers import CORPUS, corpus_space, generated_examples, load_generated, space
 
 pytestmark = pytest.mark.needs_cc
 
@@ -57,9 +57,9 @@ def test_categoricals_closures_settings():
         tile = range(1, N + 2)
         @iterator
         def unroll(tile):
-            if tile == 2:
-                return range(2, 7, 2)
-            return range(1, tile + 2)
+            if tile % 2 == 0:
+                return range(tile, 3 * tile + 1, tile)
+            return [1, tile + 1]
         kind = iterator(["tex", "ldg", "shared"])
         mode = iterator(["a", "b"])
         require((kind == "shared") | (unroll % 2 == 1) | (tile > 3))
@@ -146,16 +146,14 @@ def generated_check(source: str) -> None:
         return   # refused by construct: the reference engine answers it (tests/test_moves_neighbors.py)
 
 
-@settings(max_examples=GENERATED, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@generated_examples(GENERATED)
 @given(source=spaces())
 def test_generated_spaces_compiled(source):
     generated_check(source)
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@generated_examples(150)
 @given(source=spaces(max_parameters=5, max_candidates=4000))
 def test_many_generated_spaces_compiled(source):
     generated_check(source)

@@ -10,14 +10,14 @@ import textwrap
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from scipy import stats
 
 from solverspace import Space, SolverspaceError
 from solverspace.analysis.value_lists import ValueListError
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_moves, listable
-from tests.helpers import CORPUS, corpus_space, load_generated, space, space_file
+from tests.helpers import CORPUS, corpus_space, generated_examples, load_generated, space, space_file
 
 CORPUS_FILES = sorted(CORPUS.glob("*.py"))
 TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
@@ -164,16 +164,14 @@ def generated_check(source: str) -> None:
     assert_moves(s, rows=rows, configs=6)
 
 
-@settings(max_examples=GENERATED, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@generated_examples(GENERATED)
 @given(source=spaces())
 def test_generated_spaces_moves(source):
     generated_check(source)
 
 
 @pytest.mark.slow
-@settings(max_examples=GENERATED_SLOW, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@generated_examples(GENERATED_SLOW)
 @given(source=spaces(max_parameters=5, max_candidates=4000))
 def test_many_generated_spaces_moves(source):
     generated_check(source)
