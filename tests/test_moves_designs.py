@@ -30,6 +30,7 @@ TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"]
 GENERATED = int(os.environ.get("SOLVERSPACE_MOVES_B_EXAMPLES", "300"))
 GENERATED_C = int(os.environ.get("SOLVERSPACE_MOVES_B_C_EXAMPLES", "30"))
 GENERATED_SLOW = int(os.environ.get("SOLVERSPACE_MOVES_B_SLOW_EXAMPLES", "300"))
+GENERATED_SLOW_LISTED = int(os.environ.get("SOLVERSPACE_MOVES_B_SLOW_LISTED_EXAMPLES", "2000"))
 
 HAND = MOVES_SPACE
 
@@ -272,3 +273,11 @@ def test_generated_spaces_moves_b_compiled(source):
 @given(source=spaces(max_parameters=5, max_candidates=4000))
 def test_many_generated_spaces_moves_b(source):
     generated_check(source, "c")
+
+
+@pytest.mark.slow
+@settings(max_examples=GENERATED_SLOW_LISTED, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(source=spaces(max_parameters=5, max_candidates=4000))
+def test_many_generated_spaces_moves_b_listed(source):
+    generated_check(source, "listed", targets=12)
