@@ -107,7 +107,7 @@ class CheckGenerator:
                 if not isinstance(level.parameter.domain, ir.Range)]
 
     def eval_function(self) -> str:
-        """`ss_eval(S, from, st, scratch)`: 1 valid, 0 not, -1 an error (st->error); the state S
+        """`ss_eval(S, from, save, st, scratch)`: 1 valid, 0 not, -1 an error (st->error); the state S
         (parameters then derived values, `self.state`) holds the configuration and, below loop
         `from`, what a valid configuration computed there; `save` writes the state back."""
         order = list(self.plan.order)
