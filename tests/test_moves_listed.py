@@ -75,6 +75,24 @@ def test_listed_quantiles_are_the_lists_quantiles(depth, list_rows):
     assert {type(r[2]) for r in drawn} == {str} and {type(r[0]) for r in drawn} == {int}
 
 
+def test_listed_checks_compile_nothing(cache):
+    """What lets them run on hundreds of generated spaces: no C module is built (the module cache
+    stays empty), whichever paths run."""
+    s, rows = listed(TIES)
+    for depth, list_rows in [(0, EVERY_UNIT), (1, 0), (2, 4)]:
+        assert not check_moves_b(s, rows=rows, counts="listed", depth=depth, list_rows=list_rows,
+                                 sample_method="reference", givens=1)
+    assert sorted(cache.rglob("*.so")) == []
+
+
+@pytest.mark.needs_cc
+def test_compiled_checks_build_modules(cache):
+    """The other side of the test above: the compiled counts' check builds its modules there."""
+    s, rows = listed(TIES)
+    assert not check_moves_b(s, rows=rows, counts="c", sample_method="reference", givens=0, points=2, targets=2)
+    assert sorted(cache.rglob("*.so"))
+
+
 def test_listed_counts_on_an_empty_space_refuse():
     s, rows = listed("x = range(3)\ny = range(2)\nrequire(x > 5)")
     quantiles = listed_quantiles(s, rows, 1)
