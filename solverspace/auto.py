@@ -66,11 +66,13 @@ CPSAT_COST = (0.6, 0.2e-3, 4e-8)    # CP-SAT: s fixed (OR-Tools, the model), s p
 C_SOURCE = (40_000, 165, 570, 195)  # bytes of generated C: fixed, per (loop depth)**2, per constraint
                                     # or derived value, per listed value (48 binary loops: 435 kB;
                                     # 2,500 constraints: 1.43 MB; 2,000 listed values: 394 kB)
-C_COMPILE = (1.2e-5, 1.4e-3, 1.25e-5)  # s of gcc -O2: per byte of the loops' code, per constraint or
-                                    # derived value (300, 1,000, 2,500 constraints: 0.9, 1.45, 3.9
-                                    # CPU-s), per squared length of a value list (each listed value is
-                                    # a statement of its own: 2,000 values took 50 CPU-s)
-C_GENERATE = (2e-4, 2e-6)           # s of generating per constraint or derived value, per listed value
+C_COMPILE = (1.2e-5, 1.0e-3, 1.05e-10, 1.25e-5)  # s of gcc -O2: per byte of the loops' code; per
+                                    # constraint or derived value and per such count cubed (300, 1,000,
+                                    # 2,500, 10,000 constraints: 0.9, 1.45, 3.9, 115 CPU-s); per squared
+                                    # length of a value list (each listed value is a statement of its
+                                    # own: 2,000 values took 50 CPU-s)
+C_GENERATE = (2e-4, 2e-6)           # s of generating per constraint or derived value (10,000: 2.1 CPU-s),
+                                    # per listed value
 C_DEPTH = 28                        # gcc's time per byte grows with the loop depth d as 1 + (d / C_DEPTH)**3
                                     # (16, 32, 48 nested loops: 0.7, 2.6, 14 CPU-s at -O2)
 PROBE_SECONDS = 0.5                 # where the reference's cost is unknown: its probe's budget in seconds
@@ -192,7 +194,7 @@ class Costs:
         source = loops + C_SOURCE[2] * shape.tests + C_SOURCE[3] * shape.values
         from solverspace.translators.c.build import COMPILE_COST     # imported by every compiled answer anyway
         compile_seconds = COMPILE_COST[False][0] + C_COMPILE[0] * loops * (1 + (shape.loops / C_DEPTH) ** 3) + \
-            C_COMPILE[1] * shape.tests + C_COMPILE[2] * shape.squares
+            C_COMPILE[1] * shape.tests + C_COMPILE[2] * shape.tests ** 3 + C_COMPILE[3] * shape.squares
         generate = C_GENERATE[0] * shape.tests + C_GENERATE[1] * shape.values
         walk = sum(size for size, _ in shape.groups) if all(size is not None for size, _ in shape.groups) else 0.0
         cpsat = None
