@@ -158,7 +158,10 @@ class _T1Importer:
             values = raw
         else:
             raise self.error(what, f"Values must be a string holding a Python list, not {type(raw).__name__}", line)
-        checked = [self.check_value(what, kind, v, line) for v in values]
+        if kind == "int" and all(type(v) is int for v in values):
+            checked = values   # every value an integer already (what check_value would return)
+        else:
+            checked = [self.check_value(what, kind, v, line) for v in values]
         return Parameter(name, ir.Values(tuple(ir.Const(v) for v in checked)), ParameterKind.EXPRESSION, line)
 
     def values_from_text(self, what: str, raw: str, line) -> list:

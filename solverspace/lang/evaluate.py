@@ -262,8 +262,11 @@ class _DomainCompiler(ir.DomainVisitor):
         return values
 
     def _visit_Values(self, n):
-        items = [compile_expr(i) for i in n.items]
         owner = self.owner
+        if all(type(i) is ir.Const for i in n.items):   # a list of constants (a T1 file's): no function each
+            constants = [i.value for i in n.items]
+            return lambda env: _dedupe(_domain_value(v, owner, n) for v in constants)
+        items = [compile_expr(i) for i in n.items]
         return lambda env: _dedupe(_domain_value(f(env), owner, n) for f in items)
 
     def _visit_SetOp(self, n):

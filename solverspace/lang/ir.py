@@ -382,6 +382,8 @@ def walk(node: Node):
 
 def refs(node: Node) -> frozenset[str]:
     """Names of the parameters and derived values a tree refers to."""
+    if type(node) is Values and all(type(item) is Const for item in node.items):
+        return frozenset()   # a list of constants (a T1 file's millions of values: not walked)
     return frozenset(n.name for n in walk(node) if isinstance(n, Ref))
 
 

@@ -641,6 +641,8 @@ class _Truth:
         """`node` where its value is used."""
         if isinstance(node, (ir.Const, ir.Ref, ir.Closure)):
             return node
+        if isinstance(node, ir.Values) and all(type(item) is ir.Const for item in node.items):
+            return node   # a list of constants (a T1 file's 8 million values: one check, not a call each)
         if isinstance(node, (ir.And, ir.Or)):
             return self.boolop_value(node)
         if isinstance(node, ir.Not):
