@@ -17,9 +17,11 @@ rows), with the same meaning as the compiled ones (`translators.c.subtree`):
   parameter indices is exercised; `boxes` are the exact index boxes of each prefix.
 
 So what these checks cover is the moves' logic (the descent through units and counts, the
-listing of a small unit, the branch and bound with its bounds and tie order) on every generated
-space; the compiled counts under prefixes (`SubtreeCounter`, `UnitRows`) are checked against the
-same brute force on a seeded subset of the generated spaces and on the corpus (the C checks of
+listing of a small unit, and repair's search over units and counts, `Repairer` with its
+`engine = "python"`, with its bounds and tie order) on every generated space; the compiled parts
+(the counts under prefixes, `SubtreeCounter` and `UnitRows`, and repair's compiled nearest search,
+`translators.c.nearest`, the default engine) are checked against the same brute force on a seeded
+subset of the generated spaces, the corpus and the tiny GEMM variants (the C checks of
 `validation.moves_b`, `counts="c"`). `depth` (which loops are units) and the quantiles'
 `list_rows` (0: every unit is descended by counts; large: every unit is listed) choose which of
 the moves' paths run.
