@@ -3,14 +3,21 @@ box, exactly against brute force (`validation.moves_b.repair_by_list`); the `rep
 from __future__ import annotations
 
 import itertools
+import os
+import random
+import zlib
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
-from solverspace import SolverspaceError
+from solverspace import Space, SolverspaceError
 from solverspace.cli import main
 from solverspace.designs import EmptySpaceError, Quantiles
-from solverspace.validation.moves_b import repair_by_list
-from tests.helpers import MOVES_SPACE, space
+from solverspace.repair import Repairer
+from solverspace.translators.c import nearest
+from solverspace.validation.generate import spaces
+from solverspace.validation.moves_b import repair_by_list, repair_targets
+from tests.helpers import MOVES_SPACE, load_generated, space
 
 pytestmark = pytest.mark.needs_cc
 
@@ -37,9 +44,11 @@ def test_repair_of_every_point_of_the_box_is_the_brute_force_minimum():
 
 
 def test_large_units_are_searched_by_subtree_counts(monkeypatch):
+    """The reference search (engine `python`) with every unit descended by subtree counts."""
     listed = space(HAND)
     rows = list(listed.rows("reference"))
     monkeypatch.setattr(Quantiles, "list_rows", 0)
+    monkeypatch.setattr(Repairer, "engine", "python")
     counted = space(HAND)
     sizes = [len(v) for v in counted.value_lists().values()]
     for target in itertools.product(*(range(n) for n in sizes)):
@@ -80,3 +89,121 @@ def test_repair_command_bad_input(tmp_path, capsys, argv, message):
     path.write_text("x = range(1, 5)\ny = range(x, 5)\nk = iterator(['b', 'a'])\nrequire(x + y < 6)\n")
     assert main(["repair", str(path), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------ the compiled search
+# (translators/c/nearest.py) against brute force and against the reference search (`python`)
+NEAREST_GENERATED = int(os.environ.get("SOLVERSPACE_NEAREST_EXAMPLES", "12"))
+NEAREST_SLOW = int(os.environ.get("SOLVERSPACE_NEAREST_SLOW_EXAMPLES", "150"))
+
+PATHS_SPACE = """
+N = setting(6)
+a = range(N, 0, -1)                       # a descending range
+@iterator
+def b(a):                                 # buffers in no order, or ascending
+    if a % 2:
+        return [5, 1, 3]
+    return [2, 4]
+k = iterator(["z", "x", "y"])             # codes in another order than the value list
+@iterator
+def c(a, b):
+    for v in range(a + b, 0, -2):         # a closure: a buffer in descending order
+        yield v
+d = range(1, a + 2)                       # a range known once a is bound: the domain cut
+q = 12 // (a - 3)                         # undefined at a = 3: those configurations are not valid
+require((q + b) % 3 != 0)
+require((k != "x") | (c > 2))
+require(d * b <= 9 + c)
+"""
+
+
+def nearest_matches_brute_force(s, rows, targets) -> None:
+    for target in targets:
+        want = repair_by_list(s, rows, target)
+        assert (s.repair(indices=target), s.repair_distance(indices=target)) == want, target
+
+
+def test_compiled_search_paths_against_brute_force():
+    s = space(PATHS_SPACE)
+    rows = list(s.rows("reference"))
+    sizes = [len(v) for v in s.value_lists().values()]
+    assert rows and 3 not in {r[0] for r in rows}   # q is undefined there
+    targets = list(itertools.product(*(range(n) for n in sizes)))
+    nearest_matches_brute_force(s, rows, random.Random(3).sample(targets, 300))
+
+
+@pytest.mark.parametrize("span, tree", [(0, 0), (0, 1), (1 << 20, 3)])
+def test_sorted_lookups_and_tree_depths(monkeypatch, span, tree):
+    """The value lists looked up by binary search (LOOKUP_SPAN 0) and box trees of 0, 1 and 3
+    levels below the units: the same answers as brute force."""
+    monkeypatch.setattr(nearest, "LOOKUP_SPAN", span)
+    monkeypatch.setattr(nearest, "TREE_LEVELS", tree)
+    s = space(PATHS_SPACE)
+    rows = list(s.rows("reference"))
+    sizes = [len(v) for v in s.value_lists().values()]
+    targets = list(itertools.product(*(range(n) for n in sizes)))
+    nearest_matches_brute_force(s, rows, random.Random(tree).sample(targets, 120))
+
+
+def test_bound_and_work():
+    s = space(PATHS_SPACE)
+    compiled = s._quantiles().nearest()
+    rows = list(s.rows("reference"))
+    valid = s.param_indices(rows[len(rows) // 2])
+    assert compiled.nearest(valid) == (tuple(rows[len(rows) // 2]), 0)
+    assert sum(compiled.visited) <= 2 * len(s.parameters)     # straight down: the target itself is valid
+    far = tuple(len(v) - 1 for v in s.value_lists().values())
+    config, distance = compiled.nearest(far)
+    assert compiled.nearest(far, bound=distance) is None      # nothing strictly nearer
+    assert compiled.nearest(far, bound=distance + 1) == (config, distance)
+
+
+@pytest.mark.parametrize("variant", [("double", "real", 0, 0), ("single", "complex", 1, 0)],
+                         ids=lambda v: "-".join(map(str, v)))
+def test_compiled_equals_reference_search_on_tiny_gemm(variant):
+    precision, arithmetic, trans_a, trans_b = variant
+    s = Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
+                            "trans_a": trans_a, "trans_b": trans_b})
+    reference = Repairer(s._quantiles())
+    reference.engine = "python"
+    rng = random.Random(7)
+    sizes = [len(v) for v in s.value_lists().values()]
+    for _ in range(25):
+        target = tuple(rng.randrange(n) for n in sizes)
+        assert (s.repair(indices=target), s.repair_distance(indices=target)) == reference.repair(target), target
+
+
+def test_unknown_engine_is_refused():
+    repairer = Repairer(space(HAND)._quantiles())
+    repairer.engine = "fast"
+    with pytest.raises(ValueError, match="compiled, python"):
+        repairer.repair((0, 0, 0, 0))
+
+
+def generated_nearest(source: str, targets: int) -> None:
+    s = Space(load_generated(source))
+    try:
+        rows = list(itertools.islice(s.rows("reference"), 2001))
+        s.value_lists()
+        if rows:
+            s.count("c")
+    except SolverspaceError:
+        assume(False)
+    assume(0 < len(rows) <= 2000 and s.parameters)
+    rng = random.Random(zlib.crc32(source.encode()))
+    nearest_matches_brute_force(s, rows, repair_targets(s, rows, targets, rng))
+
+
+@settings(max_examples=NEAREST_GENERATED, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(source=spaces(c_compatible=True))
+def test_generated_spaces_compiled_nearest(source):
+    generated_nearest(source, 10)
+
+
+@pytest.mark.slow
+@settings(max_examples=NEAREST_SLOW, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(source=spaces(c_compatible=True, max_parameters=5, max_candidates=4000))
+def test_many_generated_spaces_compiled_nearest(source):
+    generated_nearest(source, 20)
