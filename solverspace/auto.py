@@ -75,6 +75,10 @@ C_GENERATE = (2e-4, 2e-6)           # s of generating per constraint or derived 
                                     # per listed value
 C_DEPTH = 28                        # gcc's time per byte grows with the loop depth d as 1 + (d / C_DEPTH)**3
                                     # (16, 32, 48 nested loops: 0.7, 2.6, 14 CPU-s at -O2)
+WARM_CHECK_VALUES = 100_000         # a model listing more values than this is estimated before its module
+COST_NEVER_BUILT = 3600.0           # is looked for (the cache key writes every value out: 7 CPU-s for 8.4
+                                    # million), and not looked for where C's estimate is past an hour: such
+                                    # a module is not built (`--backend c` finds it, if it was)
 PROBE_SECONDS = 0.5                 # where the reference's cost is unknown: its probe's budget in seconds
 C_RUN = 3.5e-8                      # s per candidate value of a compiled walk, -O2, one thread (-O0: 4.1e-8)
 
@@ -284,13 +288,17 @@ class AutoBackend:
         self.quick = False
         self.stopped = None
         self.reason = self.costs = None
-        if not compiled.is_built(plan, with_derived):
+        if self.by_cost and sum(len(p.domain.items) for p in plan.model.parameters
+                                if isinstance(p.domain, ir.Values)) > WARM_CHECK_VALUES:
+            self.costs = Costs.of(plan)   # first: looking for a built module costs seconds here
+        unbuilt = self.costs is not None and self.costs.c >= COST_NEVER_BUILT
+        if unbuilt or not compiled.is_built(plan, with_derived):
             quick = self._quick_backend(compiled, plan)
-            if quick is not None and quick.is_built(plan, with_derived):   # built by an earlier cold call
+            if quick is not None and not unbuilt and quick.is_built(plan, with_derived):   # an earlier cold call's
                 self.answered_by, self.quick = "c", True
                 return by_c(quick)
             if self.by_cost and not compiled.through_slots(plan):
-                self.costs = Costs.of(plan)
+                self.costs = self.costs or Costs.of(plan)
                 if self.costs.c >= COST_CHOICE_AFTER:
                     return self._by_cost(plan, compiled, by_reference, by_c, by_cpsat)
             self._limit = self.limit if quick is None else self.quick_limit

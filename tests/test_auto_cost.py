@@ -154,3 +154,20 @@ def test_the_optimized_build_behind_a_quick_answer_only_where_it_pays(monkeypatc
     CEnumerator.clear_cache()
     assert Space.from_source(SMALL + "require(a < 1000 + 29)\n").count(forced) == space.count("reference")
     assert forced.quick and forced.scheduled == 1
+
+
+def test_a_module_estimated_at_hours_is_not_looked_for(monkeypatch):
+    from solverspace.translators.c.backend import CBackend
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("looked for a module whose build was estimated at hours")
+
+    listed = Space.from_source(MODELS.long_list(3_000, 4))
+    monkeypatch.setattr(auto, "WARM_CHECK_VALUES", 1_000)    # stand-ins for 100,000 values and an hour
+    monkeypatch.setattr(auto, "COST_NEVER_BUILT", 60.0)
+    monkeypatch.setattr(CBackend, "is_built", refuse)
+    chosen = AutoBackend()
+    assert listed.count(chosen) == MODELS.long_list_count(3_000, 4) and chosen.answered_by == "reference"
+    monkeypatch.setattr(auto, "COST_NEVER_BUILT", 1e9)       # below it the cache is asked first, as before
+    with pytest.raises(AssertionError, match="looked for a module"):
+        listed.count(AutoBackend())
