@@ -103,6 +103,9 @@ CALLS = [
     (SPACE, lambda s: s.sample(2, given={"x": 9}), "given: x=9 " + NOT_LISTED),
     (SPACE, lambda s: s.sample(2, given={"x": 1}, method="magic"), "unknown sampling method 'magic'"),
     (SPACE, lambda s: s.sample(-1, given={"x": 1}), "must be non-negative"),
+    (SPACE, lambda s: s.sample(2, given={"w": 1}), "given: 'w' is not a parameter of this space"),
+    (SPACE, lambda s: s.sample(2, given={"k": 1}), "given: k=1 is not in parameter 'k''s value list"),
+    (SPACE, lambda s: s.sample(2, given=[("x", 1)]), "expected a dict {parameter: value}"),
     (ORDERS, lambda s: s.sample(2, given={"loops": ("i", "j", "k")}), "'loops' is an order-valued parameter"),
 ]
 

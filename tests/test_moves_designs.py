@@ -186,19 +186,6 @@ def test_design_command(tmp_path, capsys):
     assert len([json.loads(line) for line in target.read_text().splitlines()]) == 3
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["-n", "0"], "at least one point"),
-    (["-n", "3", "--method", "halton"], "invalid choice"),
-])
-def test_design_command_bad_input(tmp_path, capsys, argv, message):
-    path = tmp_path / "s.py"
-    path.write_text("x = range(1, 5)\n")
-    with pytest.raises(SystemExit) as exit_info:
-        raise SystemExit(main(["design", str(path), *argv]))
-    assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
-
-
 # ------------------------------------------------------------------------ against brute force
 def assert_moves_b(s, **options):
     problems = check_moves_b(s, **options)
