@@ -76,7 +76,9 @@ def test_wide_binary_goes_to_cpsat_and_says_why(tmp_path, capsys):
     assert f"{path} goes to CP-SAT: estimated CP-SAT" in line and "20 independent groups" in line
     assert main(["count", path, "--json", "-q"]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out)["backend"] == "cpsat" and json.loads(out)["count"] == 3 ** 20 and err == ""
+    answer = json.loads(out)
+    assert answer["backend"] == "cpsat" and answer["count"] == 3 ** 20 and err == ""
+    assert answer["reason"].startswith("estimated CP-SAT")   # the line's reason, in the JSON too
 
 
 @pytest.mark.needs_cc

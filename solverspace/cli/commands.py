@@ -110,7 +110,8 @@ def cmd_count(args) -> int:
                           "undefined": stats.undefined,
                           "backend": "c" if backend is None else getattr(backend, "answered_by", None) or backend.name,
                           "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings,
-                          **({"quick_build": True} if getattr(backend, "quick", False) else {})}))
+                          **({"quick_build": True} if getattr(backend, "quick", False) else {}),
+                          **({"reason": backend.reason} if getattr(backend, "reason", None) else {})}))
     else:
         answered = run.describe() if backend is None else f"{_answered(backend)} backend"
         print(f"{stats.count} valid configurations ({answered}, {seconds:.2f} s)")
