@@ -2,14 +2,16 @@
 space (78,298,704 configurations), each in a fresh process (so each peak memory is its own;
 ru_maxrss, the interpreter and NumPy included), the compiled module built (or loaded) first:
 
-- `setup`: the first subtree counts (every work unit counted) and the first repair's listing pass
-  (every unit's box of parameter indices), paid once per space and process;
+- `setup`: the first subtree counts (every work unit counted) and the first repair's compiled pass
+  (the box tree: every unit's box of parameter indices, and those of each value of the next two
+  loops; `translators/c/nearest.py`), paid once per space and process;
 - Hamming and adjacent neighbours of 100 random valid configurations (`space.neighbors`), per query;
 - repair of 100 random points of the index box (`space.repair(indices=...)`), per query;
 - a 100-point LHS design (`space.design(100, "lhs")`), warm (a first design beforehand);
 - 1,000 conditional samples given the first loop's parameter (`space.sample(1000, given=...)`),
   first (plans the derived space, counts it) and warm (another seed);
-- peak memory.
+- peak memory (and the peak after each step, `peak_mib_after`), the 1-minute load average, and
+  CPU seconds beside the wall clock (`cpu_*`; steadier on a shared machine).
 
 Each query kind stops after `--budget` seconds (default 120) and says how many of its 100 it did.
 Beside it, Kernel Tuner 1.5's own `Searchspace` where it can be built: `bench/kernel_tuner.py`'s
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -45,19 +48,28 @@ def peak_mib() -> float:
 
 
 def timed(fn, items, budget: float) -> dict:
-    """Per-item seconds of fn(item) until the items or the budget run out."""
-    times = []
+    """Per-item seconds of fn(item) until the items or the budget run out: wall clock, and the
+    process's CPU time (`cpu_*`: steadier on a loaded machine; C threads included)."""
+    times, cpu = [], []
     start = time.perf_counter()
     for item in items:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn(item)
         times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
         if time.perf_counter() - start > budget:
             break
     times.sort()
+    cpu.sort()
     return {"done": len(times), "of": len(items), "mean_ms": 1000 * sum(times) / max(len(times), 1),
             "median_ms": 1000 * times[len(times) // 2] if times else None,
-            "max_ms": 1000 * times[-1] if times else None}
+            "max_ms": 1000 * times[-1] if times else None,
+            "cpu_median_ms": 1000 * cpu[len(cpu) // 2] if cpu else None, "cpu_max_ms": 1000 * cpu[-1] if cpu else None}
+
+
+def stage(out: dict, name: str) -> None:
+    """The peak memory so far, after a step (`peak_mib_after`: what each step added)."""
+    out.setdefault("peak_mib_after", {})[name] = round(peak_mib())
 
 
 def child(name: str, budget: float) -> None:
@@ -66,27 +78,33 @@ def child(name: str, budget: float) -> None:
     from solverspace.translators.c.backend import CBackend
     space = Space.load("gemm", SPACES[name])
     CBackend().enumerator(space.plan)                       # build or load: not timed
-    out = {"space": name}
+    out = {"space": name, "load_1min": os.getloadavg()[0]}
     start = time.perf_counter()
     size = space.count("c")
     out["count_s"] = time.perf_counter() - start
     out["size"] = size
+    stage(out, "count")
     rng = np.random.default_rng(1)
     configs = [tuple(r) for r in space.sample(100, seed=1).tolist()]
     start = time.perf_counter()
     space.design(1, "lhs", seed=0)                          # the first subtree counts
     out["first_design_point_s"] = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out["lhs_100_s"] = (space.design(100, "lhs", seed=2), time.perf_counter() - start)[1]
+    out["lhs_100_cpu_s"] = time.process_time() - cpu
+    stage(out, "lhs")
     sizes = [len(v) for v in space.value_lists().values()]
     targets = [tuple(int(rng.integers(n)) for n in sizes) for _ in range(100)]
-    start = time.perf_counter()
-    space.repair(indices=targets[0])                        # the listing pass for the units' boxes
+    start, cpu = time.perf_counter(), time.process_time()
+    space.repair(indices=targets[0])                        # builds the nearest search and its box tree
     out["first_repair_s"] = time.perf_counter() - start
+    out["first_repair_cpu_s"] = time.process_time() - cpu
     out["repair"] = timed(lambda t: space.repair(indices=t), targets[1:], budget)
+    stage(out, "repair")
     for method in ("Hamming", "adjacent"):
         space.neighbors(configs[0], method)                 # warm
         out[f"neighbors_{method}"] = timed(lambda c: space.neighbors(c, method), configs, budget)
+        stage(out, f"neighbors_{method}")
     first = space.plan.order[0]
     value = configs[0][space.parameters.index(first)]
     start = time.perf_counter()
@@ -96,6 +114,7 @@ def child(name: str, budget: float) -> None:
     space.sample(1000, seed=4, given={first: value}, replace=True)
     out["given_warm_s"] = time.perf_counter() - start
     out["given"] = {first: value}
+    stage(out, "given")
     out["peak_mib"] = peak_mib()
     print(json.dumps(out))
 
