@@ -5,7 +5,8 @@ pairs, 3 parameters with 10,000 constraints, a 700,000-value list, a 92 MB T1 fi
 fresh processes with an empty module cache, `solverspace count FILE` with the default `auto`
 backend and with each of `--backend c`, `cpsat`, `reference`, each stopped after `--limit`
 seconds of wall time (the machine is shared: a stopped run says `>` with the CPU seconds it had
-used, its compiler's included only when it finished). Printed per model: the CPU seconds
+used, its compiler's included only when it finished: printed `>200 s`, the wall seconds at the
+stop). Printed per model: the CPU seconds
 (user + system, the process and its compiler) of each, which backend `auto` chose and the line
 it said on stderr, the count (checked against the model's closed form where the count is
 cheap to compute in Python, and across the backends that answered), and `choice`: the CPU
@@ -116,8 +117,8 @@ def main(argv=None) -> int:
         chosen = results.get(ours.get("backend"), {})
         choice = f"{ours['cpu'] - chosen['cpu']:7.2f}" if "count" in ours and "count" in chosen else f"{'-':>7}"
 
-        def cell(r):
-            return (">" if r["stopped"] else " ") + f"{r['cpu']:.2f}" if "error" not in r else "error"
+        def cell(r):   # a stopped run: the wall seconds at the stop (its compiler's CPU is not counted)
+            return "error" if "error" in r else f">{r['wall']:.0f} s" if r["stopped"] else f"{r['cpu']:.2f}"
         print(f"{name:22} {cell(ours) if ours else '-':>9} {ours.get('backend', '-'):>9} {choice} "
               + " ".join(f"{cell(results[b]):>10}" for b in results if b != "auto") + f"  {truth:.6g} {agree}")
         for line in ours.get("said", []):
