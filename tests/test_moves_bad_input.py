@@ -32,6 +32,7 @@ COMMANDS = [
     ("neighbors", SPACE, ["x=1", "y=2"], "configuration lacks parameters ['k']"),
     ("neighbors", SPACE, ["x=1", "y=2", "k=a", "z=3"], "'z' is not a parameter of this space"),
     ("neighbors", EMPTY, ["x=1"], INVALID),
+    ("neighbors", SPACE, ["x=1", "y=2", "k=a", "--random", "--count"], "--random draws one neighbour and --count"),
     # repair: any point of the index box, but values from the value lists, indices in range
     ("repair", SPACE, ["x=9", "y=1", "k=a"], NOT_LISTED),
     ("repair", SPACE, ["x=1", "y=1", "k=c"], "k='c' is not in parameter 'k''s value list"),

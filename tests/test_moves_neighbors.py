@@ -195,3 +195,15 @@ def test_neighbors_command(tmp_path, capsys):
                          (["x=2", "y=3"], "lacks parameters")):
         assert main(["neighbors", path, *bad]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_assignments_may_follow_a_set_option(capsys):
+    """`neighbors gemm --set device=tiny k=v ...`: argparse stops a positional list at an option;
+    the configuration after `--set` is the same configuration."""
+    from solverspace.cli import main
+    space = Space.load("gemm", {"device": "tiny"})
+    config = [f"{name}={value}" for name, value in zip(space.parameters, space[0])]
+    assert main(["neighbors", "gemm", *config, "--set", "device=tiny", "--count"]) == 0
+    before = capsys.readouterr().out
+    assert main(["neighbors", "gemm", "--set", "device=tiny", *config, "--count"]) == 0
+    assert capsys.readouterr().out == before and int(before) >= 0

@@ -74,8 +74,9 @@ def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
     args, extra = parser.parse_known_args(argv)
-    # `check SPACE --set a=b k=v ...`: argparse stops filling a positional list at an option
-    if args.command == "check" and all("=" in e and not e.startswith("-") for e in extra):
+    # `check SPACE --set a=b k=v ...` (and neighbors, repair): argparse stops filling a positional
+    # list at an option
+    if extra and hasattr(args, "assignment") and all("=" in e and not e.startswith("-") for e in extra):
         args.assignment += extra
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -6,12 +6,15 @@ import sys
 
 from solverspace.analysis.check import parse_assignment
 from solverspace.cli.commands import load_space
+from solverspace.core.errors import OptionError
 from solverspace.core.orders import format_value
 
 
 def cmd_neighbors(args) -> int:
     """All neighbours (one `k=v ...` line each, sorted by parameter indices), their number
     (`--count`) or one drawn uniformly (`--random --seed S`; exit 1 when there is none)."""
+    if args.random and args.count:
+        raise OptionError("--random draws one neighbour and --count counts them", hint="give one of the two")
     space = load_space(args)
     config = parse_assignment(space.model, args.assignment)
     if args.random:
