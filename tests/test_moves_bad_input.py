@@ -51,6 +51,7 @@ COMMANDS = [
     ("design", ORDERS, ["-n", "3"], ORDER_REFUSED),
     # sample --given
     ("sample", SPACE, ["-n", "0", "--given", "x=1"], "-n 0: ask for at least one configuration"),
+    ("sample", SPACE, ["-n", "0"], "-n 0: ask for at least one configuration"),
     ("sample", SPACE, ["-n", "2", "--given", "x=4", "y=4"], "no valid configuration has x=4 y=4"),
     ("sample", SPACE, ["-n", "2", "--given", "k=a", "x=4"], "no valid configuration has k=a x=4"),
     ("sample", EMPTY, ["-n", "2", "--given", "x=1"], "no valid configuration has x=1"),

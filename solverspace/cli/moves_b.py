@@ -55,10 +55,10 @@ def cmd_repair(args) -> int:
 def cmd_sample_or_given(args) -> int:
     """`sample`: with `--given k=v ...`, uniform over the valid configurations that agree with
     them (`Space.sample(given=...)`); without, the `sample` command as it was."""
+    if args.n < 1:   # with or without --given (an empty file would look like an empty space)
+        raise OptionError(f"-n {args.n}: ask for at least one configuration", hint="e.g. -n 100")
     if not getattr(args, "given", None):
         return cmd_sample(args)
-    if args.n < 1:
-        raise OptionError(f"-n {args.n}: ask for at least one configuration", hint="e.g. -n 100")
     if args.engine == "dask":
         raise OptionError("--given runs locally (the derived space is sampled in this process)",
                           hint="leave out --engine dask")
