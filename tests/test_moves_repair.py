@@ -15,6 +15,7 @@ from solverspace.cli import main
 from solverspace.designs import EmptySpaceError, Quantiles
 from solverspace.repair import Repairer
 from solverspace.translators.c import nearest
+from solverspace.translators.c.backend import CBackend
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves_b import repair_by_list, repair_targets
 from tests.helpers import MOVES_SPACE, load_generated, space
@@ -145,9 +146,15 @@ def test_sorted_lookups_and_tree_depths(monkeypatch, span, tree):
     nearest_matches_brute_force(s, rows, random.Random(tree).sample(targets, 120))
 
 
+def compiled_nearest(s) -> nearest.CompiledNearest:
+    """The compiled search of a space, built as `Space.repair` builds it."""
+    units = CBackend().enumerator(s.plan).count_units()
+    return nearest.CompiledNearest(s.plan, list(s.value_lists().values()), units)
+
+
 def test_bound_and_work():
     s = space(PATHS_SPACE)
-    compiled = s._quantiles().nearest()
+    compiled = compiled_nearest(s)
     rows = list(s.rows("reference"))
     valid = s.param_indices(rows[len(rows) // 2])
     assert compiled.nearest(valid) == (tuple(rows[len(rows) // 2]), 0)
@@ -160,24 +167,22 @@ def test_bound_and_work():
 
 @pytest.mark.parametrize("variant", [("double", "real", 0, 0), ("single", "complex", 1, 0)],
                          ids=lambda v: "-".join(map(str, v)))
-def test_compiled_equals_reference_search_on_tiny_gemm(variant):
+def test_compiled_equals_reference_search_on_tiny_gemm(monkeypatch, variant):
     precision, arithmetic, trans_a, trans_b = variant
     s = Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
                             "trans_a": trans_a, "trans_b": trans_b})
-    reference = Repairer(s._quantiles())
-    reference.engine = "python"
     rng = random.Random(7)
     sizes = [len(v) for v in s.value_lists().values()]
-    for _ in range(25):
-        target = tuple(rng.randrange(n) for n in sizes)
-        assert (s.repair(indices=target), s.repair_distance(indices=target)) == reference.repair(target), target
+    targets = [tuple(rng.randrange(n) for n in sizes) for _ in range(25)]
+    compiled = [(s.repair(indices=t), s.repair_distance(indices=t)) for t in targets]
+    monkeypatch.setattr(Repairer, "engine", "python")
+    assert [(s.repair(indices=t), s.repair_distance(indices=t)) for t in targets] == compiled
 
 
-def test_unknown_engine_is_refused():
-    repairer = Repairer(space(HAND)._quantiles())
-    repairer.engine = "fast"
+def test_unknown_engine_is_refused(monkeypatch):
+    monkeypatch.setattr(Repairer, "engine", "fast")
     with pytest.raises(ValueError, match="compiled, python"):
-        repairer.repair((0, 0, 0, 0))
+        space(HAND).repair(indices=(0, 0, 0, 0))
 
 
 def generated_nearest(source: str, targets: int) -> None:

@@ -272,17 +272,18 @@ static void ss_tree_close(ss_tree_local *tl, int K) {
            ss_box_merge(tl->lo[K - 1] + parent * NPARAMS, tl->hi[K - 1] + parent * NPARAMS, l, h); }
 }
 
+static void ss_tree_resize(ss_tree_local *tl, int L, int64_t cap) {   /* level L's arrays hold cap nodes */
+    tl->val[L] = (int64_t *)realloc(tl->val[L], sizeof(int64_t) * (size_t)cap);
+    tl->first[L] = (int64_t *)realloc(tl->first[L], sizeof(int64_t) * (size_t)cap);
+    tl->last[L] = (int64_t *)realloc(tl->last[L], sizeof(int64_t) * (size_t)cap);
+    tl->lo[L] = (ss_box *)realloc(tl->lo[L], sizeof(ss_box) * (size_t)(cap * NPARAMS));
+    tl->hi[L] = (ss_box *)realloc(tl->hi[L], sizeof(ss_box) * (size_t)(cap * NPARAMS));
+    tl->cap[L] = cap;
+}
+
 static void ss_tree_push(ss_tree_local *tl, int L, int64_t value) {
     for (int K = tl->E - 1; K >= L; K--) if (tl->open[K]) ss_tree_close(tl, K);
-    if (tl->size[L] == tl->cap[L]) {
-        int64_t cap = tl->cap[L] ? tl->cap[L] + tl->cap[L] / 2 + 8 : 8;
-        tl->val[L] = (int64_t *)realloc(tl->val[L], sizeof(int64_t) * (size_t)cap);
-        tl->first[L] = (int64_t *)realloc(tl->first[L], sizeof(int64_t) * (size_t)cap);
-        tl->last[L] = (int64_t *)realloc(tl->last[L], sizeof(int64_t) * (size_t)cap);
-        tl->lo[L] = (ss_box *)realloc(tl->lo[L], sizeof(ss_box) * (size_t)(cap * NPARAMS));
-        tl->hi[L] = (ss_box *)realloc(tl->hi[L], sizeof(ss_box) * (size_t)(cap * NPARAMS));
-        tl->cap[L] = cap;
-    }
+    if (tl->size[L] == tl->cap[L]) ss_tree_resize(tl, L, tl->cap[L] ? tl->cap[L] + tl->cap[L] / 2 + 8 : 8);
     int64_t node = tl->size[L]++;
     tl->val[L][node] = value;
     tl->first[L][node] = L + 1 < tl->E ? tl->size[L + 1] : 0;
@@ -293,13 +294,7 @@ static void ss_tree_push(ss_tree_local *tl, int L, int64_t value) {
 static void ss_tree_fit(ss_tree_local *tl) {   /* a finished unit's arrays cut to their sizes */
     for (int L = 0; L < tl->E; L++) {
         int64_t n = tl->size[L] > 0 ? tl->size[L] : 1;
-        if (tl->cap[L] <= n) continue;
-        tl->val[L] = (int64_t *)realloc(tl->val[L], sizeof(int64_t) * (size_t)n);
-        tl->first[L] = (int64_t *)realloc(tl->first[L], sizeof(int64_t) * (size_t)n);
-        tl->last[L] = (int64_t *)realloc(tl->last[L], sizeof(int64_t) * (size_t)n);
-        tl->lo[L] = (ss_box *)realloc(tl->lo[L], sizeof(ss_box) * (size_t)(n * NPARAMS));
-        tl->hi[L] = (ss_box *)realloc(tl->hi[L], sizeof(ss_box) * (size_t)(n * NPARAMS));
-        tl->cap[L] = n;
+        if (tl->cap[L] > n) ss_tree_resize(tl, L, n);
     }
 }
 
