@@ -234,10 +234,13 @@ class AutoBackend:
     order, so the answer does not depend on the choice; `answered_by` names the backend that gave
     the last answer.
 
-    After a reference answer that tried more than `build_work` candidate values, the module is
-    left to be built in a detached background process (`solverspace.background`), so that the
-    next call of the same space runs compiled; the answer now is not delayed or changed by it.
-    `build_behind`: None follows `$SOLVERSPACE_BACKGROUND_BUILD` (on unless 0), False is off.
+    After a reference answer that tried more than `AUTO_BUILD_WORK` candidate values and took
+    long enough that the build pays (`background.pays`), the module is left to be built in a
+    detached background process (`solverspace.background`), so that the next call of the same
+    space runs compiled; the answer now is not delayed or changed by it. `build_work` given: past
+    that many candidate values, paying or not. `build_behind`: None follows
+    `$SOLVERSPACE_BACKGROUND_BUILD` (on unless 0; `always`: paying or not), True builds behind
+    every answer past the threshold, paying or not, False is off.
     `scheduled` counts the builds this object left behind.
 
     Costs (`by_cost`, on by default): before compiling anything cold, `Costs` estimates from the
@@ -262,7 +265,7 @@ class AutoBackend:
     name = "auto"
 
     def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, *,
-                 build_behind: bool | None = None, build_work: int = AUTO_BUILD_WORK,
+                 build_behind: bool | None = None, build_work: int | None = None,
                  quick_work: int = AUTO_QUICK_WORK, by_cost: bool = True, **c_options):
         defaults = limit is None and budget == AUTO_REFERENCE_BUDGET
         if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
@@ -303,6 +306,7 @@ class AutoBackend:
                     return self._by_cost(plan, compiled, by_reference, by_c, by_cpsat)
             self._limit = self.limit if quick is None else self.quick_limit
             enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
+            start = time.process_time()
             try:
                 answer = by_reference(enumerator)
                 self.answered_by = "reference"
@@ -312,11 +316,13 @@ class AutoBackend:
                 if quick is not None and estimate is not None and estimate <= self.quick_work:
                     self.answered_by, self.quick = "c", True
                     answer = by_c(quick)
-                    if self.build_behind is True or self._pays(estimate):   # the optimized module, for later
+                    if self._forced() or self._pays(estimate, quick=True):   # the optimized module, for later
                         self._leave_build(plan, with_derived)
                     return answer
             else:
-                if enumerator.work > self.build_work and not compiled.through_slots(plan):
+                past = enumerator.work > (AUTO_BUILD_WORK if self.build_work is None else self.build_work)
+                if past and not compiled.through_slots(plan) and \
+                        (self._forced() or self.build_work is not None or self._pays(time.process_time() - start)):
                     self._leave_build(plan, with_derived)
                 return answer
         self.answered_by = "c"
@@ -449,10 +455,18 @@ class AutoBackend:
         return c_backend(quick=True, **self.c_options)
 
     @staticmethod
-    def _pays(walk: float) -> bool:
-        """Whether the optimized module pays behind a quick answer (`background.pays`)."""
+    def _pays(seconds: float, quick: bool = False) -> bool:
+        """Whether a build behind the answer pays (`background.pays`): behind a reference answer,
+        each later call saves its `seconds`; behind a quick one (`seconds`: the estimated walk),
+        what -O2 saves on that walk."""
         from solverspace import background
-        return background.pays(walk)
+        return background.pays(seconds * background.O0_SAVING if quick else seconds)
+
+    def _forced(self) -> bool:
+        """Builds behind every answer past the threshold, paying or not (`build_behind=True`, or
+        `SOLVERSPACE_BACKGROUND_BUILD=always`)."""
+        from solverspace import background
+        return self.build_behind is True or background.always()
 
     def _leave_build(self, plan, with_derived) -> None:
         """The module of this plan, built behind the answer (never raises, never waits)."""
@@ -502,6 +516,6 @@ class AutoBackend:
 
 def auto_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),
           budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, build_behind: bool | None = None,
-          build_work: int = AUTO_BUILD_WORK, quick_work: int = AUTO_QUICK_WORK) -> AutoBackend:
+          build_work: int | None = None, quick_work: int = AUTO_QUICK_WORK) -> AutoBackend:
     return AutoBackend(budget, limit, build_behind=build_behind, build_work=build_work, quick_work=quick_work,
                        threads=threads, optimizations=optimizations, literal=literal, disable=disable)

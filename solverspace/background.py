@@ -17,10 +17,11 @@ a space the reference can answer: every call would pay the reference again.
   builder's CPU seconds so far, any error).
 - Off with `SOLVERSPACE_BACKGROUND_BUILD=0` (or `AutoBackend(build_behind=False)`); only spaces
   whose reference walk went past `AUTO_BUILD_WORK` candidate values are built (smaller ones are
-  answered by the reference about as fast as a warm compiled call), and behind a quick (-O0)
-  answer only where it pays (`pays`: a walk long enough that later calls gain; issue 28: on the
-  T1 files the -O0 module counts as fast as the -O2 one, and the build cost more CPU than Kernel
-  Tuner's whole process). Spaces with orders and
+  answered by the reference about as fast as a warm compiled call), and only where it pays
+  (`pays`: two later calls must save what the build costs; issue 28: on the small T1 files the
+  build cost more CPU than Kernel Tuner's whole process, and the -O0 module of a quick answer
+  counts them as fast as the -O2 one). `SOLVERSPACE_BACKGROUND_BUILD=always`: paying or not.
+  Spaces with orders and
   plans that cannot be pickled (a closure iterator's Python function) are never built behind.
 
 The jobs are pickles in the cache directory, which holds the compiled modules this tool loads
@@ -38,7 +39,7 @@ from pathlib import Path
 
 ENV = "SOLVERSPACE_BACKGROUND_BUILD"
 BUILD_COST = 0.6        # CPU-s of an optimized (-O2) build behind an answer (the T1 modules: 0.5-0.9)
-PAYBACK_CALLS = 10      # it is left behind a quick answer only when this many later calls save what it costs
+PAYBACK_CALLS = 2       # a build is left behind an answer only when this many later calls save what it costs
 O0_SAVING = 7.5e-9      # s per candidate value an -O2 walk saves over the -O0 one (18 M candidate values,
                         # one thread: 0.60 against 0.74 CPU-s)
 LOCK = "background.lock"
@@ -52,13 +53,21 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1").strip().lower() not in ("0", "no", "off", "false")
 
 
-def pays(walk: float | None) -> bool:
-    """Whether the optimized module is worth building behind a quick (-O0) answer whose walk is
-    estimated at `walk` candidate values: when `PAYBACK_CALLS` later calls, each `walk *
-    O0_SAVING` seconds faster with it, save its `BUILD_COST` (from 8 million candidate values up;
-    the T1 files walk 0.005-1.8 million, so a one-off count of one spends no CPU behind its
-    answer, and later calls run the quick module, as fast on them)."""
-    return walk is not None and walk * O0_SAVING * PAYBACK_CALLS >= BUILD_COST
+def always() -> bool:
+    """`SOLVERSPACE_BACKGROUND_BUILD=always`: a build behind every answer past `AUTO_BUILD_WORK`
+    candidate values and behind every quick answer, paying or not (for spaces counted again and
+    again)."""
+    return os.environ.get(ENV, "").strip().lower() == "always"
+
+
+def pays(saving: float) -> bool:
+    """Whether a build behind an answer is worth its CPU: when `PAYBACK_CALLS` later calls, each
+    `saving` CPU seconds faster with the optimized module, save its `BUILD_COST`. Behind a
+    reference answer the saving is the reference's walk (measured), behind a quick (-O0) answer
+    the walk times `O0_SAVING` (40 million candidate values and more: past `AUTO_QUICK_WORK`, so
+    none at the defaults). So a one-off count of a small T1 file spends no CPU behind its answer
+    (issue 28: with the build, 0.85 CPU-s on gemm_milo against Kernel Tuner's 0.61)."""
+    return saving * PAYBACK_CALLS >= BUILD_COST
 
 
 def try_lock(folder: Path):

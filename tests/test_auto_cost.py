@@ -32,6 +32,9 @@ def _models():
 MODELS = _models()
 
 
+MEDIUM = "a = range(1, 300)\nb = range(1, 300)\nrequire((a * b) % 7 == 1)\n"
+
+
 @pytest.fixture
 def choose_always(monkeypatch):
     """The cost choice for every space (the small models compile in well under COST_CHOICE_AFTER)."""
@@ -139,11 +142,9 @@ def test_small_spaces_are_answered_as_before(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------ builds behind
-def test_the_optimized_build_behind_a_quick_answer_only_where_it_pays(monkeypatch):
-    assert not background.pays(None) and not background.pays(1_800_000)   # the largest T1 walk
-    assert background.pays(20_000_000)
-    threshold = background.BUILD_COST / (background.O0_SAVING * background.PAYBACK_CALLS)
-    assert background.pays(threshold) and not background.pays(threshold * 0.99)
+def test_builds_behind_an_answer_only_where_they_pay(monkeypatch):
+    assert not background.pays(0.1) and background.pays(background.BUILD_COST / background.PAYBACK_CALLS)
+    assert not background.pays(1_800_000 * background.O0_SAVING)   # the largest T1 walk, behind a quick answer
     spawned = []
     monkeypatch.setattr(background, "spawn_builder", spawned.append)
     monkeypatch.setenv(background.ENV, "1")
@@ -151,11 +152,20 @@ def test_the_optimized_build_behind_a_quick_answer_only_where_it_pays(monkeypatc
     quick = AutoBackend(budget=40)                          # past the budget, estimated small: a quick build
     assert space.count(quick) == space.count("reference") and quick.quick
     assert quick.scheduled == 0 and spawned == []           # a small walk: nothing built behind it
-    forced = AutoBackend(budget=40, build_behind=True)      # asked for: built behind as before
+    medium = Space.from_source(MEDIUM)
+    walked = AutoBackend(quick_work=0)                      # a reference answer of 89,700 values (0.1 s)
+    expected = medium.count("reference")
+    assert medium.count(walked) == expected and walked.answered_by == "reference"
+    assert walked.scheduled == 0 and spawned == []
+    monkeypatch.setenv(background.ENV, "always")            # paying or not: as before
     from solverspace.translators.c.backend import CEnumerator
     CEnumerator.clear_cache()
+    forced = AutoBackend(budget=40)
     assert Space.from_source(SMALL + "require(a < 1000 + 29)\n").count(forced) == space.count("reference")
-    assert forced.quick and forced.scheduled == 1
+    assert forced.quick and forced.scheduled == 1 and len(spawned) == 1
+    again = AutoBackend(quick_work=0)
+    assert Space.from_source(MEDIUM).count(again) == expected
+    assert again.answered_by == "reference" and again.scheduled == 1
 
 
 def test_a_module_estimated_at_hours_is_not_looked_for(monkeypatch):
