@@ -1,6 +1,8 @@
 """The `auto` backend: the policy that picks, per question, the reference or the compiled
 enumerator (and, past the reference's budget where C refuses, CP-SAT), so that small spaces
-wait for no compiler. Registered as ``"auto"`` in `solverspace.backends`.
+wait for no compiler; and for a large or wide model, whose module would take long to build,
+the backend estimated cheapest from the model (`Shape`, `Costs`: issue 28), said with its
+reason. Registered as ``"auto"`` in `solverspace.backends`.
 """
 from __future__ import annotations
 
