@@ -133,12 +133,14 @@ def test_compiled_search_paths_against_brute_force():
     nearest_matches_brute_force(s, rows, random.Random(3).sample(targets, 300))
 
 
-@pytest.mark.parametrize("span, tree", [(0, 0), (0, 1), (1 << 20, 3)])
-def test_sorted_lookups_and_tree_depths(monkeypatch, span, tree):
-    """The value lists looked up by binary search (LOOKUP_SPAN 0) and box trees of 0, 1 and 3
-    levels below the units: the same answers as brute force."""
+@pytest.mark.parametrize("span, tree, rows", [(0, 0, 1 << 29), (0, 1, 1 << 29), (1 << 20, 3, 1 << 29), (0, 2, 0)])
+def test_sorted_lookups_and_tree_depths(monkeypatch, span, tree, rows):
+    """The value lists looked up by binary search (LOOKUP_SPAN 0), box trees of 0, 1 and 3
+    levels below the units, and no tree at all (a space past TREE_ROWS: the whole value lists
+    as boxes): the same answers as brute force."""
     monkeypatch.setattr(nearest, "LOOKUP_SPAN", span)
     monkeypatch.setattr(nearest, "TREE_LEVELS", tree)
+    monkeypatch.setattr(nearest, "TREE_ROWS", rows)
     s = space(PATHS_SPACE)
     rows = list(s.rows("reference"))
     sizes = [len(v) for v in s.value_lists().values()]

@@ -44,6 +44,8 @@ __all__ = ["CDEF_NEAREST", "LOOKUP_SPAN", "CompiledNearest", "NearestGenerator",
 
 LOOKUP_SPAN = 1 << 20   # a numeric value list spanning at most this many integers is looked up by offset
 TREE_LEVELS = 2         # the box tree: loops below the units' prefix with a box per value
+TREE_ROWS = 1 << 29     # spaces up to this size get the box tree (one compiled pass); past it, boxes of the
+                        # whole value lists (sound, loose; nothing walked: 2**64 configurations are not)
 
 CDEF_NEAREST = """
 typedef BOX ss_box;
@@ -57,8 +59,8 @@ void ss_tree_free(void *handle, int64_t nunits);
 int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const ss_box *ulo, const ss_box *uhi,
                    const int64_t *urange, const int64_t *value, const int64_t *range, const ss_box *lo,
                    const ss_box *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
-                   const int64_t *target, const int64_t *target_value, int64_t bound, int64_t *out, ss_stats *st,
-                   int64_t *visited, volatile int *cancel);
+                   const int64_t *target, const int64_t *target_value, int64_t bound, int tree, int64_t *out,
+                   ss_stats *st, int64_t *visited, volatile int *cancel);
 int ss_max_prefix_depth(void);
 int ss_row_size(void);
 """
@@ -403,13 +405,14 @@ static int ss_lbu_cmp(const void *a, const void *b) {
 int64_t ss_nearest(int s, const int64_t *prefixes, int64_t nunits, const ss_box *ulo, const ss_box *uhi,
                    const int64_t *urange, const int64_t *value, const int64_t *range, const ss_box *lo,
                    const ss_box *hi, const int64_t *ascending, const int64_t *meta, const int64_t *table,
-                   const int64_t *target, const int64_t *target_value, int64_t bound, int64_t *out, ss_stats *st,
-                   int64_t *visited, volatile int *cancel) {
+                   const int64_t *target, const int64_t *target_value, int64_t bound, int tree, int64_t *out,
+                   ss_stats *st, int64_t *visited, volatile int *cancel) {
     ss_near ns; memset(&ns, 0, sizeof ns);
     ns.meta = meta; ns.table = table; ns.target = target; ns.tvalue = target_value;
     ns.best = bound; ns.out = out;
     ns.urange = urange; ns.value = value; ns.range = range; ns.lo = lo; ns.hi = hi; ns.asc = ascending;
-    ns.E = TREE < NLEVELS - s ? TREE : NLEVELS - s;
+    ns.E = TREE < NLEVELS - s ? TREE : NLEVELS - s;   /* the tree's levels below the units (tree: 0 without one) */
+    if (tree < ns.E) ns.E = tree;
     memset(st, 0, sizeof *st);
     ss_cancel_flag = cancel;
     ss_lbu *order = (ss_lbu *)malloc(sizeof(ss_lbu) * (size_t)(nunits > 0 ? nunits : 1));
@@ -657,11 +660,28 @@ class CompiledNearest:
         self.counts = units.unit_counts           # per unit (None: not counted; every unit is walked)
         self.prefixes = np.ascontiguousarray(np.asarray(units.prefixes, dtype=np.int64).reshape(-1)) \
             if units.depth else np.zeros(1, dtype=np.int64)
-        self.tree = self.boxes()
+        self.tree = self.boxes() if units.total is None or units.total <= TREE_ROWS else self.whole_boxes()
         self.visited: list[int] = []   # per loop, the values tried in the last search (tests read the work)
 
     def pointer(self, array, kind: str = "int64_t *"):
         return self.ffi.cast(kind, array.ctypes.data)
+
+    def whole_boxes(self) -> dict:
+        """The tree of a space past TREE_ROWS: no nodes, each live unit's box the whole value
+        lists (a sound bound: every index lies in it), a unit without configurations empty."""
+        import numpy as np
+        width, n = max(len(self.names), 1), max(self.nunits, 1)
+        last = np.array([max(len(values) - 1, 0) for values in self.lists] or [0], dtype=self.box)
+        live = np.array([bool(c) for c in self.counts] if self.counts is not None else [True] * n)
+        shape = (n, width)
+        ulo = np.where(live[:, None], np.zeros(shape, dtype=self.box), np.iinfo(self.box).max).astype(self.box)
+        uhi = np.where(live[:, None], np.broadcast_to(last[:width], shape), -1).astype(self.box)
+        ulo, uhi = ulo.reshape(-1), uhi.reshape(-1)
+        one = np.zeros(width, dtype=self.box)
+        self.nodes, self.levels = 0, 0
+        return {"ulo": ulo, "uhi": uhi, "urange": np.zeros(2 * n, dtype=np.int64), "value": np.zeros(1, dtype=np.int64),
+                "range": np.zeros(2, dtype=np.int64), "lo": one, "hi": one.copy(),
+                "ascending": np.ones(TREE_LEVELS, dtype=np.int64)}
 
     def boxes(self) -> dict:
         """The box tree (`TREE_C`), by one compiled pass over the space: per unit and per node
@@ -699,7 +719,7 @@ class CompiledNearest:
         lib.ss_tree_copy(handle, n, self.pointer(tree["ulo"], i32), self.pointer(tree["uhi"], i32),
                          self.pointer(tree["urange"]), self.pointer(tree["value"]), self.pointer(tree["range"]),
                          self.pointer(tree["lo"], i32), self.pointer(tree["hi"], i32), self.pointer(tree["ascending"]))
-        self.nodes = nodes
+        self.nodes, self.levels = nodes, TREE_LEVELS
         return tree
 
     def check(self, st) -> None:
@@ -729,7 +749,8 @@ class CompiledNearest:
         distance = call_c(self.shaped, lib.ss_nearest, self.depth, p(self.prefixes), self.nunits,
                           p(tree["ulo"], i32), p(tree["uhi"], i32), p(tree["urange"]), p(tree["value"]),
                           p(tree["range"]), p(tree["lo"], i32), p(tree["hi"], i32), p(tree["ascending"]),
-                          p(self.meta), p(self.table), p(t), p(tv), limit, p(out), st, visited, cancel, cancel=cancel)
+                          p(self.meta), p(self.table), p(t), p(tv), limit, self.levels, p(out), st, visited,
+                          cancel, cancel=cancel)
         self.visited = [int(visited[i]) for i in range(len(self.plan.order))]
         self.check(st)
         if distance < 0:
