@@ -2,28 +2,39 @@
 bound in C (issue 25).
 
 The walk is the listing nest (`translators.c.nest`: the plan's order, its domains, derived values
-and constraints, undefined operations rejecting as everywhere else) with two changes:
+and constraints, undefined operations rejecting as everywhere else) run from each work unit's
+prefix, with these changes:
 
 - at each loop the values are visited by increasing key (|i - t|, i), where i is the value's
   parameter index (its position in the parameter's value list, `analysis.value_lists`) and t the
   target's index: for a range (and a buffer whose values are monotone) by two pointers moving
   away from the target's value, since a number's index grows with the value; otherwise (strings,
-  closures' buffers in any order) the members are sorted once per visit. A value not in the
-  value list has no valid completion and is skipped;
-- the partial distance (the sum of |i - t| over the loops bound so far) is a lower bound of every
-  completion's distance: a loop stops (`break`) at the first value whose partial distance is not
-  below the incumbent's; its later values have keys at least as large, so nothing they lead to
-  can be strictly nearer. The constraints' early breaks (`break` optimization) are off: they
-  assume the domain's order.
+  buffers in any order) the members are sorted once per visit. A value not in the value list, or
+  outside the current box, has no valid completion there and is skipped. The constraints' early
+  breaks (`break` optimization) are off: they assume the domain's order;
+- the lower bound of a subtree is the distance of the loops bound so far plus, for every later
+  loop, the distance from its target index to the *box* of the current prefix (per parameter the
+  smallest and largest index its valid configurations take). A loop stops (`break`) at the first
+  value whose bound is above the incumbent's distance (or equal to it with a key that cannot come
+  first in the tie order): its later values have keys at least as large;
+- the boxes form the *box tree*, found once by one compiled pass over the space (`ss_tree_build`,
+  the listing walk of each unit in parallel): one box per unit and one per value of each of the
+  next `TREE_LEVELS` loops (a node), the nodes in flat arrays with their children's ranges; a
+  value with no node has no valid completion. A space past `TREE_ROWS` configurations gets no
+  tree and no pass: each live unit's box is then the whole value lists (sound, looser);
+- a later parameter whose domain is a range known at a loop (its bounds read only loops bound
+  there and derived values placed by then) adds the distance to that range's indices within the
+  box; an empty one ends the subtree.
 
-Leaves are reached in the lexicographic order of the per-loop keys, so of the configurations at
-the smallest distance the first reached is the one with the smallest key ((|i_p - t_p|, i_p) for
-p in plan order): the tie order of `solverspace.repair`. An incumbent is replaced only by a
-strictly nearer configuration.
+Units are searched by increasing box distance, and the search stops at the first whose box
+distance is above the incumbent's. Within a unit, leaves are reached in the lexicographic order
+of the per-loop keys; across units an incumbent is replaced by a strictly nearer configuration,
+or by one at the same distance whose keys compare smaller: the answer is the smallest by
+(distance, (|i_p - t_p|, i_p) for p in plan order), the tie order of `solverspace.repair`.
 
-One module per plan serves every query: the target's indices and the value lists are runtime
-inputs (`ss_nearest`). The search runs in one thread, on the C thread (`call_c`), so Ctrl-C
-stops it.
+One module per plan serves every query: the target's indices, the value lists and the box tree
+are runtime inputs (`ss_nearest`). A query runs in one thread, on the C thread (`call_c`), so
+Ctrl-C stops it.
 """
 from __future__ import annotations
 
