@@ -298,11 +298,12 @@ class AutoBackend:
             self.costs = Costs.of(plan)   # first: looking for a built module costs seconds here
         unbuilt = self.costs is not None and self.costs.c >= COST_NEVER_BUILT
         if unbuilt or not compiled.is_built(plan, with_derived):
-            quick = self._quick_backend(compiled, plan)
+            slots = compiled.through_slots(plan)   # once: it reads every node of the model
+            quick = self._quick_backend(compiled, plan, slots)
             if quick is not None and not unbuilt and quick.is_built(plan, with_derived):   # an earlier cold call's
                 self.answered_by, self.quick = "c", True
                 return by_c(quick)
-            if self.by_cost and not compiled.through_slots(plan):
+            if self.by_cost and not slots:
                 self.costs = self.costs or Costs.of(plan)
                 if self.costs.c >= COST_CHOICE_AFTER:
                     return self._by_cost(plan, compiled, by_reference, by_c, by_cpsat)
@@ -323,7 +324,7 @@ class AutoBackend:
                     return answer
             else:
                 past = enumerator.work > (AUTO_BUILD_WORK if self.build_work is None else self.build_work)
-                if past and not compiled.through_slots(plan) and \
+                if past and not slots and \
                         (self._forced() or self.build_work is not None or self._pays(time.process_time() - start)):
                     self._leave_build(plan, with_derived)
                 return answer
@@ -449,10 +450,10 @@ class AutoBackend:
         from solverspace import background
         return self.build_behind is not False and (self.build_behind is not None or background.enabled())
 
-    def _quick_backend(self, compiled, plan):
+    def _quick_backend(self, compiled, plan, slots: bool):
         """The quick-build twin of `compiled`, or None where quick builds are not taken (builds
-        behind the answer off, or a space answered through its slot model: orders)."""
-        if self.quick_work <= 0 or compiled.through_slots(plan) or not self._builds_behind():
+        behind the answer off, or a space answered through its slot model (`slots`): orders)."""
+        if self.quick_work <= 0 or slots or not self._builds_behind():
             return None
         return c_backend(quick=True, **self.c_options)
 

@@ -45,8 +45,11 @@ def check_items(node: ir.Domain, what: str) -> tuple:
 
 
 def order_nodes(model) -> list[ir.Node]:
-    """The order iterators and order functions of a model (empty: the model has no orders)."""
-    return [n for tree in model.trees for n in ir.walk(tree) if isinstance(n, (*ir.ORDER_DOMAINS, ir.OrderFn))]
+    """The order iterators and order functions of a model (empty: the model has no orders). A
+    list of constants holds none and is not walked (a T1 file's 8 million values: 3.5 CPU-s)."""
+    return [n for tree in model.trees
+            if not (type(tree) is ir.Values and all(type(item) is ir.Const for item in tree.items))
+            for n in ir.walk(tree) if isinstance(n, (*ir.ORDER_DOMAINS, ir.OrderFn))]
 
 
 def has_orders(model) -> bool:
