@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,6 +66,7 @@ def run(path: Path, backend: str, limit: float) -> dict:
         out, err = process.communicate()
         stopped = True
     after = os.times()
+    shutil.rmtree(cache, ignore_errors=True)
     record = {"cpu": round(after.children_user + after.children_system - before.children_user - before.children_system, 2),
               "wall": round(time.perf_counter() - start, 1), "stopped": stopped,
               "said": [line for line in err.splitlines() if line.startswith("solverspace: auto: ")]}
