@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from solverspace.core.errors import BackendUnavailableError
 from solverspace.core.formats import write_rows
+from solverspace.core.orders import domain_size as exact_domain_size
 from solverspace.core.results import Stats, rows_to_array
 from solverspace.lang import ir
-from solverspace.analysis.reference import WALK_LIMIT, ReferenceEnumerator, WorkBudgetExceeded
+from solverspace.analysis.reference import WALK_LIMIT, DomainTooLargeError, ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.factories import c_backend, cpsat_backend
 
 
@@ -93,7 +94,7 @@ def domain_size(domain) -> int | None:
     if isinstance(domain, ir.Range):
         ends = (domain.start, domain.stop, domain.step)
         if all(isinstance(e, ir.Const) and type(e.value) is int for e in ends) and domain.step.value:
-            return len(range(*(e.value for e in ends)))
+            return exact_domain_size(range(*(e.value for e in ends)))   # len() stops at 2**63
     return None
 
 
@@ -342,6 +343,10 @@ class AutoBackend:
         while its estimate of the whole walk costs less than the cheapest other backend."""
         costs, counting = self.costs, by_cpsat is not None
         ranked = costs.ranked(counting)
+        largest = max(((size, p.name) for p in plan.model.parameters
+                       if (size := domain_size(p.domain)) is not None), default=None)
+        if largest is not None and largest[0] > self.budget:   # as if the reference had stopped there
+            self.stopped = (largest[1], largest[0])             # (C's lazy refusal names it: _beyond_budget)
         refusals: list[str] = []
         if costs.reference is None:
             answer = self._probe(plan, by_reference, min(s for n, s in ranked if s is not None), refusals)
@@ -363,10 +368,12 @@ class AutoBackend:
                     answer = by_cpsat(cpsat_backend())
                 else:
                     answer = by_c(compiled)
-            except (_unsupported(), BackendUnavailableError, WorkBudgetExceeded) as exc:
-                if index == len(ranked) - 1:
-                    raise
+            except (_unsupported(), BackendUnavailableError, WorkBudgetExceeded, DomainTooLargeError) as exc:
                 refusals.append(f"{name} could not: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                if index == len(ranked) - 1:
+                    if self.stopped is not None:
+                        raise self._too_large(*self.stopped, refusals) from exc
+                    raise
                 continue
             self.answered_by = name
             return answer
@@ -430,14 +437,18 @@ class AutoBackend:
                 return answer
             except (_unsupported(), BackendUnavailableError) as exc:
                 why.append(f"so does CP-SAT ({str(exc).splitlines()[0]})")
+        raise self._too_large(name, size, why)
+
+    def _too_large(self, name: str, size: int, why: list[str]) -> BeyondBudgetError:
+        """No backend answers a space with a domain past the reference's budget: which, and why."""
         if size > WALK_LIMIT:
             hint = (f"narrow the domain of {name!r}: no backend walks more than 2**63 values of one domain "
                     f"(a parameter that nothing reads or tests is counted by a multiply at any size)")
         else:
             hint = (f"--backend reference walks it in Python ({size:,} values in this loop alone: exact "
                     f"and slow), or narrow the domain of {name!r}")
-        raise BeyondBudgetError(f"auto: parameter {name!r} has {size:,} values, more than the reference's "
-                                f"budget of {self.budget:,} candidate values, and {'; '.join(why)}", hint=hint)
+        return BeyondBudgetError(f"auto: parameter {name!r} has {size:,} values, more than the reference's "
+                                 f"budget of {self.budget:,} candidate values, and {'; '.join(why)}", hint=hint)
 
     def _refused_lazily(self, rows):
         """C's rows, a generator that raises its refusal only when iterated (see `_beyond_budget`)."""
