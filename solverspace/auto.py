@@ -53,8 +53,8 @@ AUTO_QUICK_LIMIT = 200_000      # AUTO_REFERENCE_LIMIT where a quick build is th
 # Before it compiles anything, `auto` estimates what each backend would cost on this space, from
 # the model alone (nothing generated, compiled or walked): `Shape` reads the domain sizes, the
 # constraints, the listed values and the independent groups; `Costs` turns them into CPU seconds
-# with the constants below, measured on this project's 2-core machine (`python bench/auto_cost.py
-# --calibrate` measures them again and prints them). Where C's cold cost (generating and
+# with the constants below, fitted by hand on this project's 2-core machine (`python
+# bench/auto_cost.py` prints what each backend then costs on the four large models). Where C's cold cost (generating and
 # compiling the module) is estimated at `COST_CHOICE_AFTER` seconds or more, `auto` takes the
 # cheapest backend that can answer and says which and why (`AutoBackend.reason`, and one line
 # through the waits of `translators/c/build.py`: stderr on the command line); below it, the
