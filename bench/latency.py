@@ -65,19 +65,20 @@ TARGETS = {"kt_warm": 2.0, "kt_cold": 1.0, "k40c_warm": 0.15, "best": 0.3, "swee
 
 KT_CHILD = r"""
 import json, sys
-from ast import literal_eval
 from kernel_tuner.searchspace import Searchspace
 space = json.load(open(sys.argv[1]))["ConfigurationSpace"]
-tune_params = {}
-for p in space["TuningParameters"]:     # as kernel_tuner.interface.tune_kernel_T1 reads a T1 file
-    v = p["Values"]
-    if p["Type"] == "string" or "list(" in v or "range(" in v or (v[0] == "[" and v[-1] == "]"):
-        tune_params[p["Name"]] = eval(v)
-    else:
-        tune_params[p["Name"]] = literal_eval(v)
+tune_params = json.loads(sys.argv[2])   # the declared values, read by our T1 reader (kt_tune_params)
 restrictions = [c["Expression"] for c in space["Conditions"]]
 print(Searchspace(tune_params, restrictions, max_threads=2**31, block_size_names=[]).size)
 """
+
+
+def kt_tune_params(path: str) -> str:
+    """A T1 file's declared values per parameter, as JSON, for `KT_CHILD`. Kernel Tuner's
+    `tune_kernel_T1` evals the "Values" strings; our T1 reader parses them without eval, and the
+    child gets the lists (the eval of a few short lists is microseconds of Kernel Tuner's time)."""
+    from solverspace.t1_read import load_t1
+    return json.dumps({p.name: [item.value for item in p.domain.items] for p in load_t1(path).parameters})
 
 SUBREAPER = False   # set by `become_subreaper`: detached grandchildren are re-parented to this process
 
@@ -248,7 +249,7 @@ def t1_table(files: list[Path], gemm: tuple, rounds: int, kt_python: str | None,
                 assert answer == plan["count"], (plan["name"], "cpsat", answer, plan["count"])
                 plan["cpsat"].append(run.cpu)
             if plan["kt"]:
-                run = Run([kt_python, "-c", KT_CHILD, plan["target"]], _env())
+                run = Run([kt_python, "-c", KT_CHILD, plan["target"], kt_tune_params(plan["target"])], _env())
                 plan["kt_cpu"].append(run.cpu)
                 plan["kt_size"] = int(run.last_line()) if run.code == 0 else f"error: {run.last_line()}"
     print(f"{'space':40} {'count':>9} {'warm':>6} {'warm by':>9} {'cold':>6} {'cold by':>9} {'bg':>5} "
