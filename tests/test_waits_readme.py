@@ -293,3 +293,19 @@ def test_the_latency_bench_runs_quick():
     for text in expected:
         assert any(text in line for line in lines), (text, proc.stdout)
     assert "WRONG" not in proc.stdout and "DIFFER" not in proc.stdout and "exited" not in proc.stdout, proc.stdout
+
+
+def test_the_command_lines_progress_bar_redraws_whatever_moved(monkeypatch):
+    """tqdm's dynamic `miniters`, set from the bar's first jump (a funnel's first work units are
+    85% of it), held the bar still until the end; the command line's bar redraws on time alone."""
+    import io
+    from solverspace.cli.commands import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr("sys.stderr", Terminal())
+    progress = Progress(True, "funnel")
+    progress(85, 100)
+    assert progress.bar is not None and progress.bar.miniters == 0 and not progress.bar.dynamic_miniters
+    progress.close()

@@ -44,7 +44,10 @@ class Progress:
             return
         if self.bar is None:
             from tqdm import tqdm
-            self.bar = tqdm(total=total, desc=self.desc, unit="unit", file=sys.stderr, mininterval=0.5, delay=1.0)
+            # miniters=0: redraw every half second whatever moved (tqdm's dynamic miniters, set from
+            # the first jump, held a funnel's bar at 85% for its last 12 s)
+            self.bar = tqdm(total=total, desc=self.desc, unit="unit", file=sys.stderr, mininterval=0.5, delay=1.0,
+                            miniters=0)
         self.bar.n = done
         self.bar.refresh() if done == total else self.bar.update(0)
 
