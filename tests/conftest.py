@@ -54,6 +54,15 @@ def cache(tmp_path, monkeypatch):
     CEnumerator.clear_cache()
 
 
+@pytest.fixture
+def spawned(monkeypatch):
+    """Background builders are recorded, not started: the test runs `background.run` itself."""
+    from solverspace import background
+    calls = []
+    monkeypatch.setattr(background, "spawn_builder", lambda folder: calls.append(folder))
+    return calls
+
+
 def pytest_collection_modifyitems(config, items):
     drawn: dict = {}
     for item in items:

@@ -26,14 +26,6 @@ require((a * b) % 7 == 1)
 """
 
 
-@pytest.fixture
-def spawned(monkeypatch):
-    """Builders are recorded, not started: the test runs `background.run` itself."""
-    calls = []
-    monkeypatch.setattr(background, "spawn_builder", lambda folder: calls.append(folder))
-    return calls
-
-
 def _log(cache):
     return [json.loads(line) for line in (cache / background.LOG).read_text().splitlines()]
 

@@ -37,14 +37,6 @@ def small(tag: int) -> str:
     return _SMALL + f"require(a < {1000 + tag})\n"
 
 
-@pytest.fixture
-def spawned(monkeypatch):
-    """Builders are recorded, not started: the test runs `background.run` itself."""
-    calls = []
-    monkeypatch.setattr(background, "spawn_builder", lambda folder: calls.append(folder))
-    return calls
-
-
 def _built(space, quick: bool) -> bool:
     return CBackend(quick=quick).is_built(space.plan)
 
