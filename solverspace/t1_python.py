@@ -155,6 +155,14 @@ def _call_pow(function):
 MAX_ROUND_DIGITS = 4_096   # round(x, n) with |n| past this would build 10 ** |n|
 
 
+def _call_sum(function):
+    def checked(*args):
+        if len(args) == 2 and not isinstance(args[1], (int, float)):   # bool is an int
+            raise _Stop(f"sum(..., {type(args[1]).__name__}) concatenates sequences; only numbers are summed here")
+        return function(*args)
+    return checked
+
+
 def _call_round(function):
     def checked(*args):
         if len(args) == 2 and _is_int(args[1]) and abs(args[1]) > MAX_ROUND_DIGITS:
@@ -305,6 +313,8 @@ class _Compiler:
             function = _call_pow(function)
         elif name == "round":
             function = _call_round(function)
+        elif name == "sum":
+            function = _call_sum(function)
         arguments = [self.build(a) for a in node.args]
         return lambda env: _sized(function(*[a(env) for a in arguments]))
 
