@@ -134,17 +134,13 @@ def child_kt(name: str) -> None:
 
 
 def child_kt_memory() -> None:
-    import ast
     import tracemalloc
     from kernel_tuner.searchspace import Searchspace
     path = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces" / "kernel_tuner_paper_T1" / "hotspot.json"
     space = json.loads(path.read_text())["ConfigurationSpace"]
-    tune_params = {}
-    for p in space["TuningParameters"]:
-        try:
-            tune_params[p["Name"]] = list(ast.literal_eval(p["Values"]))
-        except (ValueError, SyntaxError):      # Kernel Tuner evals these; literals, range and list here
-            tune_params[p["Name"]] = list(eval(p["Values"], {"__builtins__": {}, "range": range, "list": list}))
+    # the declared values by our T1 reader (Kernel Tuner evals the "Values" strings; we never do)
+    from solverspace.t1_read import load_t1
+    tune_params = {p.name: [item.value for item in p.domain.items] for p in load_t1(path).parameters}
     restrictions = [c["Expression"] for c in space.get("Conditions", [])]
     tracemalloc.start()
     searchspace = Searchspace(tune_params, restrictions, 1024)
