@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import random
 import sys
 import textwrap
@@ -411,3 +412,15 @@ def generated_examples(count: int):
     from hypothesis import HealthCheck, settings
     return settings(max_examples=count, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
+
+
+#: The 16 precision/arithmetic/transpose variants of the BEAST GEMM space.
+TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
+
+
+def tiny_gemm(variant):
+    """The GEMM space on the scaled-down `tiny` device, in one of `TINY_VARIANTS`."""
+    from solverspace import Space
+    precision, arithmetic, trans_a, trans_b = variant
+    return Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
+                               "trans_a": trans_a, "trans_b": trans_b})

@@ -20,10 +20,9 @@ from solverspace.cli import main
 from solverspace.designs import EmptySpaceError, Quantiles, unit_design
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves_b import check_moves_b, quantile_by_list
-from tests.helpers import MOVES_SPACE, CORPUS, load_generated, space
+from tests.helpers import CORPUS, load_generated, MOVES_SPACE, space, tiny_gemm, TINY_VARIANTS
 
 CORPUS_FILES = sorted(CORPUS.glob("*.py"))
-TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
 # generated spaces with at least one valid configuration, per run: through the moves' code over
 # counts from the list (nothing compiled: validation.moves_listed), and a seeded subset through
 # the compiled counts (a C module each); `slow` runs the compiled counts on many more
@@ -212,9 +211,7 @@ def test_corpus_moves_b(path):
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("variant", TINY_VARIANTS, ids=lambda v: "-".join(map(str, v)))
 def test_tiny_gemm_moves_b(variant):
-    precision, arithmetic, trans_a, trans_b = variant
-    s = Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
-                            "trans_a": trans_a, "trans_b": trans_b})
+    s = tiny_gemm(variant)
     assert_moves_b(s, points=6, targets=6, givens=1)
 
 

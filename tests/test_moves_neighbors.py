@@ -3,7 +3,6 @@ Kernel Tuner's five neighbour methods, against brute force over the listed space
 (`validation.moves`), on the corpus, tiny GEMM variants and generated spaces."""
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import textwrap
@@ -17,10 +16,10 @@ from solverspace import Space, SolverspaceError
 from solverspace.analysis.value_lists import ValueListError
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_moves, listable
-from tests.helpers import CORPUS, corpus_space, generated_examples, load_generated, space, space_file
+from tests.helpers import (CORPUS, corpus_space, generated_examples, load_generated, space, space_file, tiny_gemm,
+                           TINY_VARIANTS)
 
 CORPUS_FILES = sorted(CORPUS.glob("*.py"))
-TINY_VARIANTS = list(itertools.product(["double", "single"], ["real", "complex"], [0, 1], [0, 1]))
 GENERATED = int(os.environ.get("SOLVERSPACE_MOVES_EXAMPLES", "250"))
 GENERATED_SLOW = int(os.environ.get("SOLVERSPACE_MOVES_SLOW_EXAMPLES", "2000"))
 
@@ -124,9 +123,7 @@ def test_corpus_moves(path):
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("variant", TINY_VARIANTS, ids=lambda v: "-".join(map(str, v)))
 def test_tiny_gemm_moves(variant):
-    precision, arithmetic, trans_a, trans_b = variant
-    s = Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
-                            "trans_a": trans_a, "trans_b": trans_b})
+    s = tiny_gemm(variant)
     assert_moves(s, configs=8)
 
 

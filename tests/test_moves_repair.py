@@ -18,7 +18,7 @@ from solverspace.translators.c import nearest
 from solverspace.translators.c.backend import CBackend
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves_b import repair_by_list, repair_targets
-from tests.helpers import MOVES_SPACE, load_generated, space
+from tests.helpers import load_generated, MOVES_SPACE, space, tiny_gemm
 
 pytestmark = pytest.mark.needs_cc
 
@@ -170,9 +170,7 @@ def test_bound_and_work():
 @pytest.mark.parametrize("variant", [("double", "real", 0, 0), ("single", "complex", 1, 0)],
                          ids=lambda v: "-".join(map(str, v)))
 def test_compiled_equals_reference_search_on_tiny_gemm(monkeypatch, variant):
-    precision, arithmetic, trans_a, trans_b = variant
-    s = Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
-                            "trans_a": trans_a, "trans_b": trans_b})
+    s = tiny_gemm(variant)
     rng = random.Random(7)
     sizes = [len(v) for v in s.value_lists().values()]
     targets = [tuple(rng.randrange(n) for n in sizes) for _ in range(25)]
