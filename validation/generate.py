@@ -875,6 +875,96 @@ class _Gen:
             lines.append(f"wide{k} = range({start}, {stop}" + (f", {step})" if step != 1 else ")"))
         self.s.blocks.append(_Block("\n".join(lines)))
 
+    # ---------------------------------------------------------------- product equalities
+    def product_domain(self, name: str, cap: int, nonzero: bool):
+        """A domain for a factor of a product equality: a range over negatives and positives with
+        a step of either sign, or a value list (duplicates, expressions); without 0 where
+        `nonzero` (so that the C plan solves the other factor). (text, lo, hi, size)."""
+        size = self.draw(st.integers(1, max(1, cap)))
+        if self.boolean(0.3):
+            pool = range(-12, 13) if not nonzero else self.pick([range(1, 13), range(-12, 0)])
+            items = [_const(v) for v in self.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=size))]
+            x = self.name_leaf()
+            if x is not None and self.boolean(0.3) and (not nonzero or x.lo > 0 and pool[0] > 0 or x.hi < 0 and pool[0] < 0):
+                items.append(x)
+            lo, hi = _hull(*items)
+            return f"iterator([{', '.join(i.text for i in items)}])", lo, hi, len(items)
+        step = self.pick([1, 1, 1, 2, 3, -1, -2])
+        start = self.draw(st.integers(-9, 9))
+        last = start + (size - 1) * step
+        if nonzero and min(start, last) <= 0 <= max(start, last):   # all on one side of 0
+            shift = (1 - min(start, last)) if self.boolean(0.5) else (-1 - max(start, last))
+            start, last = start + shift, last + shift
+        stop = start + size * step
+        text = f"range({start}, {stop})" if step == 1 else f"range({start}, {stop}, {step})"
+        if self.boolean(0.2) and step > 0 and self.s.ints:   # a stop read from an earlier name
+            x = self.name_leaf()
+            if x is not None:
+                text = f"range({start}, min(max({x.text}, {start}), {last}) + 1)" if step == 1 else text
+        return text, min(start, last), max(start, last), size
+
+    def add_product(self, index: int) -> None:
+        """Two parameters `a`, `b` (`p{index}`, `p{index + 1}`, defined one after the other)
+        tied by `a * b == c`, `c == a * b` or `reject_if(a * b != c)`: the C plan solves `b`
+        where `a` cannot be 0, and its counting and listing walks then loop `a` over the
+        divisors of `c` only (`LoopNest.divisor_loop`). `c` is a constant, an earlier parameter
+        or derived value (0 and negative values included), an expression that reads `a` (no
+        divisor loop), or one that may be undefined; an undefined operation may also sit next to
+        the solved level: a derived value or a constraint over `a`, or `b`'s domain, dividing
+        by a value that can be 0 (the divisor loop must then keep the plain loop's tally)."""
+        a, b = f"p{index}", f"p{index + 1}"
+        cap = self.cap()
+        text, lo, hi, size = self.product_domain(a, min(cap, 8), nonzero=self.boolean(0.85))
+        lines = [f"{a} = {text}"]
+        self.s.candidates *= max(1, size)
+        self.s.params.append(a)
+        x = self.name_leaf()
+        kind = self.pick(["const", "name", "name", "expr", "reads_a", "undefined"] if x else ["const", "reads_a"])
+        if kind == "const":
+            c = _const(self.pick([0, 1, -1, 6, 12, -12, 24, 36, 60, self.small(-30, 30)]))
+        elif kind == "name":
+            c = x
+        elif kind == "expr":
+            k = self.draw(st.integers(1, 4))
+            c = E(f"{x.paren()} * {k}", min(x.lo * k, x.hi * k), max(x.lo * k, x.hi * k))
+        elif kind == "reads_a":
+            k = self.small(-3, 6)
+            c = E(f"{a} * {k} + {self.small()}", -100, 100)
+        else:
+            m = self.draw(st.integers(x.lo, x.hi)) if x.lo <= x.hi and x.hi - x.lo < 50 else 0
+            c = E(f"24 // ({x.text} - {m})", -24, 24)
+        self.s.ints[a] = (lo, hi)
+        near = self.pick(["none", "none", "derived", "constraint", "domain"])
+        k = self.draw(st.integers(lo, hi)) if lo <= hi else 0
+        if near == "derived":
+            lines.append(f"q{index} = {self.leaf().paren()} // ({a} - {k})")
+        elif near == "constraint":
+            lines.append(f"reject_if({self.leaf().paren()} % ({a} - {k}) == 1)")
+        span = self.draw(st.integers(4, min(14, 4 + 2 * cap)))
+        b_lo = self.draw(st.integers(-span, 1))
+        step = self.pick([1, 1, 1, 2, -1])
+        if step > 0:
+            b_text = f"range({b_lo}, {b_lo + span}" + (f", {step})" if step != 1 else ")")
+            b_range = (b_lo, b_lo + span - 1)
+        else:
+            b_text = f"range({b_lo + span}, {b_lo}, -1)"
+            b_range = (b_lo + 1, b_lo + span)
+        if near == "domain":
+            b_text = f"range({b_lo}, {b_lo + span} + 6 // ({a} - {k}))"
+            b_range = (b_lo - 6, b_lo + span + 5)
+        elif self.boolean(0.2):
+            b_text = f"iterator([{', '.join(str(v) for v in self.draw(st.lists(st.integers(-12, 12), min_size=1, max_size=6)))}])"
+            b_range = (-12, 12)
+        lines.append(f"{b} = {b_text}")
+        self.s.candidates *= span
+        self.s.params.append(b)
+        self.s.ints[b] = b_range
+        product = f"{a} * {b}" if self.boolean(0.7) else f"{b} * {a}"
+        lines.append(self.pick([f"require({product} == {c.paren()})", f"require({c.paren()} == {product})",
+                                f"reject_if({product} != {c.paren()})",
+                                f"require(({product} == {c.paren()}) & ({b} != {self.small()}))"]))
+        self.s.blocks.append(_Block("\n".join(lines)))
+
     # ---------------------------------------------------------------- constraints
     def add_constraint(self) -> None:
         i = self.s.constraint_count
@@ -919,7 +1009,7 @@ class _Gen:
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
            max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
            orders: float = 0.0, cost: float = 0.0, swept: bool = False, odd: float = 0.0,
-           names: float = 0.0) -> str:
+           names: float = 0.0, products: float = 0.0) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
     with the reference cannot take one: `validate` can, and the generated-space test asks for it).
@@ -932,7 +1022,9 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     `odd`: the probability that categorical values are also drawn from `ODD_CATEGORIES` (strings
     that test how values are written). `names`: the probability that a parameter's name is
     spelled, at its definition, its uses or both, in characters Python reads as the plain name
-    (`respell`): the space means what it means with the plain spelling."""
+    (`respell`): the space means what it means with the plain spelling.
+    `products`: the probability that two more parameters follow, tied by a product equality
+    (`_Gen.add_product`: the C walks' divisor loops)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     if odd and draw(st.integers(0, 99)) < odd * 100:
@@ -964,6 +1056,9 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
             gen.add_derived()
         else:
             gen.add_constraint()
+    if products and draw(st.integers(0, 99)) < products * 100:
+        gen.add_product(params)
+        params += 2
     if state.settings and draw(st.integers(0, 9)) == 0:  # a constraint decided at load time
         state.blocks.append(_Block(f"require(S {draw(st.sampled_from(['>', '!=']))} {draw(st.integers(-4, -2))})"))
     if wide and draw(st.integers(0, 99)) < wide * 100:

@@ -134,6 +134,20 @@ class DomainCode(ir.DomainVisitor):
             ]
         return lines
 
+    def setup_may_fail(self, parameter) -> bool:
+        """Whether setting up the parameter's domain (`setup` without a solve) may raise the
+        undefined flag (a `//` or `%` helper given `u`: its divisor's bounds hold 0) or stop on a
+        range step of 0 (a `range` whose step's bounds hold 0). Written by a scratch copy, so the
+        build's item list and tables do not change. A `tighten` cap is left out: it divides by a
+        coefficient proven >= 1, its operands free of division (`translators.c_optimize`)."""
+        for node in ir.walk(parameter.domain):
+            if isinstance(node, ir.Range):
+                step = self.bounds.expr(node.step)
+                if not step.empty and step.lo <= 0 <= step.hi:
+                    return True
+        scratch = DomainCode(self.model, self.bounds, self.printer, self.codes, lambda name: 0)
+        return any(", u)" in line for line in scratch.setup(0, parameter, None, ""))
+
     def membership(self, i, domain) -> str:
         """The test that a solved value `c_` is among the domain's values (a range's, or the buffer's)."""
         if isinstance(domain, ir.Range):

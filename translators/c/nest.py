@@ -135,6 +135,9 @@ class LoopNest:
         buffers allocated after the header and freed at the end, one-value buffers of solved
         levels, and aborts as jumps to `done`."""
         for i, size in dict(buffers).items():   # a level written in two nests (early_split) has one buffer
+            if isinstance(i, tuple):   # a divisor loop's kept divisors (`divisor_checks`)
+                lines.insert(4, f"    ss_divs dl_{i[1]}; dl_{i[1]}.m = 0; dl_{i[1]}.nd = 0;")
+                continue
             lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
             lines.append(f"    free(buf_{i});")
         for i in self.solved_levels(order):
@@ -198,21 +201,29 @@ class LoopNest:
                                         tighten=lp.tighten if "tighten" in self.options else (),
                                         count_undefined=self.funnel.level_undefined(i) if self.funnel else "")
             lines.append(f"{ind}    }}")
-            lines += self.cancel_checks(i, name, ind)
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
-            lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
+            body = [f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};"]
             if self.funnel:
-                lines.append(f"{ind}        if (plen <= {i}) {self.funnel.candidate(i)}")
-            lines += self.derived_and_constraints(slots[i], {c.name for c in lp.breaks}, ind + "        ",
-                                                  guard_prefix=i, level=i)
-            lines += [f"{ind}        {x}" for x in (after or {}).get(i, ())]
+                body.append(f"{ind}        if (plen <= {i}) {self.funnel.candidate(i)}")
+            body += self.derived_and_constraints(slots[i], {c.name for c in lp.breaks}, ind + "        ",
+                                                 guard_prefix=i, level=i)
+            body += [f"{ind}        {x}" for x in (after or {}).get(i, ())]
             if i < self.max_prefix_depth:
-                lines.append(f"{ind}        if (stop == {i + 1}) {{")
-                lines.append(f"{ind}            if (st->count < cap) {{ " +
-                             " ".join(f"prefix_out[st->count * {i + 1} + {j}] = {c_name(order[j])};"
-                                      for j in range(i + 1)) + " }")
-                lines.append(f"{ind}            st->count++; continue;")
-                lines.append(f"{ind}        }}")
+                body.append(f"{ind}        if (stop == {i + 1}) {{")
+                body.append(f"{ind}            if (st->count < cap) {{ " +
+                            " ".join(f"prefix_out[st->count * {i + 1} + {j}] = {c_name(order[j])};"
+                                     for j in range(i + 1)) + " }")
+                body.append(f"{ind}            st->count++; continue;")
+                body.append(f"{ind}        }}")
+            following = indices[depth + 1] if depth + 1 < len(indices) else None
+            divisor = self.divisor_loop(i, following, order, body, bool((after or {}).get(i)))
+            if divisor is None:
+                lines += self.cancel_checks(i, name, ind)
+            else:
+                if not buffered:
+                    buffers.append((("divisors", i), 0))
+                lines += self.divisor_checks(i, name, ind, buffered, divisor)
+            lines += body
             closes.append(ind)
         ind = "    " * len(indices)
         lines += [f"{ind}    {x}" for x in leaf]
@@ -226,14 +237,71 @@ class LoopNest:
         length is added to `tick_` (so nests of short loops look once per CANCEL_EVERY iterations
         in all); a loop that may itself run longer also looks every CANCEL_EVERY of its own
         iterations. No per-iteration cost where the bounds prove a loop short."""
+        return self.loop_head(i, name, ind, f"for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{")
+
+    def loop_head(self, i: int, name: str, ind: str, loop: str) -> list[str]:
+        """`cancel_checks` around the loop statement `loop` (which opens the body)."""
         lines = [f"{ind}    tick_ += (uint64_t)n_{i};",
                  f"{ind}    if (__builtin_expect(tick_ >= {CANCEL_EVERY}u, 0)) {{ tick_ = 0; if (ss_cancelled()) goto done; }}",
-                 f"{ind}    for (int64_t k_{i} = 0; k_{i} < n_{i}; k_{i}++) {{"]
+                 f"{ind}    {loop}"]
         interval = self.bounds.of(name)
         if not interval.hi - interval.lo < CANCEL_EVERY:
             lines.append(f"{ind}        if (__builtin_expect(!(k_{i} & {CANCEL_EVERY - 1}) && k_{i}, 0) && ss_cancelled()) "
                          "goto done;")
         return lines
+
+    def divisor_loop(self, i: int, following: int | None, order, body: list[str], tested: bool) -> str | None:
+        """The C of `e` where loop i may visit only the values that divide `e` (issue 28), else
+        None. That is where the next loop of the nest (`following`) solves `v * w == e` with v
+        this loop's parameter itself as the coefficient: a value v not dividing e gives that loop
+        no value, so nothing is counted or listed under it. Skipping such a v must change
+        nothing else, so the optimisation applies only where, for every value, neither this
+        loop's body (`body`: its derived values and constraints) nor the next loop's domain may
+        tally an undefined operation or stop on a zero step, `e` reads nothing this loop sets
+        (it is computed once before the loop, and may not be undefined either), there is no
+        funnel (it counts candidates), nothing runs after the constraints (`tested`: the branch
+        and bound's visit counts and cuts), and no subclass writes its own loop header (the
+        nearest search's key order). A loop written at the prefix depth keeps its prefixes
+        (`divisor_checks`: the plain loop where `stop` makes units there). A `break` ending the
+        loop at a skipped value ends it at the next divisor too (the rejection is monotone)."""
+        if ("solve" not in self.options or following is None or self.funnel is not None or tested
+                or type(self).cancel_checks is not LoopNest.cancel_checks):
+            return None
+        by_name = {level.parameter.name: k for k, level in enumerate(self.plan.levels)}
+        name, after = order[i], order[following]
+        if self.levels[by_name[name]].solve is not None:
+            return None
+        solve = self.levels[by_name[after]].solve
+        if solve is None or solve[0] != ir.Ref(name):
+            return None
+        value, constraint = solve[1], solve[2]
+        if any(ref == name or name in self.inputs.get(ref, ()) for ref in ir.refs(value)):
+            return None
+        e = self.printer.print(value, constraint)
+        if ", u)" in e or any(", u)" in line for line in body):
+            return None
+        if self.domains.setup_may_fail(self.model.parameter[after]):
+            return None
+        return e
+
+    def divisor_checks(self, i: int, name: str, ind: str, buffered: bool, e: str) -> list[str]:
+        """The head of a divisor loop (`divisor_loop`): `cancel_checks` around a loop whose k
+        steps through the divisors of `e` (a range: `ss_dscan` over the walk's kept divisors
+        `dl_i`, declared by `close_walk`; a value list: `ss_dfilter`), or by 1 where the run
+        time prefers the plain loop or a prefix fixes the loop or makes units at its depth."""
+        guard = f"plen <= {i}" + (f" && stop != {i + 1}" if i < self.max_prefix_depth else "")
+        if buffered:
+            lines = [f"{ind}    uint64_t dm_{i} = 0; int dz_{i} = 0;",
+                     f"{ind}    if ({guard}) {{ dm_{i} = ss_uabs({e}); dz_{i} = dm_{i} != 0; }}"]
+            first, step = f"ss_dfilter(buf_{i}, 0, n_{i}, dm_{i})", f"ss_dfilter(buf_{i}, k_{i} + 1, n_{i}, dm_{i})"
+        else:
+            lines = [f"{ind}    ss_dscan ds_{i}; int dz_{i} = 0;",
+                     f"{ind}    if ({guard}) {{ dz_{i} = ss_dscan_init(&ds_{i}, &dl_{i}, {e}, start_{i}, step_{i}, n_{i});"
+                     f" if (dz_{i} < 0) goto done; }}"]
+            first = step = f"ss_dscan_next(&ds_{i}, n_{i})"
+        loop = (f"for (int64_t k_{i} = dz_{i} ? {first} : 0; k_{i} < n_{i}; "
+                f"k_{i} = dz_{i} ? {step} : k_{i} + 1) {{")
+        return lines + self.loop_head(i, name, ind, loop)
 
     def component_keys(self, order, components, slots, attached=None) -> list[list[str]]:
         """For each independent group, the values from outside it that its count depends on

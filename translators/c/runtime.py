@@ -60,6 +60,88 @@ static volatile int *ss_cancel_flag = NULL;
 void ss_set_cancel(volatile int *cancel) { ss_cancel_flag = cancel; }
 static int ss_cancelled(void) { volatile int *c = ss_cancel_flag; return c != NULL && *c; }
 """.replace("CANCEL_EVERY", str(CANCEL_EVERY))
+
+DIVISOR_CAP = 1536   # divisors kept per divisor loop (every |e| below 2**32 has at most 1,344)
+DIVISORS_C = r"""
+/* Divisor loops (LoopNest.divisor_loop): a loop over v whose next loop solves `v * w == e`, e
+   known before v's loop, visits only the values of v that divide e (the others give the next
+   loop no value). ss_divs keeps the divisors of the last |e| met by one loop in one walk call,
+   ascending, found by trial division up to sqrt|e| (only where that is no more work than the
+   loop's own length); ss_dscan walks the k of the range's values among them in the loop's order;
+   ss_dfilter skips a value list's non-divisors. Every test `|e| % |v| == 0` is the nest's own
+   `e_ % k_ == 0` (C's remainder is 0 exactly when v divides e, whatever the signs). Part of the
+   cancel text: every program with loop nests has it. */
+#define SS_DIV_CAP DIVISOR_CAP
+typedef struct { uint64_t m; int64_t nd; int64_t d[SS_DIV_CAP]; } ss_divs;   /* nd -1: more than SS_DIV_CAP */
+typedef struct { const int64_t *d; int64_t at, end, dir, start, step, lo, mod; int neg; } ss_dscan;
+static inline uint64_t ss_uabs(int64_t x) { return x < 0 ? 0 - (uint64_t)x : (uint64_t)x; }
+static inline uint64_t ss_isqrt(uint64_t m) {   /* floor(sqrt(m)), digit by digit */
+    uint64_t r = 0, bit = (uint64_t)1 << 62;
+    while (bit > m) bit >>= 2;
+    while (bit) { if (m >= r + bit) { m -= r + bit; r = (r >> 1) + bit; } else r >>= 1; bit >>= 2; }
+    return r;
+}
+/* the divisors of m > 0 into dl, ascending: 1; 0 where they are more than SS_DIV_CAP (dl->nd -1,
+   so that m is not tried again); -1 where the walk was cancelled meanwhile (dl left empty) */
+static inline int ss_divs_build(ss_divs *dl, uint64_t m) {
+    int64_t small = 0, big = 0;
+    uint64_t r = ss_isqrt(m);
+    dl->m = m; dl->nd = -1;
+    for (uint64_t q = 1; q <= r; q++) {
+        if (!(q & (CANCEL_EVERY - 1)) && ss_cancelled()) { dl->m = 0; return -1; }
+        if (m <= 0xFFFFFFFFu ? (uint32_t)m % (uint32_t)q != 0 : m % q != 0) continue;
+        uint64_t c = m / q;
+        if (small + big + 1 + (c != q) > SS_DIV_CAP) return 0;
+        dl->d[small++] = (int64_t)q;
+        if (c != q) dl->d[SS_DIV_CAP - 1 - big++] = (int64_t)c;
+    }
+    memmove(dl->d + small, dl->d + SS_DIV_CAP - big, sizeof(int64_t) * (size_t)big);
+    dl->nd = small + big;
+    return 1;
+}
+static inline int64_t ss_dlower(const int64_t *d, int64_t n, int64_t x) {   /* first index with d[i] >= x */
+    int64_t lo = 0, hi = n;
+    while (lo < hi) { int64_t mid = lo + (hi - lo) / 2; if (d[mid] < x) lo = mid + 1; else hi = mid; }
+    return lo;
+}
+/* the scan of the range start + k * step (0 <= k < n) for the values dividing e: 1; 0 for the
+   plain loop (e == 0, which every value divides; values of both signs or 0; the divisors not
+   kept, or more of them in the range's span than the range has values); -1: cancelled */
+static inline int ss_dscan_init(ss_dscan *s, ss_divs *dl, int64_t e, int64_t start, int64_t step, int64_t n) {
+    if (e == 0 || n < 2) return 0;
+    int64_t last = start + (n - 1) * step;
+    if (!((start > 0 && last > 0) || (start < 0 && last < 0))) return 0;
+    uint64_t m = ss_uabs(e);
+    if (dl->m != m) {
+        if (m / (uint64_t)n > (uint64_t)n) return 0;   /* sqrt(m) > n: more trials than the loop has values */
+        if (ss_divs_build(dl, m) < 0) return -1;
+    }
+    if (dl->nd < 0) return 0;
+    int64_t a = start < 0 ? -start : start, b = last < 0 ? -last : last;
+    int64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    int64_t first = ss_dlower(dl->d, dl->nd, lo), end = ss_dlower(dl->d, dl->nd, hi + 1);
+    if (end - first > n) return 0;
+    int up = (start > 0) == (step > 0);   /* the loop's order is ascending |v| */
+    s->d = dl->d; s->dir = up ? 1 : -1; s->at = up ? first : end - 1; s->end = up ? end : first - 1;
+    s->start = start; s->step = step; s->lo = lo; s->mod = step < 0 ? -step : step; s->neg = start < 0;
+    return 1;
+}
+/* the next k whose value divides e, or n */
+static inline int64_t ss_dscan_next(ss_dscan *s, int64_t n) {
+    while (s->at != s->end) {
+        int64_t x = s->d[s->at]; s->at += s->dir;
+        if (s->mod != 1 && (x - s->lo) % s->mod != 0) continue;   /* not one of the range's values */
+        return ((s->neg ? -x : x) - s->start) / s->step;
+    }
+    return n;
+}
+/* the first k >= from whose value divides m's e (a value 0 is kept, as the plain loop would), or n */
+static inline int64_t ss_dfilter(const int64_t *buf, int64_t from, int64_t n, uint64_t m) {
+    for (int64_t k = from; k < n; k++) { uint64_t a = ss_uabs(buf[k]); if (a == 0 || m % a == 0) return k; }
+    return n;
+}
+""".replace("DIVISOR_CAP", str(DIVISOR_CAP)).replace("CANCEL_EVERY", str(CANCEL_EVERY))
+CANCEL_C += DIVISORS_C
 ERROR_COUNT_OVERFLOW = 2   # a checked int64 count passed 63 bits: rebuild with wide counts
 
 
