@@ -73,7 +73,7 @@ def test_quick_module_counts_and_rows_equal_the_reference(cache, path):
     assert quick.count(space.plan).count == expected.count
     assert list(quick.rows(space.plan)) == list(space.rows("reference"))
     enumerator = quick.enumerator(space.plan)                  # the -O0 module of the same source ran
-    assert enumerator.module.__name__ == c_build.module_name(enumerator.generated.source, CDEF, quick=True)
+    assert enumerator.module.name == c_build.module_name(enumerator.generated.source, CDEF, quick=True)
 
 
 def test_auto_answers_a_small_cold_space_quickly_then_runs_the_optimized_build(cache, spawned):

@@ -1,4 +1,4 @@
-"""Compile generated C through cffi (API mode) into a cached extension module.
+"""Compile generated C into a cached shared library, called through cffi (out-of-line ABI mode).
 
 The module name is a hash of the generated source, the compiler and the flags, so a change in
 any of them builds a new module. Cache directory: `$SOLVERSPACE_CACHE` or
@@ -17,10 +17,17 @@ outright (SIGKILL, SIGTERM to a program with no handler) leaves behind is remove
 build in that cache: a build directory older than `STALE_AGE` whose process is gone (and a
 half-written sidecar of that age).
 
-The compiler is called directly on cffi's emitted C (one `cc -shared` call, no setuptools:
+The compiler is called directly on the generated C (one `cc -shared` call, no setuptools:
 that saved ~0.45 s of each cold build), with the flags CPython builds extensions with that
 matter for the generated code's meaning (`-fwrapv`, `-DNDEBUG`) and without `-g` (debug
-information took a quarter of the compile time and nothing reads it).
+information took a quarter of the compile time and nothing reads it). The library is plain C:
+no `Python.h`, no cffi wrapper in the compiled text (they were 0.07-0.16 CPU-s of every compile,
+a third of a sweep's one-pass module at -O2). cffi's declarations of its functions (`cdef`) are
+written once, at build time, as a small Python module beside the library (`NAME.py`: cffi's
+`emit_python_code`, type tables only, so loading needs no C parser), which opens the library
+with `ffi.dlopen`; that module has a sidecar of its own (`NAME.py.sha256`), written before the
+library's, and an entry is used only when both match. Calls through the ABI cost a few hundred
+nanoseconds more than through a compiled wrapper; every call here runs a whole walk or query.
 
 Long waits are said, never silent, but only to whoever listens (issue 28): a compile and the
 other waits of the C translators (`waiting`: generating a program, planning a search) are
@@ -38,7 +45,6 @@ import atexit
 import contextlib
 import fcntl
 import hashlib
-import importlib.machinery
 import importlib.util
 import os
 import re
@@ -58,27 +64,35 @@ FLAGS = ["-O2", "-fPIC", "-fwrapv", "-DNDEBUG", "-fopenmp", "-std=gnu99", "-fno-
 QUICK_FLAGS = ["-O0", *FLAGS[1:]]   # a quick build: the same flags but no optimization (see `flags`)
 
 
-def flags(quick: bool = False) -> list[str]:
+LANES_LEVEL = "-O1"   # a sweep's one-pass module (`lanes`): compiled once per sweep shape, run once per sweep
+
+
+def flags(quick: bool | str = False) -> list[str]:
     """The compiler flags of a build: `FLAGS` (-O2), or for a quick build `QUICK_FLAGS` (-O0),
-    which compiles a T1 space's module in about a quarter of the time (0.2 against 0.5-0.75
+    which compiles a T1 space's module in about a third of the time (0.08-0.16 against 0.24-0.62
     CPU-s) and runs it about 1-3x slower: `auto` takes it for a small space compiled cold and
-    leaves the -O2 module to the background builder. The flags are part of the module's name,
-    so the two builds of one source are two cache entries, each with its own sidecar."""
+    leaves the -O2 module to the background builder. `quick` may also name the optimization
+    level itself (`LANES_LEVEL`: a sweep's one-pass walk at -O1 compiles in 0.15-0.23 CPU-s
+    against 0.25-0.30 at -O2 and runs about 8% slower). The flags are part of the module's name,
+    so two builds of one source are two cache entries, each with its own sidecar."""
+    if isinstance(quick, str):
+        return [quick, *FLAGS[1:]]
     return QUICK_FLAGS if quick else FLAGS
 
 
 ANNOUNCE_AFTER = 1.0   # seconds: a wait expected (or found) to take this long is said
 WAITS: list = []       # callables told of a long wait (one line of text, no newline); see the module docstring
 
-# Seconds of CPU per byte of cffi's source and per compile, at -O0 and -O2, measured on this
-# project's 2-core machine (T1 modules 26-59 kB: 0.15-0.2 s at -O0, 0.4-0.66 s at -O2; GEMM's
-# search, 63 kB of 128-bit arithmetic: 1.2 s at -O2). An estimate to say, never a limit.
-COMPILE_COST = {True: (0.1, 2.5e-6), False: (0.25, 1.2e-5)}
+# Seconds of CPU per compile and per byte of the generated source, at -O0 (True), -O2 (False)
+# and -O1, measured on this project's 2-core machine under a load of 2 (T1 modules 30-91 kB:
+# 0.08-0.16 s at -O0, 0.24-0.62 s at -O2; a GEMM sweep's one-pass module, 39 kB: 0.15-0.23 s at
+# -O1). An estimate to say, never a limit.
+COMPILE_COST = {True: (0.04, 1.4e-6), False: (0.05, 6e-6), LANES_LEVEL: (0.04, 3.5e-6)}
 
 
-def compile_estimate(source: str, quick: bool = False) -> float:
+def compile_estimate(source: str, quick: bool | str = False) -> float:
     """Roughly how many seconds compiling this generated source takes (`COMPILE_COST`)."""
-    fixed, per_byte = COMPILE_COST[bool(quick)]
+    fixed, per_byte = COMPILE_COST[quick if isinstance(quick, str) else bool(quick)]
     return fixed + per_byte * len(source)
 
 
@@ -166,29 +180,38 @@ def cache_dir() -> Path:
     return fallback
 
 
-SHARED = ["-shared", "-bundle", "-undefined", "dynamic_lookup"] if sys.platform == "darwin" else ["-shared"]
+SHARED = ["-shared", "-Wl,-Bsymbolic"] if sys.platform.startswith("linux") else ["-shared"]  # own symbols bound inside
+LIBRARY_SUFFIX = ".so"
 
 
 def compiler() -> str:
     return os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
 
 
-def compile_command(c_path: Path, target: Path, quick: bool = False) -> list[str]:
-    """The one compiler call that turns cffi's emitted C into a loadable extension module."""
+def compile_command(c_path: Path, target: Path, quick: bool | str = False) -> list[str]:
+    """The one compiler call that turns the generated C into a shared library (no Python headers)."""
     import shlex   # shlex and subprocess only where a compile runs: a warm process loads the module
-    include = sysconfig.get_paths()["include"]
-    return [*shlex.split(compiler()), *flags(quick), "-I", include, *SHARED, str(c_path), "-o", str(target)]
+    return [*shlex.split(compiler()), *flags(quick), *SHARED, str(c_path), "-o", str(target)]
 
 
-def module_name(source: str, cdef: str, quick: bool = False) -> str:
-    """Cache key: the generated source, the compiler, the flags and the Python version."""
-    key = hashlib.sha256("\0".join([source, cdef, compiler(), " ".join(flags(quick) + SHARED), sys.version]).encode()
-                         ).hexdigest()[:24]
+LINKAGE = "abi-1"   # how a library is called (bumped when that changes: the old entries are not read)
+
+
+def module_name(source: str, cdef: str, quick: bool | str = False) -> str:
+    """Cache key: the generated source, the compiler, the flags, the linkage and the Python version."""
+    key = hashlib.sha256("\0".join([source, cdef, compiler(), " ".join(flags(quick) + SHARED), sys.version,
+                                    LINKAGE]).encode()).hexdigest()[:24]
     return f"_ss_{key}"
 
 
-def module_path(source: str, cdef: str, quick: bool = False) -> Path:
-    return cache_dir() / (module_name(source, cdef, quick) + importlib.machinery.EXTENSION_SUFFIXES[0])
+def module_path(source: str, cdef: str, quick: bool | str = False) -> Path:
+    """The compiled library of a generated source in the cache."""
+    return cache_dir() / (module_name(source, cdef, quick) + LIBRARY_SUFFIX)
+
+
+def declarations_path(library: Path) -> Path:
+    """The Python module beside a library that declares its functions to cffi (`NAME.py`)."""
+    return library.with_name(library.name[: -len(LIBRARY_SUFFIX)] + ".py")
 
 
 def digest_path(path: Path) -> Path:
@@ -227,17 +250,17 @@ def write_atomically(path: Path, text: str | bytes) -> None:
         raise
 
 
-def is_built(source: str, cdef: str, quick: bool = False) -> bool:
+def is_built(source: str, cdef: str, quick: bool | str = False) -> bool:
     """Whether the module for a generated source is compiled and whole in the cache (loading it
     compiles nothing); `quick`: its quick (-O0) build."""
     name = module_name(source, cdef, quick)
-    path = cache_dir() / f"{name}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
-    return name in sys.modules or (path.exists() and verified(path))
+    path = cache_dir() / f"{name}{LIBRARY_SUFFIX}"
+    return name in _LOADED or (path.exists() and verified(path) and verified(declarations_path(path)))
 
 
-def build(source: str, cdef: str, quick: bool = False):
+def build(source: str, cdef: str, quick: bool | str = False):
     """The compiled module (`.lib`, `.ffi`) for a generated source, from cache when possible;
-    `quick`: compiled with `QUICK_FLAGS` (a cache entry of its own)."""
+    `quick`: compiled with `QUICK_FLAGS` (a cache entry of its own), or at the level it names (`flags`)."""
     name = module_name(source, cdef, quick)
     directory = cache_dir()
     module = _import(directory, name)
@@ -260,24 +283,35 @@ def _build_lock(directory: Path, name: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+class Library:
+    """A loaded library: `lib` (its functions), `ffi` (cffi's types for them) and its cache `name`."""
+
+    def __init__(self, name: str, ffi, lib):
+        self.name, self.ffi, self.lib = name, ffi, lib
+
+
+_LOADED: dict[str, Library] = {}   # name -> library, once per process (a library is mapped once)
+
+
 def _import(directory: Path, name: str):
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    path = directory / f"{name}{suffix}"
-    if not path.exists():
+    path = directory / f"{name}{LIBRARY_SUFFIX}"
+    declarations = declarations_path(path)
+    if not path.exists() or not declarations.exists():   # in this cache directory (another may have loaded it)
         return None
-    if name in sys.modules:
-        return sys.modules[name]
-    if not verified(path):  # truncated, altered, or from before sidecars: never mapped; rebuilt
+    if name in _LOADED:
+        return _LOADED[name]
+    if not (verified(declarations) and verified(path)):  # truncated, altered, half-built: never run; rebuilt
         return None
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
+        spec = importlib.util.spec_from_file_location(name, declarations)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        module.lib.ss_row_size()  # a corrupt entry fails here
+        library = Library(name, module.ffi, module.ffi.dlopen(str(path)))
+        library.lib.ss_row_size()  # a corrupt entry fails here
     except Exception:  # stale or corrupt: the rebuild replaces it
         return None
-    sys.modules[name] = module
-    return module
+    _LOADED[name] = library
+    return library
 
 
 STALE_AGE = 3600.0   # seconds: a build directory this old whose process is gone is debris (a build takes seconds)
@@ -326,7 +360,7 @@ def remove_stale_builds(directory: Path, age: float = STALE_AGE) -> list[Path]:
     return stale
 
 
-def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = False):
+def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool | str = False):
     remove_stale_builds(directory)
     workdir = Path(tempfile.mkdtemp(prefix=f"{name}.pid{os.getpid()}.", dir=directory))
     try:
@@ -340,20 +374,22 @@ def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool = F
         raise
 
 
-def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: str, quick: bool):
+def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: str, quick: bool | str):
     """Compile `source` in `workdir` and move the module into `directory`."""
     import shlex
     import subprocess
     import cffi
-    from cffi.recompiler import make_c_source
+    from cffi.recompiler import make_py_source
     ffi = cffi.FFI()
     ffi.cdef(cdef)
+    ffi.set_source(name, None)   # out-of-line ABI mode: the declarations as a Python module, the library plain C
     source_path = workdir / f"{name}.c"
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    built = workdir / f"{name}{suffix}"
+    built = workdir / f"{name}{LIBRARY_SUFFIX}"
+    declarations = workdir / f"{name}.py"
     command = compile_command(source_path, built, quick)
     try:
-        make_c_source(ffi, name, source, str(source_path), verbose=False)  # the C of ffi.emit_c_code, silently
+        source_path.write_text(source, encoding="utf-8")
+        make_py_source(ffi, name, str(declarations), verbose=False)   # ffi.emit_python_code, silently
     except OSError as exc:   # a full disk, a file size limit: said, not a traceback
         raise CompilerError(f"cannot write the generated enumerator's source under {directory}: "
                             f"{exc.strerror or exc}",
@@ -372,10 +408,11 @@ def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: st
         output = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-20:])
         raise CompilerError(f"compiling the generated enumerator failed (exit status {proc.returncode}):\n{output}",
                             hint=hint, keep_workdir=True)
-    target = directory / f"{name}{suffix}"
-    fingerprint = _fingerprint(built)
-    os.replace(built, target)  # atomic: other processes see a whole file or none
-    write_atomically(digest_path(target), fingerprint + "\n")  # after the module: a sidecar vouches for it
+    target = directory / f"{name}{LIBRARY_SUFFIX}"
+    for made, place in ((declarations, declarations_path(target)), (built, target)):  # the library's sidecar last
+        fingerprint = _fingerprint(made)
+        os.replace(made, place)  # atomic: other processes see a whole file or none
+        write_atomically(digest_path(place), fingerprint + "\n")  # after the file: a sidecar vouches for it
     shutil.rmtree(workdir, ignore_errors=True)
     module = _import(directory, name)
     if module is None:

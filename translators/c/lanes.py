@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from solverspace.lang import ir
 from solverspace.core.errors import SolverspaceError
 
-from solverspace.translators.c.build import build, cache_dir, write_atomically
+from solverspace.translators.c.build import LANES_LEVEL, build, cache_dir, write_atomically
 from solverspace.translators.c.codegen import CGenerator
 from solverspace.translators.c.expr import C_HELPERS, c_name
 from solverspace.translators.c.nest import LoopNest
@@ -533,7 +533,7 @@ class LaneError(SolverspaceError):
 def run_program(program: LaneProgram, threads: int | None = None) -> LaneResult:
     """Count every lane of a lane program in one pass (parallel over work units, like a count)."""
     from solverspace.translators.c.backend import C_THREAD
-    module = build(program.source, LANE_CDEF)
+    module = build(program.source, LANE_CDEF, quick=LANES_LEVEL)   # -O1: see `build.flags`
     lib, ffi = module.lib, module.ffi
     nlanes = len(program.literals)
     threads = threads or os.cpu_count() or 1
