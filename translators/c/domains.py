@@ -100,9 +100,12 @@ class DomainCode(ir.DomainVisitor):
         return max(size, 1)
 
     # ------------------------------------------------------------------------------ loop headers
-    def setup(self, i, parameter, solve, ind, count_only=False, tighten=(), count_undefined="") -> list[str]:
+    def setup(self, i, parameter, solve, ind, count_only=False, tighten=(), count_undefined="",
+              quotient: tuple[str, str] | None = None) -> list[str]:
         """Set n_i (and start_i/step_i or buf_i) for the parameter's domain at this point;
-        `count_undefined`: a statement run when the domain is undefined (a funnel counter)."""
+        `count_undefined`: a statement run when the domain is undefined (a funnel counter);
+        `quotient`: (flag, value) C expressions: where the flag is set, the solve's `k` is known to
+        divide `e` and `e / k` is the value (a divisor loop's, `LoopNest.divisor_checks`)."""
         item = self.item(f"domain of {parameter.name}")
         domain = parameter.domain
         lines = []
@@ -124,11 +127,13 @@ class DomainCode(ir.DomainVisitor):
             k = self.printer.print(coefficient, constraint) if coefficient is not None else "INT64_C(1)"
             e = self.printer.print(value, constraint)
             member = self.membership(i, domain)
+            divides, quotient_ = ("e_ % k_ == 0", "e_ / k_") if quotient is None else (
+                f"{quotient[0]} || e_ % k_ == 0", f"{quotient[0]} ? {quotient[1]} : e_ / k_")
             lines += [
                 f"{ind}if (n_{i} > 0) {{",
-                f"{ind}    int64_t e_ = {e}, k_ = {k}, c_ = 0; int ok_ = !uflag && (e_ % k_ == 0);",
+                f"{ind}    int64_t e_ = {e}, k_ = {k}, c_ = 0; int ok_ = !uflag && ({divides});",
                 f"{ind}    if (uflag) {{ uflag = 0; if (!st->undefined++) st->undef_item = {item}; }}",
-                f"{ind}    if (ok_) {{ c_ = e_ / k_; ok_ = {member}; }}",
+                f"{ind}    if (ok_) {{ c_ = {quotient_}; ok_ = {member}; }}",
                 f"{ind}    n_{i} = ok_ ? 1 : 0; buf_{i}[0] = c_;",
                 f"{ind}}}",
             ]
@@ -152,7 +157,8 @@ class DomainCode(ir.DomainVisitor):
         """The test that a solved value `c_` is among the domain's values (a range's, or the buffer's)."""
         if isinstance(domain, ir.Range):
             return (f"(step_{i} > 0 ? (c_ >= start_{i} && c_ < start_{i} + n_{i} * step_{i}) "
-                    f": (c_ <= start_{i} && c_ > start_{i} + n_{i} * step_{i})) && ((c_ - start_{i}) % step_{i} == 0)")
+                    f": (c_ <= start_{i} && c_ > start_{i} + n_{i} * step_{i})) "
+                    f"&& (step_{i} == 1 || (c_ - start_{i}) % step_{i} == 0)")
         return f"ss_member(c_, buf_{i}, n_{i})"
 
     def range_setup(self, i, domain: ir.Range, parameter, ind, tighten=()) -> list[str]:

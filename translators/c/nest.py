@@ -57,7 +57,7 @@ class LoopNest:
             extra = ", ss_count *acc"
             decls.append("ss_count total_; memset(&total_, 0, sizeof total_);")
         lines = [f"static void {fname}(const int64_t *prefix, int plen, int stop, int mode, ss_row *out,",
-                 f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_memo *memo{extra}) {{",
+                 f"                      int64_t *prefix_out, int64_t cap, ss_stats *st, ss_cmemo *memo{extra}) {{",
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)out; (void)prefix_out; (void)cap; (void)mode;",
                  "    uint64_t tick_ = 0; (void)tick_;",
                  "    " + " ".join(decls)]
@@ -108,10 +108,10 @@ class LoopNest:
             widths.append(max(len(names), 1))
             leaf += [f"if ({self.count_op('nonzero', 'prod_')}) {{ int64_t cnt_ = 0, key_[{max(len(names), 1)}] = "
                      f"{{{', '.join(names) or '0'}}};",
-                     f"    int64_t *hit_ = memo ? ss_memo_find(&memo[{number}], key_) : NULL;",
+                     f"    int64_t *hit_ = memo ? ss_cmemo_find(&memo[{number}], key_) : NULL;",
                      "    if (hit_) cnt_ = *hit_; else {"]
             leaf += ["        " + x for x in inner]
-            leaf += [f"        if (memo) ss_memo_put(&memo[{number}], key_, cnt_); }}", f"    {self.count_op('mul', 'prod_', 'cnt_')} }}"]
+            leaf += [f"        if (memo) ss_cmemo_put(&memo[{number}], key_, cnt_); }}", f"    {self.count_op('mul', 'prod_', 'cnt_')} }}"]
         leaf += [self.count_op("add", "prod_") + " }"]
         self.memo_widths = widths
         return leaf
@@ -136,7 +136,7 @@ class LoopNest:
         levels, and aborts as jumps to `done`."""
         for i, size in dict(buffers).items():   # a level written in two nests (early_split) has one buffer
             if isinstance(i, tuple):   # a divisor loop's kept divisors (`divisor_checks`)
-                lines.insert(4, f"    ss_divs dl_{i[1]}; dl_{i[1]}.m = 0; dl_{i[1]}.nd = 0;")
+                lines.insert(4, f"    ss_divs dl_{i[1]}; dl_{i[1]}.m = dl_{i[1]}.pm = 0; dl_{i[1]}.nd = 0;")
                 continue
             lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
             lines.append(f"    free(buf_{i});")
@@ -183,6 +183,7 @@ class LoopNest:
         tests, `translators.c_best`)."""
         by_name = {level.parameter.name: (i, level) for i, level in enumerate(self.plan.levels)}
         lines, closes = [], []
+        quotient = None   # where the loop before is a divisor loop over a range: its quotient e / v
         for depth, i in enumerate(indices):
             name = order[i]
             index, level = by_name[name]
@@ -199,7 +200,8 @@ class LoopNest:
                 buffers.append((i, self.domains.buffer_size(parameter)))
             lines += self.domains.setup(i, parameter, solve, ind + "        ",
                                         tighten=lp.tighten if "tighten" in self.options else (),
-                                        count_undefined=self.funnel.level_undefined(i) if self.funnel else "")
+                                        count_undefined=self.funnel.level_undefined(i) if self.funnel else "",
+                                        quotient=quotient)
             lines.append(f"{ind}    }}")
             value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
             body = [f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};"]
@@ -217,6 +219,7 @@ class LoopNest:
                 body.append(f"{ind}        }}")
             following = indices[depth + 1] if depth + 1 < len(indices) else None
             divisor = self.divisor_loop(i, following, order, body, bool((after or {}).get(i)))
+            quotient = None if divisor is None or buffered else (f"dz_{i}", f"ds_{i}.q")
             if divisor is None:
                 lines += self.cancel_checks(i, name, ind)
             else:

@@ -48,6 +48,29 @@ static void ss_memo_put(ss_memo *m, const int64_t *key, int64_t value) {
     m->vals[slot] = value; m->used[slot] = 1;
 }
 """.replace("MEMO_BITS", str(MEMO_BITS))
+COUNT_MEMO_BITS = 12
+COUNT_MEMO_C = r"""
+/* per-thread memo of the counting walk's independent groups (LoopNest.split_leaf): one slot holds
+   the count (-1: empty) and then the key, so that a lookup reads one place (three separate arrays
+   were three cache misses, most of the K40c count once its loops were divisor loops) */
+typedef struct { int width; int64_t *slots; } ss_cmemo;
+static inline int64_t *ss_cmemo_find(ss_cmemo *m, const int64_t *key) {
+    int64_t *held = m->slots + (ss_hash(key, m->width) & ((1u << COUNT_MEMO_BITS) - 1)) * (m->width + 1);
+    if (held[0] < 0) return NULL;
+    for (int j = 0; j < m->width; j++) if (held[1 + j] != key[j]) return NULL;
+    return held;
+}
+static inline void ss_cmemo_put(ss_cmemo *m, const int64_t *key, int64_t value) {
+    int64_t *held = m->slots + (ss_hash(key, m->width) & ((1u << COUNT_MEMO_BITS) - 1)) * (m->width + 1);
+    held[0] = value; memcpy(held + 1, key, sizeof(int64_t) * m->width);
+}
+static ss_cmemo ss_cmemo_open(int width) {   /* every slot empty (all bits set: -1) */
+    ss_cmemo m; m.width = width;
+    size_t bytes = sizeof(int64_t) * ((size_t)1 << COUNT_MEMO_BITS) * (size_t)(width + 1);
+    m.slots = (int64_t *)malloc(bytes); memset(m.slots, 0xff, bytes);
+    return m;
+}
+""".replace("COUNT_MEMO_BITS", str(COUNT_MEMO_BITS))
 ERROR_STEP_ZERO = 1
 CANCEL_EVERY = 1 << 16  # loop iterations between two looks at the cancel flag (a power of two)
 CANCEL_C = r"""
@@ -66,14 +89,18 @@ DIVISORS_C = r"""
 /* Divisor loops (LoopNest.divisor_loop): a loop over v whose next loop solves `v * w == e`, e
    known before v's loop, visits only the values of v that divide e (the others give the next
    loop no value). ss_divs keeps the divisors of the last |e| met by one loop in one walk call,
-   ascending, found by trial division up to sqrt|e| (only where that is no more work than the
-   loop's own length); ss_dscan walks the k of the range's values among them in the loop's order;
+   ascending, found by trial division up to sqrt|e| once the plain loops run for that |e| have
+   done as many iterations (each visit of the loop as one loop, when it is that long: a loop
+   pays at most twice the cheaper of the two); ss_dscan walks the k of the range's values among them in the loop's order;
    ss_dfilter skips a value list's non-divisors. Every test `|e| % |v| == 0` is the nest's own
    `e_ % k_ == 0` (C's remainder is 0 exactly when v divides e, whatever the signs). Part of the
    cancel text: every program with loop nests has it. */
 #define SS_DIV_CAP DIVISOR_CAP
-typedef struct { uint64_t m; int64_t nd; int64_t d[SS_DIV_CAP]; } ss_divs;   /* nd -1: more than SS_DIV_CAP */
-typedef struct { const int64_t *d; int64_t at, end, dir, start, step, lo, mod; int neg; } ss_dscan;
+typedef struct {
+    uint64_t m; int64_t nd; int64_t d[SS_DIV_CAP];   /* the divisors of m (nd -1: more than SS_DIV_CAP) */
+    uint64_t pm, spent;                              /* plain iterations run for |e| == pm, not kept */
+} ss_divs;
+typedef struct { const int64_t *d; int64_t nd, at, end, dir, start, step, lo, mod, q; int neg, flip; } ss_dscan;
 static inline uint64_t ss_uabs(int64_t x) { return x < 0 ? 0 - (uint64_t)x : (uint64_t)x; }
 static inline uint64_t ss_isqrt(uint64_t m) {   /* floor(sqrt(m)), digit by digit */
     uint64_t r = 0, bit = (uint64_t)1 << 62;
@@ -113,7 +140,9 @@ static inline int ss_dscan_init(ss_dscan *s, ss_divs *dl, int64_t e, int64_t sta
     if (!((start > 0 && last > 0) || (start < 0 && last < 0))) return 0;
     uint64_t m = ss_uabs(e);
     if (dl->m != m) {
-        if (m / (uint64_t)n > (uint64_t)n) return 0;   /* sqrt(m) > n: more trials than the loop has values */
+        if (dl->pm != m) { dl->pm = m; dl->spent = 0; }
+        uint64_t budget = dl->spent + (uint64_t)n;   /* the plain iterations for m, this visit's included */
+        if (m / budget > budget) { dl->spent = budget; return 0; }   /* sqrt(m) > budget: plain */
         if (ss_divs_build(dl, m) < 0) return -1;
     }
     if (dl->nd < 0) return 0;
@@ -122,15 +151,18 @@ static inline int ss_dscan_init(ss_dscan *s, ss_divs *dl, int64_t e, int64_t sta
     int64_t first = ss_dlower(dl->d, dl->nd, lo), end = ss_dlower(dl->d, dl->nd, hi + 1);
     if (end - first > n) return 0;
     int up = (start > 0) == (step > 0);   /* the loop's order is ascending |v| */
-    s->d = dl->d; s->dir = up ? 1 : -1; s->at = up ? first : end - 1; s->end = up ? end : first - 1;
+    s->d = dl->d; s->nd = dl->nd; s->dir = up ? 1 : -1; s->at = up ? first : end - 1; s->end = up ? end : first - 1;
     s->start = start; s->step = step; s->lo = lo; s->mod = step < 0 ? -step : step; s->neg = start < 0;
+    s->flip = (e < 0) != (start < 0); s->q = 0;
     return 1;
 }
-/* the next k whose value divides e, or n */
+/* the next k whose value v divides e, its quotient e / v in s->q (|e| / |v| is the divisor
+   paired with |v|: the list is symmetric), or n */
 static inline int64_t ss_dscan_next(ss_dscan *s, int64_t n) {
     while (s->at != s->end) {
-        int64_t x = s->d[s->at]; s->at += s->dir;
+        int64_t t = s->at, x = s->d[t]; s->at += s->dir;
         if (s->mod != 1 && (x - s->lo) % s->mod != 0) continue;   /* not one of the range's values */
+        s->q = s->flip ? -s->d[s->nd - 1 - t] : s->d[s->nd - 1 - t];
         return ((s->neg ? -x : x) - s->start) / s->step;
     }
     return n;
@@ -185,7 +217,7 @@ def preamble(count_words: int, columns) -> list[str]:
         "#include <omp.h>", C_HELPERS,
         "static int ss_member(int64_t x, const int64_t *buf, int64_t n);",
         "static int64_t ss_find(int64_t x, const int64_t *sorted, int64_t n);",
-        MEMO_C, CANCEL_C,
+        MEMO_C, COUNT_MEMO_C, CANCEL_C,
         wide_count_c(count_words) if count_words > 1 else "",
         "typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;",
         "#pragma pack(push, 1)",
@@ -223,20 +255,14 @@ int64_t ss_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st) {
 
 static const int memo_widths[] = {MEMO_WIDTHS};
 #define MEMO_COUNT MEMO_N
-#define MEMO_SIZE (1u << MEMO_BITS_)
 
 int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *counts, ss_stats *stats,
                    int nthreads, volatile int *cancel, int64_t *done) {
     ss_cancel_flag = cancel;
     #pragma omp parallel num_threads(nthreads)
     {
-        ss_memo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
-        for (int c = 0; c < MEMO_COUNT; c++) {
-            memo[c].width = memo_widths[c];
-            memo[c].keys = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE * memo_widths[c]);
-            memo[c].vals = (int64_t *)malloc(sizeof(int64_t) * MEMO_SIZE);
-            memo[c].used = (unsigned char *)calloc(MEMO_SIZE, 1);
-        }
+        ss_cmemo memo[MEMO_COUNT > 0 ? MEMO_COUNT : 1];
+        for (int c = 0; c < MEMO_COUNT; c++) memo[c] = ss_cmemo_open(memo_widths[c]);
         #pragma omp for schedule(dynamic, 1)
         for (int64_t unit = 0; unit < nunits; unit++) {
             if (*cancel) continue;
@@ -245,7 +271,7 @@ int ss_count_units(int s, const int64_t *prefixes, int64_t nunits, int64_t *coun
             #pragma omp atomic
             (*done)++;
         }
-        for (int c = 0; c < MEMO_COUNT; c++) { free(memo[c].keys); free(memo[c].vals); free(memo[c].used); }
+        for (int c = 0; c < MEMO_COUNT; c++) free(memo[c].slots);
     }
     ss_cancel_flag = NULL;
     return *cancel ? 1 : 0;
@@ -290,7 +316,7 @@ int ss_fill_units(int s, const int64_t *prefixes, int64_t u0, int64_t u1, const 
 }
 """.replace("MAX_PREFIX_DEPTH", str(max_prefix_depth)).replace(
         "MEMO_WIDTHS", ", ".join(map(str, memo_widths)) or "0").replace(
-        "MEMO_N", str(len(memo_widths))).replace("MEMO_BITS_", str(MEMO_BITS)).replace(
+        "MEMO_N", str(len(memo_widths))).replace(
         "ACC_NULL", ", NULL" if count_words > 1 else "").replace("STORE_COUNT", store_count(count_words)).replace(
         "COUNT_PREFIX", "walk_count(prefix, plen, -1, 0, NULL, NULL, 0, st, NULL); count[0] = st->count;"
         if count_words == 1 else "ss_count acc_; memset(&acc_, 0, sizeof acc_);"
