@@ -9,6 +9,7 @@ order, positions and indices, and the reference backend the same count and rows.
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,21 +23,21 @@ from solverspace.validation.generate import spaces
 
 pytestmark = pytest.mark.needs_cc
 
-# name -> (source, whether a counting or listing walk gets a divisor loop)
+# name -> (source, (divisor loops in the counting walk, in the listing walk))
 SPACES = {
     "ascending range, e a parameter of both signs and 0": ("""
 c = range(-13, 14)
 a = range(1, 13)
 b = range(-15, 16)
 require(a * b == c)
-""", True),
+""", (1, 1)),
     "descending negative range, e a derived value, c == b * a": ("""
 x = range(0, 30)
 c = x - 12
 a = range(-1, -13, -1)
 b = range(-15, 16)
 require(c == b * a)
-""", True),
+""", (1, 1)),
     "steps of 3 and -2, negative values": ("""
 c = iterator([60, -36, 0, 7, 24, -1])
 a = range(2, 40, 3)
@@ -45,20 +46,35 @@ b = range(-40, 41)
 g = range(-61, 62, 3)
 require(a * b == c)
 reject_if(w * g != c)
-""", True),
+""", (2, 0)),
+    "descending positive and ascending negative ranges": ("""
+c = iterator([36, -30, 0, 7, -1, 60])
+a = range(31, 0, -3)
+b = range(-70, 71)
+w = range(-30, 0, 4)
+g = range(-70, 71, 2)
+require(a * b == c)
+require(g * w == c)
+""", (2, 2)),
+    "short loops for one e: plain, then its divisors kept": ("""
+x = range(0, 40)
+a = range(1, 8 + x % 5)
+b = range(-200, 201)
+require(a * b == 144)
+""", (1, 1)),
     "a value list (filtered)": ("""
 c = range(-25, 26)
 a = iterator([6, 4, 3, 1, 12, 2, 5, 6, 25])
 b = range(-30, 31, 2)
 reject_if(b * a != c)
-""", True),
+""", (1, 1)),
     "a negative value list from an expression (filtered)": ("""
 c = range(-25, 26)
 x = range(1, 4)
 a = iterator([-6, -x, -12, -5, -x * 2])
 b = range(-30, 31)
 require(a * b == c)
-""", True),
+""", (1, 1)),
     "a break at the divisor loop": ("""
 lim = range(0, 14)
 c = iterator([12, 36, -24, 0])
@@ -66,65 +82,68 @@ a = range(1, 40)
 b = range(-40, 41)
 reject_if(a * 3 > lim * 2)
 require(a * b == c)
-""", True),
+""", (1, 1)),
     "shallow levels (work units at the divisor loop's depth)": ("""
 a = range(1, 50)
 b = range(-60, 61)
 y = range(0, 3)
 require(a * b == 48)
 reject_if(a + y == 7)
-""", True),
+""", (1, 1)),
     "e undefined where it is computed (a derived value before the loop)": ("""
 x = range(-4, 8)
 c = 24 // (x - 3)
 a = range(1, 25)
 b = range(-30, 31)
 require(a * b == c)
-""", True),
+""", (1, 1)),
     "undefined derived value at the loop: plain": ("""
 c = range(-13, 14)
 a = range(1, 13)
 q = c // (a - 3)
 b = range(-15, 16)
 require(a * b == c)
-""", False),
+""", (0, 0)),
     "undefined constraint at the loop: plain": ("""
 c = range(-13, 14)
 a = range(1, 13)
 reject_if(c % (a - 2) == 1)
 b = range(-15, 16)
 require(a * b == c)
-""", False),
+""", (0, 0)),
     "undefined next domain: plain": ("""
 c = range(-13, 14)
 a = range(1, 13)
 b = range(-15, 16 + 12 // (a - 4))
 require(a * b == c)
-""", False),
+""", (0, 0)),
     "e undefined in the constraint: plain": ("""
 c = range(-13, 14)
 a = range(1, 13)
 b = range(-30, 31)
 require(a * b == 24 // (c - 3))
-""", False),
+""", (0, 0)),
     "e reads a: plain": ("""
 c = range(-13, 14)
 a = range(1, 13)
 b = range(-15, 16)
 require(a * b == a + c)
-""", False),
+""", (0, 0)),
     "a range holding 0 (nothing solved): plain": ("""
 c = range(-13, 14)
 a = range(-3, 4)
 b = range(-15, 16)
 require(a * b == c)
-""", False),
+""", (0, 0)),
 }
 
 
-def divisor_loops(enumerator) -> bool:
-    """Whether the module's walks have a divisor loop."""
-    return "int dz_" in enumerator.generated.source
+def divisor_loops(enumerator, walk: str = "") -> int:
+    """How many loops of the module's walks (of the walk `walk`) are divisor loops."""
+    source = enumerator.generated.source
+    if walk:
+        source = source.split(f"static void {walk}(")[1].split("\nstatic ")[0]
+    return len(set(re.findall(r"int dz_(\d+)", source)))
 
 
 def plain(space, monkeypatch, quick=True) -> CEnumerator:
@@ -168,10 +187,11 @@ def assert_walks_agree(fast: CEnumerator, slow: CEnumerator) -> list:
 
 @pytest.mark.parametrize("name", list(SPACES))
 def test_divisor_loops_change_nothing(name, monkeypatch):
-    source, applies = SPACES[name]
+    source, loops = SPACES[name]
     space = Space.from_source(source)
     fast, slow = CEnumerator(space.plan, Options(), threads=2, quick=True), plain(space, monkeypatch)
-    assert divisor_loops(fast) == applies and not divisor_loops(slow)
+    assert (divisor_loops(fast, "walk_count"), divisor_loops(fast, "walk_list")) == loops
+    assert not divisor_loops(slow)
     listed = assert_walks_agree(fast, slow)
     assert listed == [tuple(r) for r in space.rows()]
     assert fast.stats().count == space.stats().count
@@ -182,15 +202,16 @@ def divisors(m: int) -> list[int]:
     return sorted({*small, *(m // q for q in small)})
 
 
-@pytest.mark.parametrize("e, kept", [(3 * 2 ** 40, True), (-(2 ** 35) * 5, True), (963761198400, False)])
-def test_divisors_past_32_bits(e, kept, monkeypatch):
-    """|e| past 2**32 (the 64-bit trial division); 963,761,198,400 has 6,720 divisors, more
-    than a loop keeps: its loop stays plain at run time. Counted against the divisors."""
+@pytest.mark.parametrize("e", [-(2 ** 35) * 5, 3 * 2 ** 40, 963761198400])
+def test_divisors_past_32_bits(e, monkeypatch):
+    """|e| past 2**32: its divisors kept (the 64-bit trial division); sqrt|e| past the loop's
+    2**20 values (the plain loop); 6,720 divisors, more than a loop keeps (the plain loop, after
+    trying). Counted against the divisors."""
     source = f"a = range(1, 2 ** 20)\nb = range(-(2 ** 42), 2 ** 42)\nrequire(a * b == {e})\n"
     space = Space.from_source(source)
     expected = len([d for d in divisors(abs(e)) if d < 2 ** 20])
     fast, slow = CEnumerator(space.plan, Options(), threads=2), plain(space, monkeypatch, quick=False)
-    assert divisor_loops(fast) and (len(divisors(abs(e))) <= 1536) == kept
+    assert divisor_loops(fast) == 1
     assert fast.stats().count == slow.stats().count == expected
     assert rows(fast) == rows(slow)
 

@@ -139,6 +139,7 @@ static inline int ss_dscan_init(ss_dscan *s, ss_divs *dl, int64_t e, int64_t sta
     int64_t last = start + (n - 1) * step;
     if (!((start > 0 && last > 0) || (start < 0 && last < 0))) return 0;
     uint64_t m = ss_uabs(e);
+    if (m > (uint64_t)INT64_MAX) return 0;   /* |e| == 2**63: its divisors are not all int64 */
     if (dl->m != m) {
         if (dl->pm != m) { dl->pm = m; dl->spent = 0; }
         uint64_t budget = dl->spent + (uint64_t)n;   /* the plain iterations for m, this visit's included */
