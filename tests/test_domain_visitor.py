@@ -124,7 +124,7 @@ TREES = [
 def test_map_children_round_trip(tree):
     assert ir.map_children(tree, lambda c: c) is tree     # nothing changed: the same object
     copied = ir.map_children(tree, lambda c: ir.map_children(c, lambda g: g) if c.children() else
-                             type(c)(*(getattr(c, f) for f in c.__dataclass_fields__)))
+                             type(c)(*(getattr(c, f) for f in c.__match_args__)))
     assert copied == tree
     renamed = ir.substitute(tree, {"a": ir.Ref("z")})
     assert ir.substitute(renamed, {"z": ir.Ref("a")}) == tree

@@ -14,21 +14,76 @@ ordered, duplicate-free value sequences of parameters.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
+from operator import attrgetter
 
 ARITH_OPS = ("+", "-", "*", "//", "%", "/", "**")
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
 SET_OPS = ("union", "intersection", "difference")
 
+_set = object.__setattr__   # the nodes' own __setattr__ refuses: fields are set once, in __init__
+
+
+def _field_values(names: tuple[str, ...]) -> Callable[["Node"], tuple]:
+    """A function giving a node's field values as a tuple, in field order (C's attrgetter)."""
+    if not names:
+        return lambda node: ()
+    if len(names) == 1:
+        get = attrgetter(names[0])
+        return lambda node: (get(node),)
+    return attrgetter(*names)
+
 
 class Node:
-    """Base of all IR nodes."""
+    """Base of all IR nodes.
+
+    The nodes are plain classes with `__slots__`, written out rather than made by
+    `@dataclass(frozen=True, slots=True)`: a dataclass compiles generated source for each class
+    at import (about half a millisecond each, for every process that loads a space). They keep a
+    frozen dataclass's meaning: the constructor takes the fields in order (or by name), `==`
+    compares the fields of two nodes of the same class, `hash` is the hash of the fields' tuple,
+    `repr` is `Class(field=value, ...)`, assigning or deleting an attribute raises
+    `dataclasses.FrozenInstanceError`, and a pickle or copy carries the field values
+    (`__getstate__`/`__setstate__`, as a frozen slots dataclass's). `__match_args__` names the
+    fields in order (`map_children` and `match` read it)."""
 
     __slots__ = ()
+    __match_args__: tuple[str, ...] = ()
+    _values = staticmethod(_field_values(()))
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._values = staticmethod(_field_values(cls.__match_args__))
 
     def children(self) -> tuple["Node", ...]:
         return ()
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._values(self) == self._values(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._values(self))
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        return f"{self.__class__.__qualname__}({fields})"
+
+    def __setattr__(self, name, value):
+        from dataclasses import FrozenInstanceError   # only on this error: the module costs milliseconds
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        from dataclasses import FrozenInstanceError
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __getstate__(self):
+        return [getattr(self, name) for name in self.__match_args__]
+
+    def __setstate__(self, state):
+        for name, value in zip(self.__match_args__, state):
+            _set(self, name, value)
 
 
 class Expr(Node):
@@ -37,124 +92,159 @@ class Expr(Node):
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
 class Const(Expr):
+    __slots__ = __match_args__ = ("value",)
     value: int | str | bool
 
-    def __post_init__(self):
-        if type(self.value) not in (int, str, bool):
-            raise TypeError(f"Const value must be int, str or bool, got {self.value!r}")
+    def __init__(self, value: int | str | bool):
+        if type(value) not in (int, str, bool):
+            raise TypeError(f"Const value must be int, str or bool, got {value!r}")
+        _set(self, "value", value)
 
 
-@dataclass(frozen=True, slots=True)
 class Ref(Expr):
     """A reference to a parameter or derived value, by name."""
 
+    __slots__ = __match_args__ = ("name",)
     name: str
 
+    def __init__(self, name: str):
+        _set(self, "name", name)
 
-@dataclass(frozen=True, slots=True)
+
 class BinOp(Expr):
+    __slots__ = __match_args__ = ("op", "left", "right")
     op: str
     left: Expr
     right: Expr
 
-    def __post_init__(self):
-        if self.op not in ARITH_OPS:
-            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+    def __init__(self, op: str, left: Expr, right: Expr):
+        if op not in ARITH_OPS:
+            raise ValueError(f"unknown arithmetic operator {op!r}")
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
 
     def children(self):
         return (self.left, self.right)
 
 
-@dataclass(frozen=True, slots=True)
 class Neg(Expr):
+    __slots__ = __match_args__ = ("operand",)
     operand: Expr
+
+    def __init__(self, operand: Expr):
+        _set(self, "operand", operand)
 
     def children(self):
         return (self.operand,)
 
 
-@dataclass(frozen=True, slots=True)
 class Not(Expr):
+    __slots__ = __match_args__ = ("operand",)
     operand: Expr
+
+    def __init__(self, operand: Expr):
+        _set(self, "operand", operand)
 
     def children(self):
         return (self.operand,)
 
 
-@dataclass(frozen=True, slots=True)
 class Compare(Expr):
+    __slots__ = __match_args__ = ("op", "left", "right")
     op: str
     left: Expr
     right: Expr
 
-    def __post_init__(self):
-        if self.op not in COMPARE_OPS:
-            raise ValueError(f"unknown comparison {self.op!r}")
+    def __init__(self, op: str, left: Expr, right: Expr):
+        if op not in COMPARE_OPS:
+            raise ValueError(f"unknown comparison {op!r}")
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
 
     def children(self):
         return (self.left, self.right)
 
 
-@dataclass(frozen=True, slots=True)
 class And(Expr):
     """Short-circuit conjunction, left to right; the value is a bool."""
 
+    __slots__ = __match_args__ = ("operands",)
     operands: tuple[Expr, ...]
+
+    def __init__(self, operands: tuple[Expr, ...]):
+        _set(self, "operands", operands)
 
     def children(self):
         return self.operands
 
 
-@dataclass(frozen=True, slots=True)
 class Or(Expr):
     """Short-circuit disjunction, left to right; the value is a bool."""
 
+    __slots__ = __match_args__ = ("operands",)
     operands: tuple[Expr, ...]
+
+    def __init__(self, operands: tuple[Expr, ...]):
+        _set(self, "operands", operands)
 
     def children(self):
         return self.operands
 
 
-@dataclass(frozen=True, slots=True)
 class IfExp(Expr):
     """`then if cond else orelse`: only the chosen branch is evaluated."""
 
+    __slots__ = __match_args__ = ("cond", "then", "orelse")
     cond: Expr
     then: Expr
     orelse: Expr
+
+    def __init__(self, cond: Expr, then: Expr, orelse: Expr):
+        _set(self, "cond", cond)
+        _set(self, "then", then)
+        _set(self, "orelse", orelse)
 
     def children(self):
         return (self.cond, self.then, self.orelse)
 
 
-@dataclass(frozen=True, slots=True)
 class Min(Expr):
+    __slots__ = __match_args__ = ("operands",)
     operands: tuple[Expr, ...]
+
+    def __init__(self, operands: tuple[Expr, ...]):
+        _set(self, "operands", operands)
 
     def children(self):
         return self.operands
 
 
-@dataclass(frozen=True, slots=True)
 class Max(Expr):
+    __slots__ = __match_args__ = ("operands",)
     operands: tuple[Expr, ...]
+
+    def __init__(self, operands: tuple[Expr, ...]):
+        _set(self, "operands", operands)
 
     def children(self):
         return self.operands
 
 
-@dataclass(frozen=True, slots=True)
 class Abs(Expr):
+    __slots__ = __match_args__ = ("operand",)
     operand: Expr
+
+    def __init__(self, operand: Expr):
+        _set(self, "operand", operand)
 
     def children(self):
         return (self.operand,)
 
 
-#: Every domain node class, by module and qualified name (a dataclass with slots is a new class
-#: that replaces the one it was made from: the later one is kept).
+#: Every domain node class, by module and qualified name.
 _DOMAIN_CLASSES: dict[str, type] = {}
 
 
@@ -168,96 +258,129 @@ class Domain(Node):
         _DOMAIN_CLASSES[f"{cls.__module__}.{cls.__qualname__}"] = cls
 
 
-@dataclass(frozen=True, slots=True)
 class Range(Domain):
     """Python's `range(start, stop, step)`."""
 
+    __slots__ = __match_args__ = ("start", "stop", "step")
     start: Expr
     stop: Expr
     step: Expr
+
+    def __init__(self, start: Expr, stop: Expr, step: Expr):
+        _set(self, "start", start)
+        _set(self, "stop", stop)
+        _set(self, "step", step)
 
     def children(self):
         return (self.start, self.stop, self.step)
 
 
-@dataclass(frozen=True, slots=True)
 class Values(Domain):
     """An explicit value list; duplicates are dropped keeping the first."""
 
+    __slots__ = __match_args__ = ("items",)
     items: tuple[Expr, ...]
+
+    def __init__(self, items: tuple[Expr, ...]):
+        _set(self, "items", items)
 
     def children(self):
         return self.items
 
 
-@dataclass(frozen=True, slots=True)
 class SetOp(Domain):
     """Iterator algebra: `union` keeps left order then new right values; `intersection` and
     `difference` keep left order."""
 
+    __slots__ = __match_args__ = ("op", "left", "right")
     op: str
     left: Domain
     right: Domain
 
-    def __post_init__(self):
-        if self.op not in SET_OPS:
-            raise ValueError(f"unknown iterator operation {self.op!r}")
+    def __init__(self, op: str, left: Domain, right: Domain):
+        if op not in SET_OPS:
+            raise ValueError(f"unknown iterator operation {op!r}")
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
 
     def children(self):
         return (self.left, self.right)
 
 
-@dataclass(frozen=True, slots=True)
 class IfDomain(Domain):
+    __slots__ = __match_args__ = ("cond", "then", "orelse")
     cond: Expr
     then: Domain
     orelse: Domain
+
+    def __init__(self, cond: Expr, then: Domain, orelse: Domain):
+        _set(self, "cond", cond)
+        _set(self, "then", then)
+        _set(self, "orelse", orelse)
 
     def children(self):
         return (self.cond, self.then, self.orelse)
 
 
-@dataclass(frozen=True, slots=True)
 class Closure(Domain):
     """A generator-function iterator, evaluated in Python for each combination of its
     dependencies' values (`deps`, names of parameters or derived values)."""
 
+    __slots__ = __match_args__ = ("name", "func", "deps", "line")
     name: str
     func: Callable
     deps: tuple[str, ...]
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, name: str, func: Callable, deps: tuple[str, ...], line: int | None = None):
+        _set(self, "name", name)
+        _set(self, "func", func)
+        _set(self, "deps", deps)
+        _set(self, "line", line)
 
     def children(self):
         return tuple(Ref(d) for d in self.deps)
 
 
-@dataclass(frozen=True, slots=True)
 class Permutation(Domain):
     """Every order of `items` (an order-valued parameter: each value is a tuple of the items)."""
 
+    __slots__ = __match_args__ = ("items",)
     items: tuple[Expr, ...]
+
+    def __init__(self, items: tuple[Expr, ...]):
+        _set(self, "items", items)
 
     def children(self):
         return self.items
 
 
-@dataclass(frozen=True, slots=True)
 class Interleave(Domain):
     """Every merge of the `parts` (value lists) that keeps each part's own order (OA's mixer)."""
 
+    __slots__ = __match_args__ = ("parts",)
     parts: tuple["Values", ...]
+
+    def __init__(self, parts: tuple["Values", ...]):
+        _set(self, "parts", parts)
 
     def children(self):
         return self.parts
 
 
-@dataclass(frozen=True, slots=True)
 class Sequence(Domain):
     """Ordered selections of `items` without repetition, of `min_len` to `max_len` items."""
 
+    __slots__ = __match_args__ = ("items", "min_len", "max_len")
     items: tuple[Expr, ...]
     min_len: Expr
     max_len: Expr
+
+    def __init__(self, items: tuple[Expr, ...], min_len: Expr, max_len: Expr):
+        _set(self, "items", items)
+        _set(self, "min_len", min_len)
+        _set(self, "max_len", max_len)
 
     def children(self):
         return (*self.items, self.min_len, self.max_len)
@@ -267,17 +390,19 @@ ORDER_DOMAINS = (Permutation, Interleave, Sequence)
 ORDER_FUNCTIONS = ("position", "before", "first", "last", "contains", "len")
 
 
-@dataclass(frozen=True, slots=True)
 class OrderFn(Expr):
     """An order predicate or accessor: `fn(order, *args)` with `fn` in `ORDER_FUNCTIONS`
     (`solverspace.core.orders` gives the meaning)."""
 
+    __slots__ = __match_args__ = ("fn", "args")
     fn: str
     args: tuple[Expr, ...]
 
-    def __post_init__(self):
-        if self.fn not in ORDER_FUNCTIONS:
-            raise ValueError(f"unknown order function {self.fn!r}")
+    def __init__(self, fn: str, args: tuple[Expr, ...]):
+        if fn not in ORDER_FUNCTIONS:
+            raise ValueError(f"unknown order function {fn!r}")
+        _set(self, "fn", fn)
+        _set(self, "args", args)
 
     def children(self):
         return self.args
@@ -393,7 +518,7 @@ def map_children(node: Node, fn: Callable[[Node], Node]) -> Node:
     rewrite. Where every `fn(child)` is the child itself, `node` itself (so unchanged trees stay
     the same objects). A closure's inputs are names, not children: a closure comes back as it is."""
     fields, changed = [], False
-    for name in node.__dataclass_fields__:
+    for name in node.__match_args__:
         value = getattr(node, name)
         if isinstance(value, Node):
             new = fn(value)
@@ -450,7 +575,7 @@ def substitute(node: Node, mapping: dict[str, Node]) -> Node:
 # Long chains of `+`/`-` or of `*` ------------------------------------------------------------
 #: A chain of more operands than this is regrouped as a balanced tree (`regroup`). Python builds
 #: `p0 + p1 + ... + p999` as a tree 999 levels deep, and every recursive walk (this package's
-#: visitors, dataclass `==` and `hash`) would pass Python's recursion limit; `+` and `*` are
+#: visitors, the nodes' `==` and `hash`) would pass Python's recursion limit; `+` and `*` are
 #: exact on integers and fractions, so any grouping has the same value. Shorter chains keep the
 #: user's grouping, so printed text and generated code do not change for them.
 MAX_CHAIN = 32

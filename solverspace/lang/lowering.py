@@ -669,7 +669,7 @@ class _Truth:
             if isinstance(old, tuple) and isinstance(new, tuple):
                 return len(new) == len(old) and all(a is b for a, b in zip(new, old))
             return new is old
-        if all(unchanged(f, getattr(node, n)) for f, n in zip(fields, node.__dataclass_fields__)):
+        if all(unchanged(f, getattr(node, n)) for f, n in zip(fields, node.__match_args__)):
             return node
         return type(node)(*fields)
 
