@@ -40,6 +40,7 @@ CI_EXAMPLES = int(os.environ.get("SOLVERSPACE_VALIDATION_EXAMPLES", "300"))
 SLOW_EXAMPLES = int(os.environ.get("SOLVERSPACE_VALIDATION_SLOW_EXAMPLES", "2000"))
 C_PERCENT = 25
 WIDE = 0.03   # share of spaces ending in a wide block (a count past 2**64: C and CP-SAT count, nothing lists)
+PRODUCTS = 0.1   # share of spaces ending in a product equality (`a * b == c`: the C walks' divisor loops)
 ALL = ("c", "c-literal", "cpsat", "reference", "sample")
 WITHOUT_C = ("cpsat", "reference")
 OPTIONS = {"cpsat_options": {"workers": 1}, "threads": 2}
@@ -149,7 +150,8 @@ def test_generated_spaces_agree(builder):
 
     @settings(max_examples=CI_EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=HEALTH)
-    @given(source=spaces(c_compatible=True, wide=WIDE), with_c=st.integers(0, 99).map(lambda v: v < C_PERCENT))
+    @given(source=spaces(c_compatible=True, wide=WIDE, products=PRODUCTS),
+           with_c=st.integers(0, 99).map(lambda v: v < C_PERCENT))
     def check(source, with_c):
         run(source, ALL if with_c else WITHOUT_C)
 
@@ -173,7 +175,7 @@ def test_thousands_of_generated_spaces_agree(builder):
 
     @settings(max_examples=SLOW_EXAMPLES, deadline=None, derandomize=True, database=None,
               suppress_health_check=HEALTH)
-    @given(source=spaces(max_parameters=5, max_candidates=4000, c_compatible=False, wide=WIDE))
+    @given(source=spaces(max_parameters=5, max_candidates=4000, c_compatible=False, wide=WIDE, products=PRODUCTS))
     def check(source):
         run(source, ALL)
 
