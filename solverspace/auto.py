@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass
 
 from solverspace.core.errors import BackendUnavailableError
-from solverspace.core.formats import write_rows
 from solverspace.core.orders import domain_size as exact_domain_size
 from solverspace.core.results import Stats, rows_to_array
 from solverspace.lang import ir
@@ -521,6 +520,7 @@ class AutoBackend:
             if fmt not in ("csv", "jsonl"):  # the reference writes these two; the others go to C
                 raise WorkBudgetExceeded(0)
             enumerator.strict = strict
+            from solverspace.core.formats import write_rows   # only where a file is written
             columns = plan.model.parameter_names + tuple(with_derived)
             return write_rows(path, columns, enumerator.rows(with_derived), fmt, sep)  # no file if stopped
         return self._answer(plan, with_derived, by_reference,

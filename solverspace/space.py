@@ -5,19 +5,19 @@ import numbers
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from solverspace.backends import backends_with, get_backend
-from solverspace.analysis.check import CheckResult
 from solverspace.lang.dag import DAG
 from solverspace.core.errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
 from solverspace.loader import load_source, load_text, read_space
 from solverspace.lang.model import Model, one_spelling
 from solverspace.core.options import check_kind, check_path, check_separator, check_whole
-from solverspace.core.output import check_not_input, check_output_path
 from solverspace.analysis.plan import Plan, make_plan
-from solverspace.core.formats import FORMATS, check_stream_format, format_of, write_rows
 from solverspace.core.results import Stats
+
+if TYPE_CHECKING:
+    from solverspace.analysis.check import CheckResult
 
 
 def _backend(backend, capability: str, **options):
@@ -426,6 +426,7 @@ class Space:
         object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
         comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
         appears only when complete; `-` is standard output (CSV or JSON Lines)."""
+        from solverspace.core.formats import FORMATS, check_stream_format, format_of   # only where a file is written
         path = self._output(path)
         if fmt is not None:
             check_kind(fmt, "fmt", str, "a format name (str)", "fmt='csv'")
@@ -443,6 +444,7 @@ class Space:
                   with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
         appears only when complete; `-` is standard output."""
+        from solverspace.core.formats import write_rows
         path = self._output(path)
         check_separator(sep)
         rows = self.rows(backend, strict=strict, with_derived=with_derived, progress=progress, **options)
@@ -454,6 +456,8 @@ class Space:
 
     def _output(self, path) -> Path:
         """An output path that can be written and is not this space's own file."""
+        # core.output (shutil, tempfile, bz2, lzma: milliseconds a process) only where a file is written
+        from solverspace.core.output import check_not_input, check_output_path
         path = check_output_path(check_path(path))
         check_not_input(path, self.model.source, option="path")
         return path

@@ -26,7 +26,6 @@ from solverspace.core.options import check_threads
 from solverspace.analysis.plan import Plan
 from solverspace.core.results import Stats
 from solverspace.core.draws import Positions
-from solverspace.core.formats import Header, write_batches
 
 from solverspace.translators.c.codegen import (
     CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout)
@@ -40,6 +39,8 @@ from solverspace.translators.c import orders as c_orders
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
+
+    from solverspace.core.formats import Header
 
 MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
@@ -536,6 +537,7 @@ class CEnumerator:
     def header(self) -> Header:
         """The output columns for a writer (`solverspace.core.formats`): names, each categorical
         column's table (the rows hold its codes) and the rows' dtype."""
+        from solverspace.core.formats import Header   # the writers' module: only where rows are written
         columns = self.generated.columns
         return Header(tuple(c.name for c in columns), tuple(c.categorical for c in columns), self.generated.dtype)
 
@@ -559,6 +561,7 @@ class CEnumerator:
               batch_rows=DEFAULT_BATCH_ROWS) -> int:
         """Write CSV, .npy, JSON Lines or Parquet (`solverspace.core.formats`) a batch at a time
         (bounded memory), CSV formatted in C; the file appears under its name only when complete."""
+        from solverspace.core.formats import write_batches
         header = self.header
         if fmt == "npy":   # the header states the row count: counted once the temporary file exists
             def header():

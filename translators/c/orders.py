@@ -11,7 +11,6 @@ funnel is not offered (its constraints would be the slot model's parts).
 from __future__ import annotations
 
 from solverspace.core.draws import Positions
-from solverspace.core.formats import write_rows
 from solverspace.core.results import rows_to_array
 
 from solverspace.translators.order_slots import slots
@@ -30,6 +29,7 @@ def array(backend, plan, *, strict=False, with_derived=(), progress=None):
 
 
 def write(backend, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
+    from solverspace.core.formats import write_rows   # the writers' module: only where a file is written
     columns = plan.model.parameter_names + tuple(with_derived)
     listed = rows(backend, plan, strict=strict, with_derived=with_derived, progress=progress)
     return write_rows(path, columns, listed, fmt, sep)   # .npy and Parquet: held, typed from the whole table
