@@ -164,7 +164,8 @@ static inline int64_t ss_dscan_next(ss_dscan *s, int64_t n) {
         int64_t t = s->at, x = s->d[t]; s->at += s->dir;
         if (s->mod != 1 && (x - s->lo) % s->mod != 0) continue;   /* not one of the range's values */
         s->q = s->flip ? -s->d[s->nd - 1 - t] : s->d[s->nd - 1 - t];
-        return ((s->neg ? -x : x) - s->start) / s->step;
+        int64_t offset = (s->neg ? -x : x) - s->start;
+        return s->mod == 1 ? offset * s->step : offset / s->step;   /* (a step of 1 or -1: no division) */
     }
     return n;
 }
