@@ -9,12 +9,11 @@ import sys
 import time
 
 from solverspace.backends import BACKENDS, get_backend
-from solverspace.analysis.check import parse_assignment
 from solverspace.core.errors import BackendUnavailableError, OutputError, SolverspaceError
-from solverspace.core.output import (
-    STDOUT, atomic_output, check_not_input, check_output_path, is_standard_output, is_stdout)
-from solverspace.core.formats import write_array
 from solverspace.space import Space
+
+# core.output and core.formats (shutil, tempfile, bz2, lzma) and analysis.check are imported by
+# the handlers that write a file or check an assignment: `count`, `sweep` and `best` need none.
 
 
 def _settings(pairs: list[str]) -> dict:
@@ -186,16 +185,19 @@ def _enumerate_dask(args) -> int:
 
 def _check_output(args, space, *paths) -> None:
     """`-o` (and its sidecars) must not be the space file being read: refused, exit 2."""
+    from solverspace.core.output import check_not_input
     for path in (args.output, *paths):
         check_not_input(path, space.model.source)
 
 
 def _summary_stream(output):
     """Where a command says what it wrote: standard error when the output itself is standard output."""
+    from solverspace.core.output import is_standard_output
     return sys.stderr if is_standard_output(output) else sys.stdout
 
 
 def cmd_enumerate(args) -> int:
+    from solverspace.core.output import check_output_path, is_stdout
     if args.engine == "dask":
         if is_stdout(args.output):
             raise OutputError("-o -: --engine dask writes a directory of shards, not standard output",
@@ -219,6 +221,8 @@ def cmd_enumerate(args) -> int:
 
 
 def cmd_sample(args) -> int:
+    from solverspace.core.formats import write_array
+    from solverspace.core.output import STDOUT, atomic_output, check_output_path, is_stdout
     sidecar = None if args.output is None or is_stdout(args.output) else f"{args.output}.meta.json"
     if args.output is not None:
         check_output_path(args.output, "-o")
@@ -257,6 +261,7 @@ def cmd_export_t1(args) -> int:
     """`export-t1`: the space as a T1 JSON file (dependent ranges as superset lists + conditions)."""
     from pathlib import Path
 
+    from solverspace.core.output import check_output_path
     from solverspace.t1 import write_t1
     check_output_path(args.output, "-o")
     space = load_space(args)
@@ -328,6 +333,7 @@ def cmd_settings(args) -> int:
 
 
 def cmd_check(args) -> int:
+    from solverspace.analysis.check import parse_assignment
     from solverspace.core.orders import format_value
     space = load_space(args)
     assignment = parse_assignment(space.model, args.assignment)
@@ -350,6 +356,7 @@ def cmd_check(args) -> int:
 def cmd_check_cpsat(args) -> int:
     """`check`: with only some parameters given, CP-SAT finds a valid completion or a minimal set
     of constraints that rules the given values out; otherwise (and without OR-Tools) `cmd_check`."""
+    from solverspace.analysis.check import parse_assignment
     from solverspace.core.orders import format_value
     space = load_space(args)
     assignment = parse_assignment(space.model, args.assignment)

@@ -4,16 +4,18 @@ from __future__ import annotations
 import sys
 import time
 
-from solverspace.analysis.check import parse_assignment
 from solverspace.cli.commands import cmd_sample, load_space
 from solverspace.core.errors import OptionError
-from solverspace.core.formats import write_array
 from solverspace.core.orders import format_value
-from solverspace.core.output import STDOUT, check_not_input, check_output_path, is_standard_output
+
+# analysis.check, core.formats and core.output are imported by the handlers: the parser imports
+# this module in every command, and `count`, `sweep` and `best` need none of them.
 
 
 def cmd_design(args) -> int:
     """`design`: n valid configurations of a space-filling design (conditional quantiles)."""
+    from solverspace.core.formats import write_array
+    from solverspace.core.output import STDOUT, check_not_input, check_output_path, is_standard_output
     if args.n < 1:
         raise OptionError(f"-n {args.n}: a design needs at least one point", hint="e.g. -n 100")
     if args.output is not None:
@@ -33,6 +35,7 @@ def cmd_design(args) -> int:
 
 def cmd_repair(args) -> int:
     """`repair`: the valid configuration nearest (L1 in parameter indices) to a point of the index box."""
+    from solverspace.analysis.check import parse_assignment
     space = load_space(args)
     if (args.indices is None) == (not args.assignment):
         raise OptionError("repair takes NAME=VALUE for every parameter, or --indices i,j,...: exactly one of them",
@@ -59,6 +62,9 @@ def cmd_sample_or_given(args) -> int:
         raise OptionError(f"-n {args.n}: ask for at least one configuration", hint="e.g. -n 100")
     if not getattr(args, "given", None):
         return cmd_sample(args)
+    from solverspace.analysis.check import parse_assignment
+    from solverspace.core.formats import write_array
+    from solverspace.core.output import STDOUT, check_not_input, check_output_path, is_standard_output
     if args.engine == "dask":
         raise OptionError("--given runs locally (the derived space is sampled in this process)",
                           hint="leave out --engine dask")

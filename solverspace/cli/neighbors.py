@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import sys
 
-from solverspace.analysis.check import parse_assignment
 from solverspace.cli.commands import load_space
 from solverspace.core.errors import OptionError
 from solverspace.core.orders import format_value
@@ -13,6 +12,7 @@ from solverspace.core.orders import format_value
 def cmd_neighbors(args) -> int:
     """All neighbours (one `k=v ...` line each, sorted by parameter indices), their number
     (`--count`) or one drawn uniformly (`--random --seed S`; exit 1 when there is none)."""
+    from solverspace.analysis.check import parse_assignment   # here: the parser imports this module in every command
     if args.random and args.count:
         raise OptionError("--random draws one neighbour and --count counts them", hint="give one of the two")
     space = load_space(args)
