@@ -48,16 +48,17 @@ import hashlib
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import sysconfig
-import tempfile
 import threading
 import time
 import warnings
 from pathlib import Path
 
 from solverspace.core.errors import SolverspaceError, SolverspaceWarning
+
+# shutil and tempfile (with random, bz2, lzma: milliseconds a process) are imported where a file
+# is written or a build runs: a warm count, sweep or best writes nothing here.
 
 FLAGS = ["-O2", "-fPIC", "-fwrapv", "-DNDEBUG", "-fopenmp", "-std=gnu99", "-fno-strict-aliasing", "-Wno-unused-variable",
          "-Wno-unused-but-set-variable", "-Wno-unused-function", "-Wno-unused-label"]
@@ -171,6 +172,8 @@ def cache_dir() -> Path:
         reason = "not writable"
     except OSError as exc:
         reason = "a file is in the way" if path.exists() else exc.strerror or str(exc)
+    import shutil
+    import tempfile
     fallback = Path(tempfile.mkdtemp(prefix="solverspace-cache-"))
     atexit.register(shutil.rmtree, fallback, ignore_errors=True)
     _FALLBACK[str(path)] = fallback
@@ -240,6 +243,7 @@ def verified(path: Path) -> bool:
 
 def write_atomically(path: Path, text: str | bytes) -> None:
     """A small file (a sidecar, a cache entry, a build job) in place whole or not at all."""
+    import tempfile
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as handle:
@@ -352,6 +356,7 @@ def remove_stale_builds(directory: Path, age: float = STALE_AGE) -> list[Path]:
             stale = [Path(entry.path) for entry in entries if _stale(entry, now, age)]
     except OSError:
         return []
+    import shutil
     for path in stale:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
@@ -361,6 +366,8 @@ def remove_stale_builds(directory: Path, age: float = STALE_AGE) -> list[Path]:
 
 
 def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool | str = False):
+    import shutil
+    import tempfile
     remove_stale_builds(directory)
     workdir = Path(tempfile.mkdtemp(prefix=f"{name}.pid{os.getpid()}.", dir=directory))
     try:
@@ -377,6 +384,7 @@ def _compile(directory: Path, name: str, source: str, cdef: str, quick: bool | s
 def _compile_in(workdir: Path, directory: Path, name: str, source: str, cdef: str, quick: bool | str):
     """Compile `source` in `workdir` and move the module into `directory`."""
     import shlex
+    import shutil
     import subprocess
     import cffi
     from cffi.recompiler import make_py_source
