@@ -310,7 +310,10 @@ def _import(directory: Path, name: str):
         spec = importlib.util.spec_from_file_location(name, declarations)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        library = Library(name, module.ffi, module.ffi.dlopen(str(path)))
+        # RTLD_NODELETE: the library (and libgomp, which only it loads) stays mapped when the process
+        # exits; unmapped at exit while OpenMP's idle threads still spin in libgomp, it crashed
+        # (SIGSEGV after the answer was printed, the sooner the exit the likelier)
+        library = Library(name, module.ffi, module.ffi.dlopen(str(path), module.ffi.RTLD_NOW | module.ffi.RTLD_NODELETE))
         library.lib.ss_row_size()  # a corrupt entry fails here
     except Exception:  # stale or corrupt: the rebuild replaces it
         return None
