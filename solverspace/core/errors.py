@@ -5,7 +5,6 @@ callers who do not know our hierarchy still catch them sensibly.
 """
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from dataclasses import dataclass
 
@@ -110,6 +109,7 @@ def did_you_mean(name: str, known) -> str | None:
     if same != name and same in known:
         return (f"{name!r} is {same!r} as Python reads names (Unicode NFKC normalisation, "
                 f"{_spelled(name)}); write {same!r}")
+    import difflib   # here: only a misspelled name needs it
     close = difflib.get_close_matches(same, [k for k in known if python_name(k) != same], n=3, cutoff=0.6)
     if not close:
         return None

@@ -628,7 +628,9 @@ def chain(op: str, terms: list[tuple[bool, Expr]]) -> Expr:
 
 def regroup(node: Node) -> Node:
     """The same tree with every chain of more than `MAX_CHAIN` operands balanced; iterative."""
-    if not any(_chain_op(n) for n in walk(node)):
+    # such a chain has at least MAX_CHAIN operators: with fewer in the whole tree, there is none
+    # (the tree itself comes back, as the rebuild below would give it, without rebuilding)
+    if sum(1 for n in walk(node) if _chain_op(n)) < MAX_CHAIN:
         return node
 
     def leaf(n):
