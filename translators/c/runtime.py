@@ -90,8 +90,8 @@ DIVISORS_C = r"""
    known before v's loop, visits only the values of v that divide e (the others give the next
    loop no value). ss_divs keeps the divisors of the last |e| met by one loop in one walk call,
    ascending, found by trial division up to sqrt|e| once the plain loops run for that |e| have
-   done as many iterations (each visit of the loop as one loop, when it is that long: a loop
-   pays at most twice the cheaper of the two); ss_dscan walks the k of the range's values among them in the loop's order;
+   done as many iterations, this visit's included (rent, then buy: about twice the cheaper
+   choice at worst); ss_dscan walks the k of the range's values among them in the loop's order;
    ss_dfilter skips a value list's non-divisors. Every test `|e| % |v| == 0` is the nest's own
    `e_ % k_ == 0` (C's remainder is 0 exactly when v divides e, whatever the signs). Part of the
    cancel text: every program with loop nests has it. */
