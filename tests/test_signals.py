@@ -23,6 +23,10 @@ HUGE_UNITS = "a = range(2)\nh = range(3)\nb = range(10**12)\nrequire((a + b * 7 
 # loops look at the flag by the lengths they add on entry
 HUGE_NEST = ("a = range(2)\nh = range(3)\nb = range(60000)\nc = range(60000)\nd = range(60000)\n"
              "require((a + b * 7 + c * c + d * d + b // 3) % 1000003 == 1)\n")
+# two work units; in each, the divisor loop over `b` (2**33 values) first seeks the divisors of
+# e, about 2**63, by some 3 * 10**9 trial divisions (`LoopNest.divisor_loop`): seconds in one search
+DIVISOR_SEARCH = ("a = range(2)\nh = range(3)\nb = range(1, 2 ** 33)\nc = range(-(2 ** 29), 2 ** 29)\n"
+                  "require(b * c == 9223372036854775783 - a)\n")
 # many small rows in Python: the reference backend writes for minutes
 LONG_LISTING = "a = range(10**5)\nb = range(10**5)\nrequire((a + b) % 3 == 0)\n"
 
@@ -78,8 +82,8 @@ def _stop(proc, signum, within=3.0):
 
 @needs_cc
 @pytest.mark.parametrize("text, signum, status", [(HUGE_UNITS, signal.SIGINT, 130), (HUGE_UNITS, signal.SIGTERM, 143),
-                                                  (HUGE_NEST, signal.SIGINT, 130)], ids=["long-loop-int", "long-loop-term",
-                                                                                         "nest-of-short-loops-int"])
+                                                  (HUGE_NEST, signal.SIGINT, 130), (DIVISOR_SEARCH, signal.SIGINT, 130)],
+                         ids=["long-loop-int", "long-loop-term", "nest-of-short-loops-int", "divisor-search-int"])
 def test_a_signal_stops_a_count_inside_one_huge_work_unit(tmp_path, text, signum, status):
     path = _space(tmp_path, text)
     _prebuild(path)
