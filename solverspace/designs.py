@@ -43,7 +43,6 @@ rule it out, as `check` prints them).
 """
 from __future__ import annotations
 
-import dataclasses
 import numbers
 import warnings
 import weakref
@@ -311,7 +310,7 @@ def given_space(space, given: dict):
             taken.add(label)
             extra.append(Constraint(label, ir.Compare("==", ir.Ref(name), ir.Const(value)), False,
                                     ConstraintKind.EXPRESSION))
-        derived = type(space)(dataclasses.replace(model, constraints=model.constraints + tuple(extra)))
+        derived = type(space)(model.replace(constraints=model.constraints + tuple(extra)))
         if len(cache) >= 64:
             cache.pop(next(iter(cache)))
         cache[key] = derived

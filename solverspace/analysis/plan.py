@@ -9,27 +9,43 @@ breaks, bound tightening, solved equalities) belong to backends and are switchab
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
 
+from solverspace.core.records import Record
 from solverspace.lang.dag import DAG
 from solverspace.lang.model import Constraint, Derived, Model, Parameter
 
 
-@dataclass(frozen=True)
-class Level:
-    """One loop: bind `parameter`, then compute `derived`, then test `constraints` in order."""
+class Level(Record):
+    """One loop: bind `parameter`, then compute `derived`, then test `constraints` in order (a
+    record, `solverspace.core.records`: a frozen dataclass written out)."""
 
+    __match_args__ = ("parameter", "derived", "constraints")
     parameter: Parameter
     derived: tuple[Derived, ...]
     constraints: tuple[Constraint, ...]
 
+    def __init__(self, parameter: Parameter, derived: tuple[Derived, ...], constraints: tuple[Constraint, ...]):
+        object.__setattr__(self, "parameter", parameter)
+        object.__setattr__(self, "derived", derived)
+        object.__setattr__(self, "constraints", constraints)
 
-@dataclass(frozen=True)
-class Plan:
+
+class Plan(Record):
+    """The loops in order, and what is computed and tested before them and in each (a record:
+    a frozen dataclass written out)."""
+
+    __match_args__ = ("model", "prelude_derived", "prelude_constraints", "levels")
     model: Model
     prelude_derived: tuple[Derived, ...]       # depend on no parameter
     prelude_constraints: tuple[Constraint, ...]
     levels: tuple[Level, ...]
+
+    def __init__(self, model: Model, prelude_derived: tuple[Derived, ...], prelude_constraints: tuple[Constraint, ...],
+                 levels: tuple[Level, ...]):
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "prelude_derived", prelude_derived)
+        object.__setattr__(self, "prelude_constraints", prelude_constraints)
+        object.__setattr__(self, "levels", levels)
 
     @property
     def analysis(self):

@@ -6,15 +6,19 @@ callers who do not know our hierarchy still catch them sensibly.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from solverspace.core.records import Record
 
 
-@dataclass(frozen=True)
-class Location:
-    """A place in a space file, for messages."""
+class Location(Record):
+    """A place in a space file, for messages (a record: a frozen dataclass written out)."""
 
+    __match_args__ = ("filename", "line")
     filename: str
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, filename: str, line: int | None = None):
+        object.__setattr__(self, "filename", filename)
+        object.__setattr__(self, "line", line)
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}" if self.line else self.filename

@@ -8,10 +8,10 @@ is at level k-1. A derived value or constraint belongs to the level of its deepe
 from __future__ import annotations
 
 import graphlib
-from dataclasses import dataclass
 from functools import cached_property
 
 from solverspace.core.errors import Location, SpaceDefinitionError, did_you_mean
+from solverspace.core.records import Record
 
 
 def _vertices(model):
@@ -45,9 +45,14 @@ def check_acyclic(model) -> None:
                                    ) from None
 
 
-@dataclass(frozen=True)
-class DAG:
+class DAG(Record):
+    """The dependency DAG of `model` (a record: a frozen dataclass written out)."""
+
+    __match_args__ = ("model",)
     model: object
+
+    def __init__(self, model: object):
+        object.__setattr__(self, "model", model)
 
     @cached_property
     def uses(self) -> dict[str, frozenset[str]]:

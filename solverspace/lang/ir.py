@@ -15,7 +15,8 @@ ordered, duplicate-free value sequences of parameters.
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import attrgetter
+
+from solverspace.core.records import Record
 
 ARITH_OPS = ("+", "-", "*", "//", "%", "/", "**")
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
@@ -24,59 +25,22 @@ SET_OPS = ("union", "intersection", "difference")
 _set = object.__setattr__   # the nodes' own __setattr__ refuses: fields are set once, in __init__
 
 
-def _field_values(names: tuple[str, ...]) -> Callable[["Node"], tuple]:
-    """A function giving a node's field values as a tuple, in field order (C's attrgetter)."""
-    if not names:
-        return lambda node: ()
-    if len(names) == 1:
-        get = attrgetter(names[0])
-        return lambda node: (get(node),)
-    return attrgetter(*names)
-
-
-class Node:
+class Node(Record):
     """Base of all IR nodes.
 
-    The nodes are plain classes with `__slots__`, written out rather than made by
-    `@dataclass(frozen=True, slots=True)`: a dataclass compiles generated source for each class
-    at import (about half a millisecond each, for every process that loads a space). They keep a
-    frozen dataclass's meaning: the constructor takes the fields in order (or by name), `==`
-    compares the fields of two nodes of the same class, `hash` is the hash of the fields' tuple,
-    `repr` is `Class(field=value, ...)`, assigning or deleting an attribute raises
-    `dataclasses.FrozenInstanceError`, and a pickle or copy carries the field values
-    (`__getstate__`/`__setstate__`, as a frozen slots dataclass's). `__match_args__` names the
-    fields in order (`map_children` and `match` read it)."""
+    The nodes are records (`solverspace.core.records`) with `__slots__`, written out rather than
+    made by `@dataclass(frozen=True, slots=True)` (which compiles generated source for each class
+    at import, in every process that loads a space). They keep that dataclass's meaning: the
+    constructor takes the fields in order (or by name), `==` compares the fields of two nodes of
+    the same class, `hash` is the hash of the fields' tuple, `repr` is `Class(field=value, ...)`,
+    assigning or deleting an attribute raises `dataclasses.FrozenInstanceError`, and a pickle or
+    copy carries the field values as a list (`__getstate__`/`__setstate__`, as a frozen slots
+    dataclass's). `__match_args__` names the fields in order (`map_children` reads it)."""
 
     __slots__ = ()
-    __match_args__: tuple[str, ...] = ()
-    _values = staticmethod(_field_values(()))
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._values = staticmethod(_field_values(cls.__match_args__))
 
     def children(self) -> tuple["Node", ...]:
         return ()
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._values(self) == self._values(other)
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self._values(self))
-
-    def __repr__(self):
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
-        return f"{self.__class__.__qualname__}({fields})"
-
-    def __setattr__(self, name, value):
-        from dataclasses import FrozenInstanceError   # only on this error: the module costs milliseconds
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        from dataclasses import FrozenInstanceError
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __getstate__(self):
         return [getattr(self, name) for name in self.__match_args__]

@@ -677,13 +677,12 @@ class _Truth:
 def normalise_truth(model):
     """`model` with Python's truth explicit (see above): conditions are bools, and/or used as a
     value are conditionals. Trees that need nothing are kept as they are."""
-    import dataclasses
     rewrite = _Truth(model)
-    parameters = tuple(dataclasses.replace(p, domain=rewrite.value(p.domain)) for p in model.parameters)
-    derived = tuple(dataclasses.replace(d, expr=rewrite.value(d.expr)) for d in model.derived)
-    constraints = tuple(dataclasses.replace(c, expr=rewrite.truth(c.expr)) for c in model.constraints)
+    parameters = tuple(p.replace(domain=rewrite.value(p.domain)) for p in model.parameters)
+    derived = tuple(d.replace(expr=rewrite.value(d.expr)) for d in model.derived)
+    constraints = tuple(c.replace(expr=rewrite.truth(c.expr)) for c in model.constraints)
     cost = None if model.cost is None else rewrite.value(model.cost)
-    return dataclasses.replace(model, parameters=parameters, derived=derived, constraints=constraints, cost=cost)
+    return model.replace(parameters=parameters, derived=derived, constraints=constraints, cost=cost)
 
 
 def normalise_expression(expr: ir.Expr, model, *, condition: bool = False) -> ir.Expr:

@@ -6,11 +6,11 @@ and for reproducing a run.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 from solverspace.lang import ir
 from solverspace.core.errors import SpaceDefinitionError, python_name
+from solverspace.core.records import Record
 from solverspace.lang.printing import to_source
 from solverspace.core.strenum import StrEnum
 
@@ -48,14 +48,27 @@ class ConstraintKind(StrEnum):
     FUNCTION = "function"       # an `@require` / `@reject_if` function
 
 
-@dataclass(frozen=True)
-class Parameter:
+_set = object.__setattr__   # records set each field once, in __init__ (see solverspace.core.records)
+
+
+# The classes below are records (`solverspace.core.records`): frozen dataclasses written out
+# (a dataclass compiles generated source for each class, in every process that loads a space).
+# Fields: `__match_args__`; changed copies: `replace(**changes)`.
+
+class Parameter(Record):
     """A tuning parameter (an iterator): its values are `domain` evaluated for its dependencies."""
 
+    __match_args__ = ("name", "domain", "kind", "line")
     name: str
     domain: ir.Domain
     kind: ParameterKind
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, name: str, domain: ir.Domain, kind: ParameterKind, line: int | None = None):
+        _set(self, "name", name)
+        _set(self, "domain", domain)
+        _set(self, "kind", kind)
+        _set(self, "line", line)
 
     @property
     def depends_on(self) -> frozenset[str]:
@@ -65,13 +78,18 @@ class Parameter:
         return f"{self.name} = {to_source(self.domain)}"
 
 
-@dataclass(frozen=True)
-class Derived:
+class Derived(Record):
     """A derived value: an expression of parameters (and other derived values)."""
 
+    __match_args__ = ("name", "expr", "line")
     name: str
     expr: ir.Expr
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, name: str, expr: ir.Expr, line: int | None = None):
+        _set(self, "name", name)
+        _set(self, "expr", expr)
+        _set(self, "line", line)
 
     @property
     def depends_on(self) -> frozenset[str]:
@@ -81,17 +99,24 @@ class Derived:
         return f"{self.name} = {to_source(self.expr)}"
 
 
-@dataclass(frozen=True)
-class Constraint:
+class Constraint(Record):
     """A pruning rule. `rejects=True`: the configuration is rejected when `expr` is true (the
     paper's conditions, `@reject_if`); `rejects=False`: it is kept only when `expr` is true
     (`@require`)."""
 
+    __match_args__ = ("name", "expr", "rejects", "kind", "line")
     name: str
     expr: ir.Expr
     rejects: bool
     kind: ConstraintKind
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, name: str, expr: ir.Expr, rejects: bool, kind: ConstraintKind, line: int | None = None):
+        _set(self, "name", name)
+        _set(self, "expr", expr)
+        _set(self, "rejects", rejects)
+        _set(self, "kind", kind)
+        _set(self, "line", line)
 
     @property
     def depends_on(self) -> frozenset[str]:
@@ -110,34 +135,57 @@ class Constraint:
         return f"{self.polarity} {self.name}: {to_source(self.expr)}"
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(Record):
     """A named constant of the space that users may override."""
 
+    __match_args__ = ("name", "value", "default", "choices", "doc", "line")
     name: str
     value: int | str | bool
     default: int | str | bool
-    choices: tuple | None = None
-    doc: str | None = None
-    line: int | None = None
+    choices: tuple | None
+    doc: str | None
+    line: int | None
+
+    def __init__(self, name: str, value: int | str | bool, default: int | str | bool, choices: tuple | None = None,
+                 doc: str | None = None, line: int | None = None):
+        _set(self, "name", name)
+        _set(self, "value", value)
+        _set(self, "default", default)
+        _set(self, "choices", choices)
+        _set(self, "doc", doc)
+        _set(self, "line", line)
 
     @property
     def overridden(self) -> bool:
         return self.value != self.default or type(self.value) is not type(self.default)
 
 
-@dataclass(frozen=True)
-class Model:
+class Model(Record):
     """A loaded space. Parameters keep definition order (the output column order)."""
 
+    __match_args__ = ("source", "parameters", "derived", "constraints", "settings", "closure_globals",
+                      "max_closure_values", "cost")
     source: str
     parameters: tuple[Parameter, ...]
     derived: tuple[Derived, ...]
     constraints: tuple[Constraint, ...]
     settings: tuple[Setting, ...]
-    closure_globals: tuple[tuple[str, object], ...] = ()
-    max_closure_values: int = 100_000
-    cost: "ir.Expr | None" = None      # the declared performance model (`cost(...)`), if any
+    closure_globals: tuple[tuple[str, object], ...]
+    max_closure_values: int
+    cost: "ir.Expr | None"      # the declared performance model (`cost(...)`), if any
+
+    def __init__(self, source: str, parameters: tuple[Parameter, ...], derived: tuple[Derived, ...],
+                 constraints: tuple[Constraint, ...], settings: tuple[Setting, ...],
+                 closure_globals: tuple[tuple[str, object], ...] = (), max_closure_values: int = 100_000,
+                 cost: "ir.Expr | None" = None):
+        _set(self, "source", source)
+        _set(self, "parameters", parameters)
+        _set(self, "derived", derived)
+        _set(self, "constraints", constraints)
+        _set(self, "settings", settings)
+        _set(self, "closure_globals", closure_globals)
+        _set(self, "max_closure_values", max_closure_values)
+        _set(self, "cost", cost)
 
     @cached_property
     def parameter(self) -> dict[str, Parameter]:
