@@ -178,3 +178,43 @@ def test_the_constructors_refuse_what_the_dataclasses_refused(make, error):
 def test_a_closure_line_defaults_to_none():
     assert ir.Closure("c", len, ("a",)).line is None
     assert ir.Closure("c", len, ("a",)) == ir.Closure(name="c", func=len, deps=("a",), line=None)
+
+
+# --- the other records (solverspace.core.records): the model, the plan, a location --------------
+def model_records():
+    """One of each record class of the model and the plan, from a small space."""
+    from solverspace import Space
+    from solverspace.core.errors import Location
+    space = Space.from_source("s = setting(3, choices=[3, 4])\nx = range(1, s + 2)\ny = x * 2\nrequire(y < 7)\n")
+    model, plan = space.model, space.plan
+    return [model, model.parameters[0], model.derived[0], model.constraints[0], model.settings[0], plan,
+            plan.levels[0], Location("space.py", 3), Location("space.py")]
+
+
+def test_a_record_reads_hashes_pickles_and_replaces_as_a_frozen_dataclass():
+    for record in model_records():
+        cls, names = type(record), type(record).__match_args__
+        values = {name: getattr(record, name) for name in names}
+        frozen = dataclasses.make_dataclass(cls.__name__, [(n, object) for n in names], frozen=True)(**values)
+        assert repr(record) == repr(frozen)
+        assert record == cls(**values) == cls(*values.values()) and record.__eq__(frozen) is NotImplemented
+        if type(record).__name__ not in ("Model", "Plan"):   # a model's closure_globals may hold a dict
+            assert hash(record) == hash(frozen)
+        copied = pickle.loads(pickle.dumps(record))
+        assert type(copied) is cls and copied == record
+        assert record.replace() == record and dataclasses.replace(frozen) == frozen
+        changed = record.replace(**{names[-1]: "other"})
+        assert getattr(changed, names[-1]) == "other" and changed != record
+        assert all(getattr(changed, n) is getattr(record, n) for n in names[:-1])
+        with pytest.raises(TypeError):
+            record.replace(no_such_field=1)
+        with pytest.raises(dataclasses.FrozenInstanceError, match=f"cannot assign to field '{names[0]}'"):
+            setattr(record, names[0], None)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(record, names[0])
+
+
+def test_a_model_keeps_its_cached_facts_apart_from_its_fields():
+    model = model_records()[0]
+    assert model.parameter["x"] is model.parameters[0]   # a cached_property, kept in the instance
+    assert model.replace(source=model.source) == model and "parameter" not in vars(model.replace())
