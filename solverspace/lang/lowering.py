@@ -678,9 +678,13 @@ def normalise_truth(model):
     """`model` with Python's truth explicit (see above): conditions are bools, and/or used as a
     value are conditionals. Trees that need nothing are kept as they are."""
     rewrite = _Truth(model)
-    parameters = tuple(p.replace(domain=rewrite.value(p.domain)) for p in model.parameters)
-    derived = tuple(d.replace(expr=rewrite.value(d.expr)) for d in model.derived)
-    constraints = tuple(c.replace(expr=rewrite.truth(c.expr)) for c in model.constraints)
+
+    def kept(record, field, tree):   # a record whose tree is unchanged is kept (with what it cached)
+        return record if tree is getattr(record, field) else record.replace(**{field: tree})
+
+    parameters = tuple(kept(p, "domain", rewrite.value(p.domain)) for p in model.parameters)
+    derived = tuple(kept(d, "expr", rewrite.value(d.expr)) for d in model.derived)
+    constraints = tuple(kept(c, "expr", rewrite.truth(c.expr)) for c in model.constraints)
     cost = None if model.cost is None else rewrite.value(model.cost)
     return model.replace(parameters=parameters, derived=derived, constraints=constraints, cost=cost)
 

@@ -70,8 +70,8 @@ class Parameter(Record):
         _set(self, "kind", kind)
         _set(self, "line", line)
 
-    @property
-    def depends_on(self) -> frozenset[str]:
+    @cached_property
+    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
         return ir.refs(self.domain)
 
     def __str__(self):
@@ -91,8 +91,8 @@ class Derived(Record):
         _set(self, "expr", expr)
         _set(self, "line", line)
 
-    @property
-    def depends_on(self) -> frozenset[str]:
+    @cached_property
+    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
         return ir.refs(self.expr)
 
     def __str__(self):
@@ -118,8 +118,8 @@ class Constraint(Record):
         _set(self, "kind", kind)
         _set(self, "line", line)
 
-    @property
-    def depends_on(self) -> frozenset[str]:
+    @cached_property
+    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
         return ir.refs(self.expr)
 
     @property
