@@ -19,12 +19,9 @@ from solverspace.lang import ir
 PROGRAM = """
 import sys
 from solverspace.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit as exc:
-    if exc.code:
-        raise
+status = main(sys.argv[1:])   # the command's whole run; then what the process holds
 print("MODULES", " ".join(sorted(sys.modules)), file=sys.stderr)
+sys.exit(status)
 """
 
 #: Modules a warm `count`, `sweep` or `best` does not need: SymPy and cffi's C parser (generating and
