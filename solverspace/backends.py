@@ -31,11 +31,11 @@ registered backend's object has them, with the protocol's parameters.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from solverspace.core import protocols
 from solverspace.core.errors import BackendUnavailableError, OptionError
+from solverspace.core.records import Record
 from solverspace.auto import (  # noqa: F401  (the `auto` policy's names, importable from the registry too)
     AUTO_BUILD_WORK, AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AUTO_REFERENCE_BUDGET, AUTO_REFERENCE_LIMIT, AutoBackend,
     BeyondBudgetError, auto_backend)
@@ -67,17 +67,29 @@ PROTOCOLS: dict[str, type] = {   # the methods a backend with the capability has
 }
 
 
-@dataclass(frozen=True)
-class BackendEntry:
-    """A registered backend: what it does and how to make one (imports stay lazy)."""
+class BackendEntry(Record):
+    """A registered backend: what it does and how to make one (imports stay lazy). A record
+    (`solverspace.core.records`): a frozen dataclass written out."""
 
+    __match_args__ = ("name", "summary", "capabilities", "options", "factory", "sampling_methods", "threads_option")
     name: str
     summary: str
     capabilities: frozenset[str]
     options: tuple[str, ...]                  # keyword options its factory accepts
     factory: Callable[..., object]
-    sampling_methods: tuple[str, ...] = ()   # `solverspace sample --method` values it provides
-    threads_option: str | None = None        # the option that sets its parallelism
+    sampling_methods: tuple[str, ...]         # `solverspace sample --method` values it provides
+    threads_option: str | None                # the option that sets its parallelism
+
+    def __init__(self, name: str, summary: str, capabilities: frozenset[str], options: tuple[str, ...],
+                 factory: Callable[..., object], sampling_methods: tuple[str, ...] = (),
+                 threads_option: str | None = None):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "summary", summary)
+        object.__setattr__(self, "capabilities", capabilities)
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "factory", factory)
+        object.__setattr__(self, "sampling_methods", sampling_methods)
+        object.__setattr__(self, "threads_option", threads_option)
 
 
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
