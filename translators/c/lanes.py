@@ -222,8 +222,12 @@ class LaneWalk:
         return lines + guarded
 
     # ------------------------------------------------------------------------------ loops
-    def level(self, i, slots, buffers, ind, entry, shared_only) -> tuple[list[str], str]:
-        """The head of loop i (up to its body's statements); the name of its alive mask."""
+    def level(self, i, slots, buffers, ind, entry, shared_only, following=None,
+              quotient=None) -> tuple[list[str], str, tuple[str, str] | None]:
+        """The head of loop i (up to its body's statements); the name of its alive mask; where
+        loop i is a divisor loop over a range (`divisor`), the quotient (flag, value) that the
+        next loop's solve reads (`DomainCode.setup`). `following`: the next loop of the nest;
+        `quotient`: the one loop i's solve reads."""
         name = self.order[i]
         index = self.by_name[name]
         parameter = self.model.parameter[name]
@@ -238,7 +242,8 @@ class LaneWalk:
         for g in self.gens:
             glp = g.levels[index]
             texts.append("\n".join(g.domains.setup(i, g.model.parameter[name], glp.solve if "solve" in g.options else None,
-                                                   "", tighten=glp.tighten if "tighten" in g.options else ())))
+                                                   "", tighten=glp.tighten if "tighten" in g.options else (),
+                                                   quotient=quotient)))
         if len({len(g.items) - s for g, s in zip(self.gens, item_state)}) > 1:
             raise NotLaneable(f"the points' domains of {name} differ")
         text, varying = self.unify(texts)
@@ -265,15 +270,22 @@ class LaneWalk:
                       f"{ind}            else if (s0_ != start_{i} || p0_ != step_{i}) {{ st->error = {ERROR_LANES_DIVERGE}; goto done; }} }} }}",
                       f"{ind}        n_{i} = nmax_; start_{i} = s0_; step_{i} = p0_;",
                       f"{ind}    }}"]
-        lines += self.nests[0].cancel_checks(i, name, ind)
+        body = self.statements(slots[i], {c.name for c in lp.breaks}, ind + "        ", mask, loop_mask, "continue;",
+                               f"plen <= {i}", shared_only)
+        e = None if varying else self.divisor(i, following, body)
+        if e is None:
+            lines += self.nests[0].cancel_checks(i, name, ind)
+        else:
+            if not buffered:
+                buffers.append((("divisors", i), 0))
+            lines += self.nests[0].divisor_checks(i, name, ind, buffered, e)
         lines.append(f"{ind}        uint64_t {mask} = {loop_mask};")
         if varying:
             lines.append(f"{ind}        {lanes(loop_mask)} if (k_{i} >= ln_{i}[lane__]) {{ {mask} &= ~lbit__; {loop_mask} &= ~lbit__; }} }}")
             lines.append(f"{ind}        if (!{loop_mask}) break;")
         value = f"buf_{i}[k_{i}]" if buffered or solve else f"start_{i} + k_{i} * step_{i}"
         lines.append(f"{ind}        {c_name(name)} = (plen > {i}) ? prefix[{i}] : {value};")
-        lines += self.statements(slots[i], {c.name for c in lp.breaks}, ind + "        ", mask, loop_mask, "continue;",
-                                 f"plen <= {i}", shared_only)
+        lines += body
         if i < g0.max_prefix_depth and not shared_only:
             lines.append(f"{ind}        if (stop == {i + 1}) {{")
             lines.append(f"{ind}            if (st->nprefix < cap) {{ " +
@@ -281,13 +293,25 @@ class LaneWalk:
                          + f" mask_out[st->nprefix] = {mask}; }}")
             lines.append(f"{ind}            st->nprefix++; continue;")
             lines.append(f"{ind}        }}")
-        return lines, mask
+        return lines, mask, None if e is None or buffered else (f"dz_{i}", f"ds_{i}.q")
+
+    def divisor(self, i, following, body: list[str]) -> str | None:
+        """The C of `e` where loop i may visit only the divisors of `e` for every lane
+        (`LoopNest.divisor_loop`, issue 28), else None: every lane's own nest must find that it
+        applies, with the same text of `e`, reading no lane-varying value, and the loop's body
+        (`body`: its statements as the lane walk runs them) must hold no possible undefined
+        operation. The caller makes sure loop i's domain does not vary by lane."""
+        texts = [n.divisor_loop(i, following, self.order, body, False) for n in self.nests]
+        if any(t is None for t in texts) or len(set(texts)) > 1 or self.reads_lane_vars(texts[0]):
+            return None
+        return texts[0]
 
     def nest(self, indices, slots, buffers, entry, leaf, shared_only) -> list[str]:
-        lines, closes, mask = [], [], entry
+        lines, closes, mask, quotient = [], [], entry, None
         for depth, i in enumerate(indices):
             ind = "    " * depth
-            head, mask = self.level(i, slots, buffers, ind, mask, shared_only)
+            following = indices[depth + 1] if depth + 1 < len(indices) else None
+            head, mask, quotient = self.level(i, slots, buffers, ind, mask, shared_only, following, quotient)
             lines += head
             closes.append(ind)
         ind = "    " * len(indices)
@@ -349,13 +373,16 @@ class LaneWalk:
                  "    int uflag = 0; int *u = &uflag; (void)u; (void)prefix_out; (void)mask_out; (void)cap;",
                  "    uint64_t tick_ = 0; (void)tick_;", "    " + " ".join(decls)]
         for i, size in buffers:
-            lines.append(f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
+            if isinstance(i, tuple):   # a divisor loop's kept divisors (`LoopNest.divisor_checks`)
+                lines.append(f"    ss_divs dl_{i[1]}; dl_{i[1]}.m = dl_{i[1]}.pm = 0; dl_{i[1]}.nd = 0;")
+            else:
+                lines.append(f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
         for i in nest0.solved_levels(order):
             if i not in dict(buffers):
                 lines.append(f"    int64_t buf_{i}[1] = {{0}};")
         lines += ["    " + x for x in body]
         lines.append("    done: ;")
-        lines += [f"    free(buf_{i});" for i, _ in buffers]
+        lines += [f"    free(buf_{i});" for i, _ in buffers if not isinstance(i, tuple)]
         lines.append("}")
         self.memo_widths = memo_widths
         return "\n".join(lines).replace("return; /*abort*/", "goto done;")
