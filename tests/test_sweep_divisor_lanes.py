@@ -132,6 +132,9 @@ def test_one_pass_equals_per_point_and_divisor_loops_where_sound(name):
     values = values[0] if values else VALUES
     assert same_answers(source, values) == {"one-pass"}
     assert same_answers(source, values, literal=True) == {"one-pass"}
+    found, _ = swept(source, values, True)   # and the reference's counts (it has no divisor loops)
+    assert [count for _, count, _ in found] == [Space.from_source(source, {"S": str(v)}).count("reference")
+                                                for v in values]
     text = lane_source(source, values)
     assert text is not None
     assert bool(divisor_loops(text)) == expected, text
@@ -186,6 +189,9 @@ require(x != S)
 def test_divisor_loops_in_independent_groups():
     # the groups {a, b} and {g, h} under x are walked shared by all lanes, each memoised
     assert same_answers(GROUPS, VALUES) == {"one-pass"}
+    found, _ = swept(GROUPS, VALUES, True)
+    assert [count for _, count, _ in found] == [Space.from_source(GROUPS, {"S": str(v)}).count("reference")
+                                                for v in VALUES]
     text = lane_source(GROUPS, VALUES)
     assert "ss_memo_find" in text and len(divisor_loops(text)) == 1
 
