@@ -48,8 +48,9 @@ def lane_source(source, values) -> str | None:
 
 
 def divisor_loops(source: str) -> list[int]:
-    """The levels written as divisor loops over a range in a lane program."""
-    return sorted(int(i) for i in re.findall(r"ss_dscan_init\(&ds_(\d+), &dl_\1,", source))
+    """The levels written as divisor loops (over a range or a value list) in a lane program."""
+    return sorted(int(i) for i in re.findall(r"ss_dscan_init\(&ds_(\d+), &dl_\1,|ss_dfilter\(buf_(\d+), 0,", source)
+                  for i in i if i)
 
 
 VALUES = [-2, 0, 1, 3, 5]
@@ -73,6 +74,14 @@ b = range(-15, 16)
 d = a * S
 require(d + x != 4)
 require(c == b * a)
+""", True),
+    "a value list, the setting in a constraint of the loop's body": ("""
+S = 0
+c = range(-25, 26)
+a = iterator([6, 4, 3, 1, 12, 2, 5, 6, 25])
+b = range(-30, 31, 2)
+require(a != S)
+reject_if(b * a != c)
 """, True),
     "the setting in an outer loop's range": ("""
 S = 0
