@@ -83,6 +83,16 @@ b = range(-30, 31, 2)
 require(a != S)
 reject_if(b * a != c)
 """, True),
+    "a stop tightened at the divisor loop, the same for all lanes": ("""
+S = 0
+lim = range(0, 14)
+c = iterator([12, 36, -24, 0])
+a = range(1, 40)
+b = range(-40, 41)
+reject_if(a * 3 > lim * 2)
+require(a * b == c)
+require(lim != S)
+""", True),
     "the setting in an outer loop's range": ("""
 S = 0
 x = range(0, 25 + S)
@@ -214,7 +224,7 @@ def test_k40c_gemm_sweep_walks_divisor_loops():
     assert divisor_loops(LaneWalk(plans, get_backend("c").options).generate().source)
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, database=None,
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(source=spaces(c_compatible=True, swept=True, products=1.0),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))

@@ -18,7 +18,9 @@ its own length. The leaf adds its multiplier to every alive lane's count; undefi
 tallied per lane. So lane l visits exactly the candidates its own program visits, in the same
 order, and gets the same count and the same undefined tally (the one exception is shared with the
 per-point walk itself: a memoised independent group's undefined operations are tallied when the
-group is walked, not on memo hits, which depend on which keys the walk has seen).
+group is walked, not on memo hits, which depend on which keys the walk has seen). A loop whose
+next loop solves `v * w == e` visits only the divisors of `e`, as in the per-point walks
+(`LoopNest.divisor_loop`), where that is sound for every lane (`LaneWalk.divisor`).
 
 What the lanes cannot do is refused while generating (`NotLaneable`, with the reason), and the
 sweep counts those points one by one: plans whose structure differs (loop order, breaks, hoisted
