@@ -77,17 +77,22 @@ Conventions
 """
 from __future__ import annotations
 
-import difflib
-from dataclasses import asdict, dataclass
+from solverspace.core.records import Record
 
 __all__ = ["Device", "DEVICES", "get_device"]
 
 KB = 1024  # NVIDIA's tables use binary kilobytes.
 
 
-@dataclass(frozen=True)
-class Device:
+class Device(Record):
     """Limits of one GPU, under the names of the BEAST paper (Figs. 8 and 9)."""
+
+    __match_args__ = ("name", "description", "cudamajor", "cudaminor", "max_threads_per_block",
+                      "max_threads_dim_x", "max_threads_dim_y", "max_shared_mem_per_block",
+                      "max_shared_mem_per_block_optin", "warp_size", "max_regs_per_block",
+                      "max_threads_per_multi_processor", "max_registers_per_multi_processor",
+                      "max_shmem_per_multi_processor", "max_blocks_per_multi_processor",
+                      "max_warps_per_multi_processor", "max_registers_per_thread")
 
     name: str                 # table key, lower case, e.g. "k40c"
     description: str          # e.g. "NVIDIA Tesla K40c (Kepler GK110B, sm_35)"
@@ -107,11 +112,19 @@ class Device:
     max_warps_per_multi_processor: int
     max_registers_per_thread: int
 
+    def __init__(self, name: str, description: str, cudamajor: int, cudaminor: int, max_threads_per_block: int,
+                 max_threads_dim_x: int, max_threads_dim_y: int, max_shared_mem_per_block: int,
+                 max_shared_mem_per_block_optin: int, warp_size: int, max_regs_per_block: int,
+                 max_threads_per_multi_processor: int, max_registers_per_multi_processor: int,
+                 max_shmem_per_multi_processor: int, max_blocks_per_multi_processor: int,
+                 max_warps_per_multi_processor: int, max_registers_per_thread: int):
+        given = locals()
+        for name_ in self.__match_args__:
+            object.__setattr__(self, name_, given[name_])
+
     def values(self) -> dict[str, int]:
         """The numeric limits under the paper's names (everything but name and description)."""
-        d = asdict(self)
-        del d["name"], d["description"]
-        return d
+        return {name: getattr(self, name) for name in self.__match_args__[2:]}
 
 
 # ---------------------------------------------------------------------------
@@ -416,6 +429,7 @@ def get_device(name: str) -> Device:
     if key in table:
         return table[key]
     known = ", ".join(table)
+    import difflib   # only for a name not in the table
     close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.6)
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise ValueError(f"unknown device {name!r}.{hint} Known devices: {known}.")
@@ -434,12 +448,12 @@ def get_device(name: str) -> Device:
 # Units: floating-point operations per nanosecond (GFLOP/s) and bytes per nanosecond (GB/s),
 # integers, so models stay exact fractions.
 # ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class PeakRates:
-    fp64_flop_per_ns: int
-    fp32_flop_per_ns: int
-    bytes_per_ns: int
-    source: str
+class PeakRates(Record):
+    __match_args__ = ("fp64_flop_per_ns", "fp32_flop_per_ns", "bytes_per_ns", "source")
+
+    def __init__(self, fp64_flop_per_ns: int, fp32_flop_per_ns: int, bytes_per_ns: int, source: str):
+        for name, value in zip(self.__match_args__, (fp64_flop_per_ns, fp32_flop_per_ns, bytes_per_ns, source)):
+            object.__setattr__(self, name, value)
 
 
 PEAK_RATES: dict[str, PeakRates] = {

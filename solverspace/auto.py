@@ -9,10 +9,9 @@ from __future__ import annotations
 import importlib.util
 import math
 import time
-from dataclasses import dataclass
-
 from solverspace.core.errors import BackendUnavailableError
 from solverspace.core.orders import domain_size as exact_domain_size
+from solverspace.core.records import Record
 from solverspace.core.results import Stats, rows_to_array
 from solverspace.lang import ir
 from solverspace.analysis.reference import WALK_LIMIT, DomainTooLargeError, ReferenceEnumerator, WorkBudgetExceeded
@@ -97,8 +96,7 @@ def domain_size(domain) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(Record):
     """What the cost model reads of a plan: `loops` (parameters that something reads or tests),
     `tests` (constraints and derived values), `values` (listed domain values), `walk` and
     `evaluations` (the reference's candidate values and constraint or derived-value evaluations,
@@ -106,13 +104,12 @@ class Shape:
     parameter), `groups` (per independent group of parameters that share no constraint, derived
     value or domain: its candidate values, an upper bound or None, and its tests)."""
 
-    loops: int
-    tests: int
-    values: int
-    squares: int
-    walk: float | None
-    evaluations: float | None
-    groups: tuple[tuple[float | None, int], ...]
+    __match_args__ = ("loops", "tests", "values", "squares", "walk", "evaluations", "groups")
+
+    def __init__(self, loops: int, tests: int, values: int, squares: int, walk: float | None,
+                 evaluations: float | None, groups: tuple[tuple[float | None, int], ...]):
+        for name, value in zip(self.__match_args__, (loops, tests, values, squares, walk, evaluations, groups)):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def of(cls, plan) -> "Shape":
@@ -180,16 +177,15 @@ def _words(seconds: float) -> str:
     return f"{seconds / 3600:.0f} h" if seconds < 3.2e7 else "more than a year"
 
 
-@dataclass(frozen=True)
-class Costs:
+class Costs(Record):
     """Estimated CPU seconds of one cold answer per backend (`Shape`, the constants above): None
     where the model says nothing (a domain's size depends on another parameter)."""
 
-    shape: Shape
-    reference: float | None
-    c: float
-    cpsat: float | None
-    c_source: float
+    __match_args__ = ("shape", "reference", "c", "cpsat", "c_source")
+
+    def __init__(self, shape: Shape, reference: float | None, c: float, cpsat: float | None, c_source: float):
+        for name, value in zip(self.__match_args__, (shape, reference, c, cpsat, c_source)):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def of(cls, plan) -> "Costs":

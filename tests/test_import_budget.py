@@ -71,6 +71,8 @@ def test_a_warm_process_imports_nothing_it_does_not_need(shared_cache, command):
     assert untimed(warm) == untimed(cold)   # the same answer
     imported = sorted(name for name in modules if name.split(".")[0] in NOT_NEEDED or name in NOT_NEEDED)
     assert not imported, f"a warm {command} imported {imported}"
+    if command == "count":   # every record on its path written out (`core.records`): ~10 ms of a 0.15 s process
+        assert not {"dataclasses", "inspect", "difflib"} & modules, sorted({"dataclasses", "inspect", "difflib"} & modules)
 
 
 # --- the IR nodes and the frozen slots dataclasses they replace ----------------------------------
@@ -215,3 +217,67 @@ def test_a_model_keeps_its_cached_facts_apart_from_its_fields():
     model = model_records()[0]
     assert model.parameter["x"] is model.parameters[0]   # a cached_property, kept in the instance
     assert model.replace(source=model.source) == model and "parameter" not in vars(model.replace())
+
+
+def warm_path_records():
+    """One of each record a warm count makes besides the model's (frozen, then mutable ones)."""
+    from solverspace.auto import Costs, Shape
+    from solverspace.core.results import Stats
+    from solverspace.gemm.devices import DEVICES, PEAK_RATES
+    from solverspace.lang.bounds import Interval
+    from solverspace.lang.dsl import ConstraintDecl, CostDecl, DeclKind, Deferred, SettingDecl
+    from solverspace.translators.c.codegen import Column, Generated
+    from solverspace.translators.c.optimize import LevelPlan, Options
+    from solverspace.translators.cpsat.run import CpSatStats
+    shape = Shape(3, 4, 5, 6, 7.0, None, ((8.0, 1),))
+
+    def helper(x):
+        return x
+    frozen = [shape, Costs(shape, None, 1.5, 2.0, 3.0), Interval(1, 2), Options(), DEVICES["k40c"], PEAK_RATES["k40c"]]
+    mutable = [Stats(3, 1, ("x", {"a": 1}), {"x": 1}), CpSatStats(4, exact=False, strategy="joint"),
+               LevelPlan(2, ["c"], [], None), Column("a", "int16", "int16_t"), Generated("int x;", [], ["i"], 2),
+               Deferred(DeclKind.ITERATOR, helper, 7), CostDecl(ir.Const(1), None),
+               ConstraintDecl(True, ir.Const(1), 3), SettingDecl(1, (1, 2), None)]
+    return frozen, mutable
+
+
+def test_the_warm_path_records_behave_as_their_dataclasses():
+    frozen, mutable = warm_path_records()
+    for record in frozen + mutable:
+        cls, names = type(record), type(record).__match_args__
+        values = {name: getattr(record, name) for name in names}
+        twin = dataclasses.make_dataclass(cls.__qualname__, [(n, object) for n in names],
+                                          frozen=record in frozen)(**values)
+        assert repr(record) == repr(twin)
+        assert record == cls(**values) and record.__eq__(twin) is NotImplemented
+        copied = pickle.loads(pickle.dumps(record)) if cls.__name__ != "Deferred" else record   # (a local function)
+        assert type(copied) is cls and copied == record
+    for record in frozen:
+        cls, names = type(record), type(record).__match_args__
+        assert hash(record) == hash(tuple(getattr(record, n) for n in names))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(record, names[0], None)
+    for record in mutable:
+        with pytest.raises(TypeError):
+            hash(record)
+        setattr(record, type(record).__match_args__[-1], "changed")   # assignable, as a plain dataclass
+        assert getattr(record, type(record).__match_args__[-1]) == "changed"
+
+
+def test_the_mutable_records_defaults_are_not_shared():
+    from solverspace.core.results import Stats
+    from solverspace.lang.dsl import DeclKind, Deferred
+    from solverspace.translators.c.codegen import Generated
+    from solverspace.translators.c.optimize import LevelPlan
+    a, b = Stats(), Stats()
+    a.undefined_by["x"] = 1
+    assert b.undefined_by == {} and Stats() == Stats(0, 0, None, {})
+    first, second = LevelPlan(0), LevelPlan(1)
+    first.breaks.append("c")
+    assert second.breaks == [] and second.tighten == [] and second.solve is None
+    assert Generated("s", [], [], 0).codes == {} and Generated("s", [], [], 0).count_words == 1
+
+    def named(x):
+        return x
+    assert Deferred(DeclKind.REQUIRE, named, 3, name="ignored").name == "named"   # as the __post_init__ did
+

@@ -76,3 +76,14 @@ class Record:
         if unknown:
             raise TypeError(f"{self.__class__.__qualname__} has no field {sorted(unknown)[0]!r}")
         return type(self)(**{name: changes.get(name, getattr(self, name)) for name in self.__match_args__})
+
+
+class MutableRecord(Record):
+    """A record whose fields may be assigned: the meaning of a plain `@dataclass` (`==` over the
+    fields, the same repr, and unhashable, as a dataclass with `eq` and without `frozen` is).
+    A subclass's `__init__` sets its fields as plain attributes."""
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    __hash__ = None

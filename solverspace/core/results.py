@@ -5,20 +5,20 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from solverspace.core.orders import format_row
+from solverspace.core.records import MutableRecord
 
 
-@dataclass
-class Stats:
+class Stats(MutableRecord):
     """What an enumeration saw: valid configurations and candidates lost to undefined operations
     (counted where the failing expression is evaluated, so the number depends on the plan)."""
 
-    count: int = 0
-    undefined: int = 0
-    first_undefined: tuple[str, dict] | None = None
-    undefined_by: dict[str, int] = field(default_factory=dict)
+    __match_args__ = ("count", "undefined", "first_undefined", "undefined_by")
+
+    def __init__(self, count: int = 0, undefined: int = 0, first_undefined: tuple[str, dict] | None = None,
+                 undefined_by: dict[str, int] | None = None):
+        self.count, self.undefined, self.first_undefined = count, undefined, first_undefined
+        self.undefined_by = {} if undefined_by is None else undefined_by
 
 
 def rows_to_array(rows: list[tuple], columns):

@@ -11,19 +11,21 @@ inside them (where it is defined).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
+from solverspace.core.records import Record
 from solverspace.lang import ir
 from solverspace.lang.rational import rational_names
 
 INF = math.inf
 
 
-@dataclass(frozen=True)
-class Interval:
-    lo: int | Fraction | float
-    hi: int | Fraction | float
+class Interval(Record):
+    __match_args__ = ("lo", "hi")
+
+    def __init__(self, lo: int | Fraction | float, hi: int | Fraction | float):
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
 
     @property
     def empty(self) -> bool:

@@ -9,12 +9,11 @@ their source.
 from __future__ import annotations
 
 import builtins
-import inspect
 from types import FunctionType
-from dataclasses import dataclass, field
 
 from solverspace.lang import ir
 from solverspace.core.errors import SpaceDefinitionError
+from solverspace.core.records import MutableRecord
 from solverspace.core.strenum import StrEnum
 
 _NOT_A_VALUE = (
@@ -229,45 +228,42 @@ class DeclKind(StrEnum):
     COST = "cost"               # `@cost`: the space's performance model (a lower bound on run time)
 
 
-@dataclass
-class Deferred:
+class Deferred(MutableRecord):
     """A function-form declaration (@iterator, @require, @reject_if) awaiting lowering."""
 
-    kind: DeclKind
-    func: object
-    line: int
-    name: str = field(default="")
+    __match_args__ = ("kind", "func", "line", "name")
 
-    def __post_init__(self):
-        self.name = self.func.__name__
+    def __init__(self, kind: DeclKind, func, line: int, name: str = ""):
+        self.kind, self.func, self.line = kind, func, line
+        self.name = func.__name__   # whatever was given, as the dataclass's __post_init__ did
 
 
-@dataclass
-class CostDecl:
+class CostDecl(MutableRecord):
     """The space's performance model made by `cost(expr)`: not a constraint (it never changes
     which configurations are valid); `best`/`tune` use it when no model is given."""
 
-    node: ir.Expr
-    line: int | None
+    __match_args__ = ("node", "line")
+
+    def __init__(self, node: ir.Expr, line: int | None):
+        self.node, self.line = node, line
 
 
-@dataclass
-class ConstraintDecl:
+class ConstraintDecl(MutableRecord):
     """An expression constraint made by `require(expr)` or `reject_if(expr)`."""
 
-    rejects: bool
-    node: ir.Expr
-    line: int
-    name: str | None = None
+    __match_args__ = ("rejects", "node", "line", "name")
+
+    def __init__(self, rejects: bool, node: ir.Expr, line: int, name: str | None = None):
+        self.rejects, self.node, self.line, self.name = rejects, node, line, name
 
 
-@dataclass
-class SettingDecl:
+class SettingDecl(MutableRecord):
     """`name = setting(default, choices=[...], doc="...")`."""
 
-    default: object
-    choices: tuple | None
-    doc: str | None
+    __match_args__ = ("default", "choices", "doc")
+
+    def __init__(self, default, choices: tuple | None, doc: str | None):
+        self.default, self.choices, self.doc = default, choices, doc
 
 
 def _plainly_positional(func) -> bool:
@@ -278,13 +274,25 @@ def _plainly_positional(func) -> bool:
         return False
     code = func.__code__
     return not (func.__defaults__ or func.__kwdefaults__ or code.co_kwonlyargcount
-                or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+                or code.co_flags & (CO_VARARGS | CO_VARKEYWORDS))
+
+
+CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR = 0x04, 0x08, 0x20   # inspect's code flags (inspect: ~3 ms to import)
+
+
+def _is_generator_function(func) -> bool:
+    """`inspect.isgeneratorfunction`, read from a plain function's code (anything else: inspect's)."""
+    if type(func) is FunctionType:
+        return bool(func.__code__.co_flags & CO_GENERATOR)
+    import inspect
+    return inspect.isgeneratorfunction(func)
 
 
 def check_function(func, kind: str):
     """Check a decorated function when the decorator runs (Hypothesis style)."""
     if _plainly_positional(func):
         return   # what inspect.signature would find (a space with 20 functions, loaded per sweep point)
+    import inspect   # another callable: a wrapped function, a partial, a class
     sig = inspect.signature(func)
     for p in sig.parameters.values():
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
@@ -315,7 +323,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list, pending_
         """`@iterator` on a function (deferred or generator), or `iterator(values)`."""
         if callable(arg) and not isinstance(arg, (Sym, DomainObj)):
             check_function(arg, "iterator")
-            kind = DeclKind.CLOSURE if inspect.isgeneratorfunction(arg) else DeclKind.ITERATOR
+            kind = DeclKind.CLOSURE if _is_generator_function(arg) else DeclKind.ITERATOR
             return Deferred(kind, arg, line_of_caller())
         if isinstance(arg, DomainObj):
             return arg

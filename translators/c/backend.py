@@ -15,7 +15,6 @@ import queue
 import signal
 import threading
 import time
-from dataclasses import dataclass
 import functools
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from solverspace.core.errors import SolverspaceError, SpaceEvaluationError, UndefinedOperationError
 from solverspace.core.options import check_threads
+from solverspace.core.records import MutableRecord
 from solverspace.analysis.plan import Plan
 from solverspace.core.results import Stats
 from solverspace.core.draws import Positions
@@ -52,18 +52,19 @@ class SpaceTooLargeError(SolverspaceError, ValueError):
     """A space with more configurations than can be listed."""
 
 
-@dataclass
-class Units:
+class Units(MutableRecord):
     """The work units: prefixes of the outer loops, and after counting each one's count. Kept in
-    C memory and Python ints, so that a count needs no NumPy; listing views them as arrays."""
+    C memory and Python ints, so that a count needs no NumPy; listing views them as arrays.
+    `n`: units (1 when depth is 0: the whole nest); `prefix_buffer`: cffi int64_t[n * depth] (at
+    least one element); `prefix_bytes`: ffi.buffer over it (NumPy views it when listing);
+    `unit_counts`: per unit, after counting."""
 
-    depth: int
-    n: int                           # units (1 when depth is 0: the whole nest)
-    prefix_buffer: object            # cffi int64_t[n * depth] (at least one element)
-    prefix_bytes: object             # ffi.buffer over it (NumPy views it when listing)
-    prefix_stats: Stats
-    unit_counts: list[int] | None = None  # per unit, after counting
-    total: int | None = None
+    __match_args__ = ("depth", "n", "prefix_buffer", "prefix_bytes", "prefix_stats", "unit_counts", "total")
+
+    def __init__(self, depth: int, n: int, prefix_buffer, prefix_bytes, prefix_stats: Stats,
+                 unit_counts: list[int] | None = None, total: int | None = None):
+        self.depth, self.n, self.prefix_buffer, self.prefix_bytes = depth, n, prefix_buffer, prefix_bytes
+        self.prefix_stats, self.unit_counts, self.total = prefix_stats, unit_counts, total
 
     @cached_property
     def prefixes(self) -> "np.ndarray":

@@ -17,9 +17,9 @@ Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`,
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from solverspace.core.records import MutableRecord
 from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.analysis.plan import Plan
@@ -43,23 +43,28 @@ __all__ = ["CANCEL_C", "CANCEL_EVERY", "CDEF", "CDEF_FUNNEL", "ERROR_COUNT_OVERF
            "smallest_int", "wide_count_c"]
 
 
-@dataclass
-class Column:
-    name: str
-    dtype: str          # numpy dtype name, e.g. "int16"
-    ctype: str          # e.g. "int16_t"
-    categorical: tuple | None = None  # decoded strings by code, for categorical columns
+class Column(MutableRecord):
+    """An output column: `dtype` (NumPy's name, e.g. "int16"), `ctype` (e.g. "int16_t"),
+    `categorical` (the decoded strings by code, for categorical columns)."""
+
+    __match_args__ = ("name", "dtype", "ctype", "categorical")
+
+    def __init__(self, name: str, dtype: str, ctype: str, categorical: tuple | None = None):
+        self.name, self.dtype, self.ctype, self.categorical = name, dtype, ctype, categorical
 
 
-@dataclass
-class Generated:
-    source: str
-    columns: list[Column]
-    items: list[str]                 # undefined-item id -> name, for messages
-    max_prefix_depth: int
-    codes: dict[str, int] = field(default_factory=dict)
-    count_words: int = 1             # 64-bit words per unit count (1: int64; more: see wide_count_c)
-    hoisted: tuple[str, ...] = ()    # parameters the counting nest multiplies in (not in its loops)
+class Generated(MutableRecord):
+    """A generated program: `items` (undefined-item id -> name, for messages), `count_words`
+    (64-bit words per unit count: 1 is int64; more: see wide_count_c), `hoisted` (parameters the
+    counting nest multiplies in, not in its loops)."""
+
+    __match_args__ = ("source", "columns", "items", "max_prefix_depth", "codes", "count_words", "hoisted")
+
+    def __init__(self, source: str, columns: list[Column], items: list[str], max_prefix_depth: int,
+                 codes: dict[str, int] | None = None, count_words: int = 1, hoisted: tuple[str, ...] = ()):
+        self.source, self.columns, self.items, self.max_prefix_depth = source, columns, items, max_prefix_depth
+        self.codes = {} if codes is None else codes
+        self.count_words, self.hoisted = count_words, hoisted
 
     @property
     def key(self) -> str:

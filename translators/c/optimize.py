@@ -20,10 +20,10 @@ undefined-operation tally, which the literal mode reports exactly as the referen
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING
 
+from solverspace.core.records import MutableRecord, Record
 from solverspace.lang import ir
 from solverspace.analysis.plan import Plan
 
@@ -34,9 +34,11 @@ if TYPE_CHECKING:
 ALL_OPTIMIZATIONS = ("break", "tighten", "solve", "hoist", "split")
 
 
-@dataclass(frozen=True)
-class Options:
-    enabled: frozenset[str] = frozenset(ALL_OPTIMIZATIONS)
+class Options(Record):
+    __match_args__ = ("enabled",)
+
+    def __init__(self, enabled: frozenset[str] = frozenset(ALL_OPTIMIZATIONS)):
+        object.__setattr__(self, "enabled", enabled)
 
     @classmethod
     def literal(cls) -> "Options":
@@ -57,14 +59,18 @@ class Options:
         return name in self.enabled
 
 
-@dataclass
-class LevelPlan:
-    """What the C code does at one loop level."""
+class LevelPlan(MutableRecord):
+    """What the C code does at one loop level: `breaks` (constraints that end the loop when they
+    reject), `tighten` ((coefficient, bound, strict, constraint): k*v <= bound), `solve`
+    ((coefficient expr or None, value expr, constraint))."""
 
-    index: int
-    breaks: list = field(default_factory=list)   # constraints that end the loop when they reject
-    tighten: list = field(default_factory=list)  # (coefficient, bound, strict, constraint): k*v <= bound
-    solve: tuple | None = None                    # (coefficient expr or None, value expr, constraint)
+    __match_args__ = ("index", "breaks", "tighten", "solve")
+
+    def __init__(self, index: int, breaks: list | None = None, tighten: list | None = None, solve: tuple | None = None):
+        self.index = index
+        self.breaks = [] if breaks is None else breaks
+        self.tighten = [] if tighten is None else tighten
+        self.solve = solve
 
 
 class Monotonicity(ir.Visitor):

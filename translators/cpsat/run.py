@@ -17,7 +17,6 @@ Layering: cpsat_count (`Counter`) -> **cpsat_run** -> cpsat (the facade, `CpSatB
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from solverspace.lang import ir
 from solverspace.core.errors import Location, SpaceEvaluationError, UndefinedOperationError
@@ -39,17 +38,20 @@ class LowerBound(int):
         return f"LowerBound({int(self)})"
 
 
-@dataclass
 class CpSatStats(Stats):
     """`Stats` plus whether the count is exact (False: a time limit stopped it, and `count` is a
     `LowerBound`), whether the undefined tally is (False: it is a lower bound), the CP-SAT
-    solutions enumerated and the seconds spent."""
+    solutions enumerated, the seconds spent and the `strategy` per component ("joint" or
+    "separated", see cpsat_count)."""
 
-    exact: bool = True
-    undefined_exact: bool = True
-    solutions: int = 0
-    seconds: float = 0.0
-    strategy: str = ""          # per component: "joint" or "separated" (see cpsat_count)
+    __match_args__ = (*Stats.__match_args__, "exact", "undefined_exact", "solutions", "seconds", "strategy")
+
+    def __init__(self, count: int = 0, undefined: int = 0, first_undefined: tuple[str, dict] | None = None,
+                 undefined_by: dict[str, int] | None = None, exact: bool = True, undefined_exact: bool = True,
+                 solutions: int = 0, seconds: float = 0.0, strategy: str = ""):
+        super().__init__(count, undefined, first_undefined, undefined_by)
+        self.exact, self.undefined_exact, self.solutions, self.seconds = exact, undefined_exact, solutions, seconds
+        self.strategy = strategy
 
 
 def count_plan(plan, *, strict: bool = False, progress=None, time_limit: float | None = None,
