@@ -47,7 +47,7 @@ from solverspace.core.errors import SolverspaceError
 from solverspace.translators.c.build import LANES_LEVEL, build, cache_dir, write_atomically
 from solverspace.translators.c.codegen import CGenerator
 from solverspace.translators.c.expr import C_HELPERS, c_name
-from solverspace.translators.c.nest import LoopNest
+from solverspace.translators.c.nest import LoopNest, divisors_declaration
 from solverspace.translators.c.rational import rational_pair
 from solverspace.translators.c.runtime import CANCEL_C, MEMO_BITS, MEMO_C
 from solverspace.translators.c.shapes import split_literals
@@ -376,7 +376,7 @@ class LaneWalk:
                  "    uint64_t tick_ = 0; (void)tick_;", "    " + " ".join(decls)]
         for i, size in buffers:
             if isinstance(i, tuple):   # a divisor loop's kept divisors (`LoopNest.divisor_checks`)
-                lines.append(f"    ss_divs dl_{i[1]}; dl_{i[1]}.m = dl_{i[1]}.pm = 0; dl_{i[1]}.nd = 0;")
+                lines.append("    " + divisors_declaration(i[1]))
             else:
                 lines.append(f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
         for i in nest0.solved_levels(order):

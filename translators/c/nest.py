@@ -18,6 +18,12 @@ from solverspace.translators.c.rational import rational_pair
 from solverspace.translators.c.runtime import CANCEL_EVERY, ERROR_COUNT_OVERFLOW
 
 
+def divisors_declaration(level: int) -> str:
+    """The C declaring a divisor loop's kept divisors (`LoopNest.divisor_checks`), empty, for one
+    walk call: every walk with divisor loops (the plain walks, the sweep's lane walk) writes it."""
+    return f"ss_divs dl_{level}; dl_{level}.m = dl_{level}.pm = 0; dl_{level}.nd = 0;"
+
+
 class LoopNest:
     """Writes the walks of one build. `item` numbers a name in the build's item list (messages
     name undefined items by number); `levels` and `hoisted` come from `translators.c_optimize`;
@@ -136,7 +142,7 @@ class LoopNest:
         levels, and aborts as jumps to `done`."""
         for i, size in dict(buffers).items():   # a level written in two nests (early_split) has one buffer
             if isinstance(i, tuple):   # a divisor loop's kept divisors (`divisor_checks`)
-                lines.insert(4, f"    ss_divs dl_{i[1]}; dl_{i[1]}.m = dl_{i[1]}.pm = 0; dl_{i[1]}.nd = 0;")
+                lines.insert(4, "    " + divisors_declaration(i[1]))
                 continue
             lines.insert(4, f"    int64_t *buf_{i} = (int64_t *)malloc(sizeof(int64_t) * {size});")
             lines.append(f"    free(buf_{i});")
