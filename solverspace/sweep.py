@@ -9,6 +9,10 @@ still alive, and each lane gets exactly the count and undefined tally of its own
 lanes a pass). The lane program is remembered by the points' programs (`lanes_*.json` beside the
 compiled modules) and its module is shared by any values of the same shape (the differing
 constants are a runtime table), so a repeated sweep loads the spaces and runs one compiled walk.
+Where the module of the base settings (the swept ones at their defaults: what a `count` before
+the sweep built) is in the cache and the points differ from it only in their outer loops, the
+sweep compiles only those loops (a *top program*, `lanes.run_top`): it writes the prefixes alive
+in each point, and the base module counts each prefix's subtree once for all of them.
 Points that cannot share a walk (another structure, a construct the lanes refuse; the reason is
 in `SweepPoint.note`), `--strict`, and the other backends are counted one by one ("per-point"),
 which is always exact too.
@@ -18,25 +22,25 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from solverspace.backends import get_backend
 from solverspace.core.errors import OptionError
+from solverspace.core.records import Record
 
 
-@dataclass(frozen=True)
-class SweepPoint:
-    """One combination of settings and what counting it gave."""
+class SweepPoint(Record):
+    """One combination of settings and what counting it gave: `backend` the backend that answered
+    (for `auto`, the one it chose); `method` "one-pass" where counted with the other points of its
+    group in one walk, else "per-point"; `note`, for a per-point count of a group that could not
+    share a walk, why. (A record, not a dataclass: see `core.records`.)"""
 
-    settings: dict
-    count: int
-    undefined: int
-    exact: bool
-    seconds: float
-    backend: str = ""   # the backend that answered (for `auto`, the one it chose)
-    method: str = "per-point"   # "one-pass": counted with the other points of its group in one walk
-    note: str = ""      # for a per-point count of a group that could not share a walk: why
+    __match_args__ = ("settings", "count", "undefined", "exact", "seconds", "backend", "method", "note")
+
+    def __init__(self, settings: dict, count: int, undefined: int, exact: bool, seconds: float, backend: str = "",
+                 method: str = "per-point", note: str = ""):
+        for name, value in zip(self.__match_args__, (settings, count, undefined, exact, seconds, backend, method, note)):
+            object.__setattr__(self, name, value)
 
 
 def parse_grid(pairs: list[str]) -> dict[str, list[str]]:
@@ -82,12 +86,16 @@ def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = 
     answers: dict[int, SweepPoint] = {}
     notes: dict[int, str] = {}
     groups = _groups([space for space, _ in loaded])
+    start = time.perf_counter()
+    base_space = _base_space(load, base)
+    loading = (time.perf_counter() - start) / len(combos)
+    loaded = [(space, seconds + loading) for space, seconds in loaded]
     while groups:
         group, by_shape = groups.pop(0)
         if len(group) < 2:
             continue
         start = time.perf_counter()
-        result, reason = _count_lanes([loaded[i][0] for i in group], compiled)
+        result, reason = _count_lanes([loaded[i][0] for i in group], compiled, base_space)
         if result is None:
             notes.update({i: reason for i in group})
             if not by_shape:   # the points whose generated programs have one shape may still share a walk
@@ -154,7 +162,17 @@ def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
     return [chunk for members in shapes.values() if len(members) > 1 for chunk in _chunks(members)]
 
 
-def _count_lanes(spaces, compiled):
+def _base_space(load, base):
+    """The space of the sweep's base settings (the swept ones at their defaults): where a count
+    has built its module, a sweep counts on it (`_count_top`); None if it does not load."""
+    from solverspace.core.errors import SolverspaceError
+    try:
+        return load(dict(base or {}))
+    except SolverspaceError:
+        return None
+
+
+def _count_lanes(spaces, compiled, base_space=None):
     """(LaneResult, None) for points counted in one walk, or (None, why not)."""
     from solverspace.core.errors import SolverspaceError
     from solverspace.translators.c import lanes as c_lanes
@@ -162,7 +180,12 @@ def _count_lanes(spaces, compiled):
     from solverspace.translators.c.plan_cache import flush_simplifications, generation_key
     from solverspace.translators.errors import UnsupportedConstruct
     plans = [space.plan for space in spaces]
-    key = c_lanes.lanes_key([generation_key(plan, compiled.options, (), False, False) for plan in plans])
+    keys = [generation_key(plan, compiled.options, (), False, False) for plan in plans]
+    if base_space is not None and compiled.is_built(base_space.plan):
+        result = _count_top(plans, keys, base_space.plan, compiled)
+        if result is not None:
+            return result, None
+    key = c_lanes.lanes_key(keys)
     remembered = c_lanes.load_program(key) if key else None
     if remembered is None:
         try:
@@ -184,3 +207,33 @@ def _count_lanes(spaces, compiled):
         return c_lanes.run_program(program, compiled.threads), None
     except (c_lanes.LaneError, CompilerError) as exc:   # no compiler: `auto` counts each with the reference
         return None, str(exc)
+
+
+def _count_top(plans, keys, base_plan, compiled):
+    """The points counted by a top program and the base point's built module (`lanes.run_top`:
+    the sweep compiles only the loops above the deepest one where the points differ), or None
+    where that does not apply (the reason is remembered with the program; the whole lane walk
+    is tried next)."""
+    from solverspace.core.errors import SolverspaceError
+    from solverspace.translators.c import lanes as c_lanes
+    from solverspace.translators.c.plan_cache import flush_simplifications, generation_key
+    key = c_lanes.lanes_key([*keys, generation_key(base_plan, compiled.options, (), False, False), "top"])
+    remembered = c_lanes.load_program(key) if key else None
+    if remembered is None:
+        try:
+            program, reason = c_lanes.top_program(plans, base_plan, compiled.options), None
+        except c_lanes.NotLaneable as exc:
+            program, reason = None, str(exc)
+        except SolverspaceError:   # a refusal: the whole lane walk or the per-point counts report it
+            return None
+        if key:
+            c_lanes.store_program(key, program, reason)
+        flush_simplifications()
+    else:
+        program, reason = remembered
+    if program is None:
+        return None
+    try:
+        return c_lanes.run_top(program, compiled.enumerator(base_plan))
+    except SolverspaceError:   # e.g. a zero step below the prefixes (the whole walk or the per-point count says it)
+        return None

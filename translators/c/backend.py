@@ -57,14 +57,18 @@ class Units(MutableRecord):
     C memory and Python ints, so that a count needs no NumPy; listing views them as arrays.
     `n`: units (1 when depth is 0: the whole nest); `prefix_buffer`: cffi int64_t[n * depth] (at
     least one element); `prefix_bytes`: ffi.buffer over it (NumPy views it when listing);
-    `unit_counts`: per unit, after counting."""
+    `unit_counts`, `unit_undefined`: per unit, after counting (its count, the undefined operations
+    met below its prefix)."""
 
-    __match_args__ = ("depth", "n", "prefix_buffer", "prefix_bytes", "prefix_stats", "unit_counts", "total")
+    __match_args__ = ("depth", "n", "prefix_buffer", "prefix_bytes", "prefix_stats", "unit_counts", "total",
+                      "unit_undefined")
 
     def __init__(self, depth: int, n: int, prefix_buffer, prefix_bytes, prefix_stats: Stats,
-                 unit_counts: list[int] | None = None, total: int | None = None):
+                 unit_counts: list[int] | None = None, total: int | None = None,
+                 unit_undefined: list[int] | None = None):
         self.depth, self.n, self.prefix_buffer, self.prefix_bytes = depth, n, prefix_buffer, prefix_bytes
         self.prefix_stats, self.unit_counts, self.total = prefix_stats, unit_counts, total
+        self.unit_undefined = unit_undefined
 
     @cached_property
     def prefixes(self) -> "np.ndarray":
@@ -338,6 +342,7 @@ class CEnumerator:
                 units.prefix_stats.first_undefined = (self.generated.items[stats[u].undef_item],
                                                       self._prefix_dict(units, u))
         units.prefix_stats.undefined = undefined
+        units.unit_undefined = list(undefined_of)
         units.unit_counts = unit_counts(self.ffi, counts, n, words)
         units.total = sum(units.unit_counts)
         return units

@@ -39,10 +39,10 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
 
 from solverspace.lang import ir
 from solverspace.core.errors import SolverspaceError
+from solverspace.core.records import MutableRecord
 
 from solverspace.translators.c.build import LANES_LEVEL, build, cache_dir, write_atomically
 from solverspace.translators.c.codegen import CGenerator
@@ -53,8 +53,9 @@ from solverspace.translators.c.runtime import CANCEL_C, MEMO_BITS, MEMO_C
 from solverspace.translators.c.shapes import split_literals
 
 MAX_LANES = 64
-FORMAT = 1
+FORMAT = 2   # 2: a program's `top`
 ERROR_LANES_DIVERGE = 3   # a lane-varying range whose start or step differs between lanes
+ERROR_TOP_ONLY = 4        # a top program asked for more than its prefixes (never, see `run_top`)
 
 LANE_CDEF = """
 typedef struct { int64_t count[64]; int64_t und[64]; int64_t full; int64_t nprefix; int64_t und_any;
@@ -65,6 +66,7 @@ int ss_lane_count(int s, const int64_t *prefixes, const uint64_t *masks, int64_t
                   int nthreads, volatile int *cancel, uint64_t all);
 int ss_lane_max_prefix_depth(void);
 int ss_row_size(void);
+void ss_set_cancel(volatile int *cancel);
 """
 
 
@@ -72,18 +74,24 @@ class NotLaneable(SolverspaceError):
     """These points cannot share one walk (the reason says why); count them one by one."""
 
 
-@dataclass
-class LaneProgram:
-    source: str
-    literals: list[list[int]]       # per lane, the values of the lane literals LK(0), LK(1), ...
-    max_prefix_depth: int
-    items: list[str]
+class LaneProgram(MutableRecord):
+    """A lane walk's C `source`; per lane, the values of its lane literals LK(0), LK(1), ...
+    (`literals`); `top` > 0: a top program (`run_top`), whose loops stop at that depth."""
+
+    __match_args__ = ("source", "literals", "max_prefix_depth", "items", "top")
+
+    def __init__(self, source: str, literals: list[list[int]], max_prefix_depth: int, items: list[str], top: int = 0):
+        self.source, self.literals, self.max_prefix_depth, self.items, self.top = \
+            source, literals, max_prefix_depth, items, top
 
 
-@dataclass
-class LaneResult:
-    counts: list[int]
-    undefined: list[int]
+class LaneResult(MutableRecord):
+    """Per lane, its count and its undefined tally."""
+
+    __match_args__ = ("counts", "undefined")
+
+    def __init__(self, counts: list[int], undefined: list[int]):
+        self.counts, self.undefined = counts, undefined
 
 
 LANES_BEGIN = "for (uint64_t lr__ = ({mask}); lr__; lr__ &= lr__ - 1) {{ int lane__ = __builtin_ctzll(lr__); " \
@@ -107,6 +115,8 @@ class LaneWalk:
         if any(isinstance(n, ir.Closure) for p in plans for tree in p.model.trees for n in ir.walk(tree)):
             raise NotLaneable("the space has a closure iterator")
         self.gens = [CGenerator(p, options) for p in plans]
+        self.items_before = [len(g.items) for g in self.gens]   # a second walk numbers its items afresh
+        self.varying: dict[int, set[str]] = {}   # level (-1: before the loops) -> what varies by lane there
         g0 = self.gens[0]
         for g in self.gens[1:]:
             if (list(g.plan.order) != list(g0.plan.order) or g.count_order != g0.count_order
@@ -171,7 +181,8 @@ class LaneWalk:
         return text.replace("st->undefined++", f"ss_und(st, {mask})")
 
     # ------------------------------------------------------------------------------ statements
-    def statements(self, slot, breaks, ind, mask, loop_mask, on_reject, guard, shared_only) -> list[str]:
+    def statements(self, slot, breaks, ind, mask, loop_mask, on_reject, guard, shared_only, at: int) -> list[str]:
+        """Slot `at`'s derived values and tests (`at`: its loop, -1 before the loops)."""
         derived, constraints = slot
         lines = []
         for d in derived:
@@ -191,6 +202,7 @@ class LaneWalk:
                 continue
             if shared_only:
                 raise NotLaneable(f"{d.name} varies by lane inside an independent group")
+            self.varying.setdefault(at, set()).add("derived")
             if d.name not in self.gens[0].rational:
                 self.lane_vars.add(d.name)
             lines.append(f"{ind}{lanes(mask)} {self.per_lane(text, mask)}")
@@ -214,6 +226,7 @@ class LaneWalk:
                 continue
             if shared_only:
                 raise NotLaneable(f"{c.name} varies by lane inside an independent group")
+            self.varying.setdefault(at, set()).add("test")
             leave = f" {loop_mask} &= ~lbit__;" if is_break else ""
             tests.append(f"{ind}{lanes(mask)} int r = ({self.per_lane(text, mask)}) != 0;")
             tests.append(f"{ind}    if (uflag) {{ uflag = 0; if (!ss_und(st, lbit__)) st->undef_item = {item}; {mask} &= ~lbit__; }}")
@@ -262,6 +275,7 @@ class LaneWalk:
             if shared_only or buffered or solve:
                 raise NotLaneable(f"the domain of {name} varies by lane" +
                                   (" inside an independent group" if shared_only else " and is not a plain range"))
+            self.varying.setdefault(i, set()).add("domain")
             lines += [f"{ind}    int64_t ln_{i}[64];",
                       f"{ind}    if (plen > {i}) {{ n_{i} = 1; {lanes(loop_mask)} ln_{i}[lane__] = 1; }} }} else {{",
                       f"{ind}        int64_t s0_ = 0, p0_ = 0, nmax_ = 0; int first_ = 1;",
@@ -273,7 +287,7 @@ class LaneWalk:
                       f"{ind}        n_{i} = nmax_; start_{i} = s0_; step_{i} = p0_;",
                       f"{ind}    }}"]
         body = self.statements(slots[i], {c.name for c in lp.breaks}, ind + "        ", mask, loop_mask, "continue;",
-                               f"plen <= {i}", shared_only)
+                               f"plen <= {i}", shared_only, i)
         e = None if varying else self.divisor(i, following, body)
         if e is None:
             lines += self.nests[0].cancel_checks(i, name, ind)
@@ -329,7 +343,14 @@ class LaneWalk:
             raise NotLaneable("a hoisted parameter's domain varies by lane")
         return text
 
-    def walk(self) -> str:
+    def walk(self, top: int = 0) -> str:
+        """The lane walk's C function; `top` > 0: only its first `top` loops (a top program: it is
+        only ever asked for the prefixes at depth `top`, see `run_top`)."""
+        for g, before in zip(self.gens, self.items_before):
+            del g.items[before:]
+        self.literal_index.clear()
+        self.lane_vars.clear()
+        self.varying.clear()
         g0, nest0 = self.gens[0], self.nests[0]
         order = self.order
         position = {p: i for i, p in enumerate(order)}
@@ -345,8 +366,9 @@ class LaneWalk:
         split = nest0.component_split(order)
         buffers: list[tuple[int, int]] = []
         body = ["uint64_t a_p = mask0;"]
-        body += self.statements(slots[-1], set(), "", "a_p", "a_p", "return;", "plen == 0", False)
+        body += self.statements(slots[-1], set(), "", "a_p", "a_p", "return;", "plen == 0", False, -1)
         outer = list(range(len(order))) if split is None else list(range(split[0]))
+        self.outer_loops = len(outer)
         memo_widths: list[int] = []
 
         def leaf(mask):
@@ -366,7 +388,11 @@ class LaneWalk:
             lines.append(f"ss_ladd(st, {mask}, prod_); }}")
             return [self.shared(x, mask) for x in lines]
 
-        body += self.nest(outer, slots, buffers, "a_p", leaf, False)
+        if top:
+            body += self.nest(outer[:top], slots, buffers, "a_p", lambda _m: [f"st->error = {ERROR_TOP_ONLY}; goto done;"],
+                              False)
+        else:
+            body += self.nest(outer, slots, buffers, "a_p", leaf, False)
         decls = [f"int64_t {c_name(n)} = 0;" for n in (*self.model.parameter_names, *(d.name for d in self.model.derived))
                  if n not in g0.rational]
         decls += [f"int64_t lv_{n}[64];" for n in sorted(self.lane_vars)]
@@ -389,8 +415,22 @@ class LaneWalk:
         self.memo_widths = memo_widths
         return "\n".join(lines).replace("return; /*abort*/", "goto done;")
 
-    def generate(self) -> LaneProgram:
-        walk = self.walk()
+    def top_depth(self) -> int:
+        """After a whole walk (`generate()`): the depth of a top program for these lanes, whose last
+        lane is the base point, or NotLaneable. Below it nothing varies by lane (no domain, test or
+        derived value differs from the base point's), so the base point's own module counts every
+        prefix's subtree for every lane (`run_top`); above it only domains and tests may vary: a
+        derived value computed there would be the base point's in its module's walk."""
+        if any("derived" in kinds for kinds in self.varying.values()):
+            name = next(at for at, kinds in self.varying.items() if "derived" in kinds)
+            raise NotLaneable(f"a derived value varies by lane at level {name}")
+        top = max(1, 1 + max(self.varying, default=-1))
+        if top > min(self.gens[0].max_prefix_depth, self.outer_loops):
+            raise NotLaneable(f"the lanes vary below the work units' depth ({top} loops)")
+        return top
+
+    def generate(self, top: int = 0) -> LaneProgram:
+        walk = self.walk(top)
         tables = {"\n".join(g.domains.tables) for g in self.gens}
         if len(tables) > 1:
             raise NotLaneable("the points' closure tables differ")
@@ -407,7 +447,7 @@ class LaneWalk:
                             f"#define LK(j) ss_lk[lane__ * {max(nlit, 1)} + (j)]",
                             LANE_HELPERS, tables.pop(), walk,
                             lane_drivers(self.gens[0].max_prefix_depth, self.memo_widths, nlit)])
-        return LaneProgram(source + "\n", literals, self.gens[0].max_prefix_depth, list(self.gens[0].items))
+        return LaneProgram(source + "\n", literals, self.gens[0].max_prefix_depth, list(self.gens[0].items), top)
 
 
 def _source(expr) -> str:
@@ -532,7 +572,7 @@ def load_program(key: str):
         if entry.get("never") is not None:
             return None, str(entry["never"])
         return LaneProgram(entry["source"], [[int(v) for v in lane] for lane in entry["literals"]],
-                           int(entry["max_prefix_depth"]), list(entry["items"])), None
+                           int(entry["max_prefix_depth"]), list(entry["items"]), int(entry["top"])), None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -543,7 +583,7 @@ def store_program(key: str, program: LaneProgram | None, never: str | None = Non
         entry["never"] = never
     else:
         entry.update(source=program.source, literals=program.literals, max_prefix_depth=program.max_prefix_depth,
-                     items=program.items)
+                     items=program.items, top=program.top)
     try:
         write_atomically(_path(key), json.dumps(entry))
     except OSError:
@@ -559,33 +599,38 @@ class LaneError(SolverspaceError):
     """The pass stopped (see ERROR_*): count these points one by one."""
 
 
+def _call(fn, cancel):
+    """Run `fn()` on the C thread; Ctrl-C sets the walk's cancel flag and waits for it to stop."""
+    from solverspace.translators.c.backend import C_THREAD
+    job = C_THREAD.submit(fn, ())
+    try:
+        while not job.done.is_set():
+            time.sleep(0.0005)
+    except KeyboardInterrupt:
+        cancel[0] = 1
+        while not job.done.is_set():
+            time.sleep(0.01)
+        raise
+    if job.error is not None:
+        raise job.error
+    return job.value
+
+
+def _lane_table(program: LaneProgram) -> list[int]:
+    return [v for lane in program.literals for v in (lane or [0])] or [0]
+
+
 def run_program(program: LaneProgram, threads: int | None = None) -> LaneResult:
     """Count every lane of a lane program in one pass (parallel over work units, like a count)."""
-    from solverspace.translators.c.backend import C_THREAD
     module = build(program.source, LANE_CDEF, quick=LANES_LEVEL)   # -O1: see `build.flags`
     lib, ffi = module.lib, module.ffi
     nlanes = len(program.literals)
     threads = threads or os.cpu_count() or 1
     all_mask = (1 << nlanes) - 1
-    table = [v for lane in program.literals for v in (lane or [0])]
     cancel = ffi.new("int[1]")
 
-    def call(fn, *args):
-        job = C_THREAD.submit(fn, args)
-        try:
-            while not job.done.is_set():
-                time.sleep(0.0005)
-        except KeyboardInterrupt:
-            cancel[0] = 1
-            while not job.done.is_set():
-                time.sleep(0.01)
-            raise
-        if job.error is not None:
-            raise job.error
-        return job.value
-
     def go():
-        lib.ss_lane_set(ffi.new("int64_t[]", table or [0]), nlanes)
+        lib.ss_lane_set(ffi.new("int64_t[]", _lane_table(program)), nlanes)
         st = ffi.new("ss_lstats *")
         target = max(MIN_UNITS, UNITS_PER_THREAD * threads)
         depth, n = 0, 1
@@ -610,7 +655,80 @@ def run_program(program: LaneProgram, threads: int | None = None) -> LaneResult:
             return total.error, None, None
         return 0, list(total.count), [a + b for a, b in zip(total.und, und_prefix)]
 
-    error, counts, undefined = call(go)
+    error, counts, undefined = _call(go, cancel)
     if error:
         raise LaneError(f"the one-pass walk stopped (error {error})")
     return LaneResult(counts[:nlanes], undefined[:nlanes])
+
+
+def top_program(plans, base_plan, options) -> LaneProgram:
+    """The top program of these points over the base point's (its last lane; see `run_top`), or
+    NotLaneable with the reason."""
+    if len(plans) >= MAX_LANES:
+        raise NotLaneable(f"more than {MAX_LANES - 1} lanes beside the base point")
+    walk = LaneWalk([*plans, base_plan], options)
+    walk.generate()   # the whole walk: where the points differ
+    return walk.generate(walk.top_depth())
+
+
+MAX_TOP_UNITS = 1 << 20   # prefixes a top program may hand to the base module (8 bytes per loop each)
+MEMO_LOOKUP = "ss_cmemo_find(&memo["   # in a count program that memoises an independent group (`LoopNest.split_leaf`)
+
+
+def run_top(program: LaneProgram, base) -> LaneResult | None:
+    """Count the lanes of a top program (`LaneWalk.top_depth`), all but its last lane (the base
+    point), with the base point's compiled module `base` (a `CEnumerator`, already built): the
+    top program walks the loops above `program.top` once for all lanes and writes each prefix
+    alive in some lane, with the lanes it is alive in (and each lane's undefined operations up
+    there); `base` counts each prefix's subtree once, in parallel, as the work units of its own
+    count; each lane adds the subtrees of its prefixes. None where that could differ from the
+    lanes' own counts or is too big: more than `MAX_TOP_UNITS` prefixes, or an undefined
+    operation below the prefixes of a module that memoises independent groups (a memo hit
+    skips the tally, so a lane's tally would depend on the other lanes' prefixes)."""
+    from solverspace.translators.c.backend import Units
+    from solverspace.core.results import Stats
+    module = build(program.source, LANE_CDEF, quick=True)   # -O0: a few loops, walked once (the subtrees are base's)
+    lib, ffi = module.lib, module.ffi
+    nlanes, top = len(program.literals), program.top
+    all_mask = (1 << nlanes) - 1
+    cancel = ffi.new("int[1]")
+
+    def go():
+        lib.ss_lane_set(ffi.new("int64_t[]", _lane_table(program)), nlanes)
+        lib.ss_set_cancel(cancel)
+        try:
+            st = ffi.new("ss_lstats *")
+            n = lib.ss_lane_prefixes(top, ffi.NULL, ffi.NULL, 0, st, all_mask)
+            if st.error or n > MAX_TOP_UNITS or cancel[0]:
+                return st.error or cancel[0], n, None, None, None
+            prefixes = ffi.new("int64_t[]", max(n, 1) * top)
+            masks = ffi.new("uint64_t[]", max(n, 1))
+            lib.ss_lane_prefixes(top, prefixes, masks, n, st, all_mask)
+            return st.error or cancel[0], n, prefixes, masks, list(st.und)
+        finally:
+            lib.ss_set_cancel(ffi.NULL)
+
+    error, n, prefixes, masks, undefined = _call(go, cancel)
+    if error:
+        raise LaneError(f"the one-pass walk stopped (error {error})")
+    if n > MAX_TOP_UNITS:
+        return None
+    counts = [0] * 64
+    if n:
+        buffer = base.ffi.new("int64_t[]", n * top)
+        base.ffi.memmove(buffer, ffi.buffer(prefixes, n * top * 8), n * top * 8)
+        units = base.with_units(Units(top, n, buffer, base.ffi.buffer(buffer), Stats(undefined=0))).count_units()
+        if any(units.unit_undefined) and MEMO_LOOKUP in base.generated.source:
+            return None
+        by_mask: dict[int, list[int]] = {}
+        for mask, count, und in zip(ffi.unpack(masks, n), units.unit_counts, units.unit_undefined):
+            sums = by_mask.setdefault(mask, [0, 0])
+            sums[0] += count
+            sums[1] += und
+        for mask, (count, und) in by_mask.items():
+            while mask:
+                lane = (mask & -mask).bit_length() - 1
+                counts[lane] += count
+                undefined[lane] += und
+                mask &= mask - 1
+    return LaneResult(counts[:nlanes - 1], undefined[:nlanes - 1])
