@@ -416,7 +416,7 @@ class LaneWalk:
         return "\n".join(lines).replace("return; /*abort*/", "goto done;")
 
     def top_depth(self) -> int:
-        """After a whole walk (`generate()`): the depth of a top program for these lanes, whose last
+        """After a whole walk (`walk()`): the depth of a top program for these lanes, whose last
         lane is the base point, or NotLaneable. Below it nothing varies by lane (no domain, test or
         derived value differs from the base point's), so the base point's own module counts every
         prefix's subtree for every lane (`run_top`); above it only domains and tests may vary: a
@@ -667,7 +667,7 @@ def top_program(plans, base_plan, options) -> LaneProgram:
     if len(plans) >= MAX_LANES:
         raise NotLaneable(f"more than {MAX_LANES - 1} lanes beside the base point")
     walk = LaneWalk([*plans, base_plan], options)
-    walk.generate()   # the whole walk: where the points differ
+    walk.walk()   # the whole walk: where the points differ
     return walk.generate(walk.top_depth())
 
 
@@ -690,7 +690,7 @@ def run_top(program: LaneProgram, base) -> LaneResult | None:
     module = build(program.source, LANE_CDEF, quick=True)   # -O0: a few loops, walked once (the subtrees are base's)
     lib, ffi = module.lib, module.ffi
     nlanes, top = len(program.literals), program.top
-    all_mask = (1 << nlanes) - 1
+    all_mask = (1 << (nlanes - 1)) - 1   # the base lane is there for its texts only: it is not walked
     cancel = ffi.new("int[1]")
 
     def go():
