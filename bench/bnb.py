@@ -133,13 +133,13 @@ def waves(device: str, settings: dict, n: int) -> str:
     """The waves model in nanoseconds (the module's docstring: formula and terms)."""
     peak = PEAK_RATES[device]
     complex_, element, rate = _arithmetic(device, settings)
-    fmas, loads = (4, 2) if complex_ else (1, 1)
+    fmas, loads = ("4 * ", "2 * ") if complex_ else ("", "")
     per_sm = get_device(device).max_threads_per_multi_processor
     slots = f"({SMS[device]} * min(max_blocks_by_regs, max_blocks_by_shmem, {per_sm} // threads_per_block))"
     blocks = f"(({n} + blk_m - 1) // blk_m) * (({n} + blk_n - 1) // blk_n)"
     runs = f"({blocks} + ({slots} - {blocks} % {slots}) % {slots})"
     k_loop = f"({n} + (blk_k - {n} % blk_k) % blk_k)"
-    issue = f"{k_loop} * ({fmas} * blk_m * blk_n + {loads} * (blk_m * dim_n + blk_n * dim_m) / dim_vec)"
+    issue = f"{k_loop} * ({fmas}blk_m * blk_n + {loads}(blk_m * dim_n + blk_n * dim_m) / dim_vec)"
     return f"{runs} * max(2 * {issue} / {rate}, {k_loop} * (blk_m + blk_n) * {element} / {peak.bytes_per_ns})"
 
 
@@ -173,8 +173,10 @@ def ties_by_list(space: Space, objective: str, best, time_limit: float) -> str:
             return f"not counted: the exhaustive list of {top:,} stopped by the {time_limit:g} s limit"
         ties = sum(1 for r in result.ranked if r.objective == best)
         if ties < len(result.ranked) or len(result.ranked) < top:
+            distinct = len({r.objective for r in result.ranked})
             return (f"{ties:,} configurations ({time.perf_counter() - start:.1f} s: the exhaustive engine's "
-                    f"{top:,} best, {len(result.ranked) - ties:,} of them past the best value)")
+                    f"{top:,} best, {len(result.ranked) - ties:,} of them past the best value; "
+                    f"{distinct} distinct values in those {len(result.ranked):,})")
         if top >= TIES_LONGEST_LIST:
             return f"at least {ties:,} configurations (the exhaustive engine's {top:,} best all tie)"
         top *= 2
