@@ -110,6 +110,17 @@ def test_a_derived_value_that_differs_by_point_is_refused():
         on_base(DERIVED, [1, 4])
 
 
+def test_a_rule_before_the_loops_that_differs_by_point_is_refused():
+    # the base module tests it in every work unit: S = -2 would reject the others' prefixes (found by
+    # the slow generated test: 0 counted instead of 1)
+    source = "S = -2\np0 = range(0, 0 + 1)\nd0 = p0\nd0 = d0 + p0\nrequire(S > -2)\n"
+    with pytest.raises(NotLaneable, match="before the loops"):
+        on_base(source, [0, 1])
+    Space.from_source(source).count("c", threads=1)
+    found = sweep(lambda s: Space.from_source(source, s), {"S": ["0", "1"]}, "c", threads=1)
+    assert [(p.count, p.undefined) for p in found] == per_point(source, [0, 1]) == [(1, 0), (1, 0)]
+
+
 def test_a_difference_below_the_work_units_is_refused():
     # the work units' depth is where the counting order and the listing order part (here all four loops);
     # a walk whose points differed at a deeper level could not hand its prefixes to the base module
@@ -152,11 +163,9 @@ def test_without_the_base_module_the_whole_lane_walk_counts(cache):
     assert {p.method for p in found} == {"one-pass"} and top_entries(cache) == []
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(source=spaces(c_compatible=True, swept=True),
-       values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))
-def test_generated_spaces_on_the_base_module_equal_per_point(source, values):
+def check_on_base(source, values):
+    """The base module's answers (where `run_top` gives them) and the sweep after a base count equal
+    counting each value of S on its own."""
     try:
         _, answers = on_base(source, values)
     except (NotLaneable, LaneError):   # refused while generating, or stopped while walking: the sweep goes on
@@ -172,3 +181,20 @@ def test_generated_spaces_on_the_base_module_equal_per_point(source, values):
     shared = [(p.count, p.undefined) for p in sweep(lambda s: Space.from_source(source, s),
                                                     {"S": [str(v) for v in values]}, "c", threads=1)]
     assert shared == alone
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(source=spaces(c_compatible=True, swept=True),
+       values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))
+def test_generated_spaces_on_the_base_module_equal_per_point(source, values):
+    check_on_base(source, values)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(source=spaces(c_compatible=True, swept=True, products=0.2),
+       values=st.lists(st.integers(-3, 5), min_size=2, max_size=6, unique=True))
+def test_many_generated_spaces_on_the_base_module_equal_per_point(source, values):
+    check_on_base(source, values)

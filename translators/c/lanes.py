@@ -419,11 +419,15 @@ class LaneWalk:
         """After a whole walk (`walk()`): the depth of a top program for these lanes, whose last
         lane is the base point, or NotLaneable. Below it nothing varies by lane (no domain, test or
         derived value differs from the base point's), so the base point's own module counts every
-        prefix's subtree for every lane (`run_top`); above it only domains and tests may vary: a
-        derived value computed there would be the base point's in its module's walk."""
+        prefix's subtree for every lane (`run_top`); above it only the loops' domains and tests may
+        vary: a derived value computed there, and a test before the loops, would be the base
+        point's in its module's walk (which tests a loop's rules only where the prefix does not
+        fix the loop, and the rules before the loops in every unit)."""
         if any("derived" in kinds for kinds in self.varying.values()):
             name = next(at for at, kinds in self.varying.items() if "derived" in kinds)
             raise NotLaneable(f"a derived value varies by lane at level {name}")
+        if -1 in self.varying:   # the count walk tests these in every work unit, its prefix fixed or not
+            raise NotLaneable("a rule before the loops varies by lane")
         top = max(1, 1 + max(self.varying, default=-1))
         if top > min(self.gens[0].max_prefix_depth, self.outer_loops):
             raise NotLaneable(f"the lanes vary below the work units' depth ({top} loops)")
