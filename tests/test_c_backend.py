@@ -328,3 +328,15 @@ def test_a_truncated_cache_entry_is_rebuilt_not_loaded(tmp_path):
     assert count() == expected
     assert module.stat().st_size > len(data) // 2  # rebuilt whole
     assert count() == expected  # and the rebuilt entry is trusted again
+
+
+def test_a_division_by_an_always_undefined_value_is_flagged_not_run():
+    # `p // (min(p, 1) - 1)` is always undefined: its bounds are empty, which the printer once took
+    # for a proven non-zero divisor, writing C's `/` by the helper's 0: SIGFPE at -O0 (found by a
+    # generated sweep; `validation/generate.py` now draws such divisors)
+    space = Space.from_source("p = range(1, 5)\nq = range(0, 3)\nd = q // (p // (min(p, 1) - 1))\nrequire(d + q < 4)\n")
+    assert "(v_q / " not in CBackend().emit(space.plan)
+    reference = space.stats("reference")
+    for backend in (CBackend(threads=1, quick=True), CBackend(threads=1)):
+        stats = backend.count(space.plan)
+        assert (stats.count, stats.undefined) == (reference.count, reference.undefined) == (0, 12)

@@ -263,10 +263,16 @@ class _Gen:
         return E(f"({a.paren()} {self.pick(_CMP)} {b.paren()}) + {c}", c, c + 1, static=a.static and b.static)
 
     def divisor(self, depth: int, py: bool) -> E:
-        """A divisor: a non-zero constant (often negative), or an expression that can be 0."""
+        """A divisor: a non-zero constant (often negative), or an expression that can be 0, now and
+        then one that is always 0 without showing it (`min(x, lo) - lo`, x >= lo): the bounds of
+        the division are then empty, those of an always-undefined value, and a division by that
+        value must still be flagged, not run (the C printer took an empty divisor for a proven
+        non-zero one and wrote C's `/`: SIGFPE at -O0)."""
         if self.boolean(0.4):
             return _const(self.nonzero(-4, 4))
         x = self.name_leaf()
+        if x is not None and not x.static and self.boolean(0.05):
+            return E(f"min({x.text}, {x.lo}) - {x.lo}" if x.lo >= 0 else f"min({x.text}, {x.lo}) + {-x.lo}", 0, 0)
         if x is not None and self.boolean(0.7):
             c = self.draw(st.integers(x.lo, x.hi)) if x.lo <= x.hi else 0
             return E(f"{x.text} - {c}" if c >= 0 else f"{x.text} + {-c}", x.lo - c, x.hi - c)

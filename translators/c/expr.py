@@ -87,8 +87,11 @@ class CExpressionPrinter(ir.Visitor):
         return i.empty or i.lo >= 0
 
     def nonzero(self, node) -> bool:
+        """Proven never 0. Not for an empty interval: that is also the bounds of a value that is
+        always undefined (`x // 0`), whose helper flags it and returns 0, and C's own `/` or `%`
+        by that 0 would stop the process (SIGFPE) before the flag is looked at."""
         i = self.interval(node)
-        return i.empty or i.lo > 0 or i.hi < 0
+        return not i.empty and (i.lo > 0 or i.hi < 0)
 
     # ---------------------------------------------------------------------------- nodes
     def _visit_Const(self, n):
