@@ -230,7 +230,7 @@ def _count_top(plans, keys, base_plan, compiled):
             c_lanes.store_program(key, program, reason)
         flush_simplifications()
     else:
-        program, reason = remembered
+        program = remembered[0]   # (the reason a top program was refused is only for the cache)
     if program is None:
         return None
     try:
