@@ -136,7 +136,7 @@ def child_kt(name: str) -> None:
 def child_kt_memory() -> None:
     import tracemalloc
     from kernel_tuner.searchspace import Searchspace
-    path = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces" / "kernel_tuner_paper_T1" / "hotspot.json"
+    path = Path(__file__).resolve().parents[1] / "tests" / "data" / "peer_spaces" / "kernel_tuner_paper_T1" / "hotspot.json"
     space = json.loads(path.read_text())["ConfigurationSpace"]
     # the declared values by our T1 reader (Kernel Tuner evals the "Values" strings; we never do)
     from solverspace.t1_read import load_t1

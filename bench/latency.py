@@ -7,7 +7,7 @@ detached builder is re-parented to it, waited for, and its CPU seconds are count
 they are read from the builder's `background.log`). Each figure is the minimum over `--rounds`
 interleaved rounds; the machine's load is printed beside them.
 
-For each T1 file under ../shared/peer-spaces and for the built-in GEMM space (K40c):
+For each T1 file under tests/data/peer_spaces and for the built-in GEMM space (K40c):
 
 - `warm`: `python -m solverspace count FILE` (the default `auto` backend) with the cache as the
   default itself left it: one earlier default `count` (and the build it left behind, waited
@@ -58,7 +58,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PEER = ROOT.parent / "shared" / "peer-spaces"
+PEER = ROOT / "tests" / "data" / "peer_spaces"
 QUICK_FILES = ["willemsen2025/atf_prl2.json", "willemsen2025/atf_prl4.json"]
 SWEEP_VALUES = {"k40c": [str(v) for v in range(384, 1024 + 1, 32)][:20],    # 20 values of max_threads_per_block
                 "tiny": [str(v) for v in range(16, 96, 4)]}

@@ -18,7 +18,7 @@ optimum (optimum / best found: 1.0 found it, 0 found nothing valid), mean and wo
 
 Problems: convolution_milo and dedispersion_milo on the A100 (brute-force Kernel Tuner caches of the
 AutoTuningAssociation benchmark hub, `cachefiles/<kernel>/A100.json.gz`, with their T1 files from
-`../shared/peer-spaces/benchmark_hub_T1`), and the K40c GEMM space (1,207,600 configurations) with
+`tests/data/peer_spaces/benchmark_hub_T1`), and the K40c GEMM space (1,207,600 configurations) with
 times from a model (`gemm_times`: a roofline with occupancy and per-thread work, times seeded noise
 of up to 15%), computed for every valid configuration at once.
 
@@ -52,7 +52,7 @@ from solverspace.optuna import SolverspaceSampler, distribution_for, suggest  # 
 
 ROOT = Path(__file__).resolve().parents[1]
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-PEER = ROOT.parent / "shared" / "peer-spaces" / "benchmark_hub_T1"
+PEER = ROOT / "tests" / "data" / "peer_spaces" / "benchmark_hub_T1"
 BUDGETS = (25, 50, 100, 200)
 PENALTY = 1e9
 

@@ -1,4 +1,4 @@
-"""Benchmark: import and count every T1 file of ../shared/peer-spaces with the C backend (issue 7).
+"""Benchmark: import and count every T1 file of tests/data/peer_spaces with the C backend (issue 7).
 
 For each file, in a fresh process: the import time (JSON, Values and Expression parsing,
 lowering), then the count with the compiled C backend, first with an empty module cache (C
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_PEER = ROOT.parent / "shared" / "peer-spaces"
+DEFAULT_PEER = ROOT / "tests" / "data" / "peer_spaces"
 EXPECTED = {
     "benchmark_hub_T1/gemm_milo.json": 116_928, "benchmark_hub_T1/dedispersion_milo.json": 11_130,
     "benchmark_hub_T1/hotspot_milo.json": 82_984, "benchmark_hub_T1/convolution_milo.json": 4_362,

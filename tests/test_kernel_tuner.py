@@ -1,5 +1,5 @@
 """solverspace.kernel_tuner (issue 26): our lazy `Searchspace` against Kernel Tuner 1.5's own on the
-16 T1 files under ../shared/peer-spaces and the tiny GEMM space (size, validity on random points of
+16 T1 files under tests/data/peer_spaces and the tiny GEMM space (size, validity on random points of
 the value-list box, neighbour sets of every method for valid and invalid configurations, samples
 valid); Kernel Tuner's shipped strategies end to end in simulation mode through our `tune_kernel`;
 the module-level `Searchspace` replaced per thread and restored on any exit; bad input."""
@@ -22,7 +22,7 @@ from solverspace import Space                                                 # 
 from solverspace.core.errors import OptionError, SolverspaceError             # noqa: E402
 from solverspace.kernel_tuner import NEIGHBOR_METHODS, Searchspace, build_space, tune_kernel  # noqa: E402
 
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces"
+PEER = Path(__file__).resolve().parent / "data" / "peer_spaces"
 FAST_FILES = ["benchmark_hub_T1/convolution_milo", "benchmark_hub_T1/dedispersion_milo",
               "benchmark_hub_T1/unused_pnpoly", "benchmark_hub_T1/unused_convolution",
               "willemsen2025/dedispersion", "willemsen2025/atf_prl2",

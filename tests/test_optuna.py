@@ -30,7 +30,7 @@ from tests.helpers import space  # noqa: E402
 pytestmark = [pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler"),
               pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces"
+PEER = Path(__file__).resolve().parent / "data" / "peer_spaces"
 
 SMALL = """
 x = range(1, 9)

@@ -3,7 +3,7 @@
 `tests/data/snapshot.json`, recorded on the code before issue 12's restructuring (commit 5081ed0,
 with `python -m solverspace.validation.snapshot write`). The default run compares the test corpus
 and the generated spaces stored in the snapshot; `-m slow` adds the 16 K40c GEMM variants and the
-T1 files of ../shared/peer-spaces.
+T1 files of tests/data/peer_spaces.
 
 A deliberate change of behaviour updates the snapshot (`write --generated-from` keeps the same
 generated spaces) in the same commit, and says why.

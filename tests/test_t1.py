@@ -17,9 +17,7 @@ from solverspace.space import Space
 from solverspace.t1 import T1ExportError, export_t1, load_t1, load_t1_text, write_t1
 from tests.helpers import counting_work
 
-PEER = Path(__file__).resolve().parents[2] / "shared" / "peer-spaces"
-if not PEER.is_dir():
-    PEER = Path("/work/shared/peer-spaces")
+PEER = Path(__file__).resolve().parent / "data" / "peer_spaces"
 
 # file -> (parameters, Cartesian product or None, valid count). The first eight are the counts
 # published in peer-spaces/README.md; the willemsen2025 counts were computed here and agree

@@ -5,7 +5,7 @@ backend answers (counts with undefined tallies, or the error class and message o
 SHA-256 of the files `enumerate` writes (CSV, JSON Lines, .npy with its category sidecar), a seeded
 sample, the configuration at a middle position, and the generated C; `compare` recomputes the
 same things and lists every difference. The spaces: the 16 K40c GEMM variants, the T1 files under
-`../shared/peer-spaces/`, the test corpus and a fixed list of generated spaces (stored in the
+`tests/data/peer_spaces/`, the test corpus and a fixed list of generated spaces (stored in the
 snapshot file itself, so a comparison replays exactly the same sources).
 
     python -m solverspace.validation.snapshot write  SNAPSHOT.json [--quick]
@@ -27,7 +27,7 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PEER = ROOT.parent / "shared" / "peer-spaces"
+PEER = ROOT / "tests" / "data" / "peer_spaces"
 CORPUS = ROOT / "tests" / "corpus"
 GEMM_VARIANTS = [{"precision": p, "arithmetic": a, "trans_a": ta, "trans_b": tb}
                  for p in ("single", "double") for a in ("real", "complex") for ta in (0, 1) for tb in (0, 1)]
