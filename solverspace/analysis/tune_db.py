@@ -86,17 +86,30 @@ def default_path(source: str, builtin: str | None = None) -> str:
 
 
 def check_path(path: str) -> None:
-    """A database path SQLite can open: not a directory, in a directory that exists (SQLite
-    would only say "unable to open database file")."""
+    """A database path SQLite can open and write: not a directory, in a directory that exists and
+    where a file can be created (SQLite creates the database and its journal there; it would only
+    say "unable to open database file", or fail at the first write)."""
     if path == ":memory:":
         return
     where = Path(path)
     if where.is_dir():
         raise OutputError(f"tune database {path!r} is a directory",
                           hint=f"give --db (db=...) a file, e.g. {where / 'space.tune.sqlite'}")
-    if not where.parent.is_dir():
-        raise OutputError(f"tune database {path!r}: the directory {str(where.parent)!r} does not exist",
+    parent = where.parent
+    if parent.exists() and not parent.is_dir():
+        raise OutputError(f"tune database {path!r}: {str(parent)!r} is not a directory",
+                          hint="give --db (db=...) a file in a directory")
+    if not parent.is_dir():
+        raise OutputError(f"tune database {path!r}: the directory {str(parent)!r} does not exist",
                           hint="create it, or give --db (db=...) a file in an existing directory")
+    probe = parent / f".{where.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.probe"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise OutputError(f"tune database {path!r}: the directory {str(parent)!r} is not writable "
+                          f"({exc.strerror or exc}): SQLite creates the database and its journal there",
+                          hint="give --db (db=...) a file in a directory you can write") from None
+    probe.unlink(missing_ok=True)
 
 
 class TuneDB:

@@ -10,6 +10,17 @@ program. A user who wants a shell writes `sh -c '...'` (or bash, dash, zsh, ksh)
 script each field becomes a reference to an environment variable holding the value
 (`"${SOLVERSPACE_x}"`), so the shell expands the value and never parses it as code.
 
+Which program finally reads an argument cannot be known (`timeout 5 sh -c {x}`, `env sh -c ...`,
+`python3 -c print({x})`), so whether a value may be pasted into a word is decided by the value:
+only a plain token (`PLAIN`: ASCII letters, digits and `_ . + - , : = / @ %`) is ever pasted. A
+template that would paste anything else is refused when it is made, before anything runs, naming
+the parameter and the value; the fix is the environment: every run has every parameter and
+derived value in `SOLVERSPACE_<name>` (a field with a format spec inside a script: a variable of
+its own, `SOLVERSPACE_<name>_<k>`), which a script reads as `"$SOLVERSPACE_<name>"`. Values that
+cannot be listed when the template is made (a huge categorical domain, a format spec on a huge
+integer range) are checked again before each run: one that is not plain stops `tune` before its
+command starts.
+
 The command runs in its own session (a timeout kills its whole process group), dies with `tune`
 (Linux: `PR_SET_PDEATHSIG`; a hang-up of `tune` kills its process group), and only the tails of
 its output are kept (`TAIL` bytes): the time is the last number in the tail of stdout.
@@ -52,6 +63,8 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "
 ENV_PREFIX = "SOLVERSPACE_"
 CANNOT_RUN = {126: "found but cannot be executed", 127: "not found"}
 _NUMBER = re.compile(rb"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)\b", re.IGNORECASE)
+PLAIN = re.compile(r"[A-Za-z0-9_.+\-,:=/@%]*")
+PLAIN_TEXT = "ASCII letters, digits and _ . + - , : = / @ %"
 _SHELL_HINT = ("the command runs without a shell; for shell syntax write the shell yourself: "
                "--measure \"sh -c './bench {x} | tail -1'\" (fields become environment variables there)")
 
@@ -340,6 +353,9 @@ class Command:
         self.script = _script_index(self.words)
         self._check_fields()
         self.fields = sorted({i.name for w in self.words for i in w if isinstance(i, _Field)})
+        self.names, self.derived = tuple(known), frozenset(model.derived_value)
+        self.variables = self._variables()
+        self.unchecked = self._check_values(model)
 
     def _check_fields(self) -> None:
         if any(isinstance(i, _Field) for i in self.words[0]):
@@ -354,21 +370,91 @@ class Command:
                              "whatever its value holds; for a shell write sh -c '... {x} ...' yourself (fields "
                              "become environment variables there)")
 
+    def _pasted(self):
+        """The fields whose text goes into a command word (all but those of a shell script)."""
+        for index, word in enumerate(self.words):
+            if index != self.script:
+                yield from (item for item in word if isinstance(item, _Field))
+
+    def _variables(self) -> dict:
+        """The environment variable of each (name, format spec): `SOLVERSPACE_<name>` for the value
+        as it is (every parameter and derived value, in every run), `SOLVERSPACE_<name>_<k>` for a
+        field of the shell script with a format spec. Two that would share a variable are refused."""
+        chosen = {(name, ""): variable(name) for name in self.names}
+        if self.script is not None:
+            for item in self.words[self.script]:
+                if isinstance(item, _Field) and (item.name, item.spec) not in chosen:
+                    k = sum(1 for name, spec in chosen if name == item.name and spec)
+                    chosen[(item.name, item.spec)] = f"{variable(item.name)}_{k + 1}"
+        owner: dict = {}
+        for (name, spec), var in chosen.items():
+            if var in owner:
+                other = owner[var]
+                shown = [f"{{{n}:{f}}}" if f else repr(n) for n, f in (other, (name, spec))]
+                raise OptionError(f"--measure {self.template!r}: {shown[0]} and {shown[1]} would both be the "
+                                  f"environment variable {var}",
+                                  hint="rename one of them in the space (or drop the format spec in the script)")
+            owner[var] = (name, spec)
+        return chosen
+
+    def _check_values(self, model) -> list:
+        """Refuse a template that would paste a value that is not a plain token into a command word
+        (every value each pasted field can take, formatted as the field says); the fields whose
+        values cannot be listed are returned, to be checked before each run."""
+        unchecked, seen = [], set()
+        for item in self._pasted():
+            if (item.name, item.spec) in seen:
+                continue
+            seen.add((item.name, item.spec))
+            kind = model.kinds.of(item.name)
+            if kind == "int" and not item.spec:
+                continue            # integers, exact fractions, booleans: plain text
+            values = model.closures.of(item.name)
+            if values is None:
+                unchecked.append(item)
+                continue
+            for value in values:
+                self._plain(item, _format(item, value))
+        return unchecked
+
+    def _plain(self, item: _Field, text: str) -> None:
+        """Raise `OptionError` unless `text`, the field's text for one value, is a plain token."""
+        if PLAIN.fullmatch(text):
+            return
+        var = self.variables[(item.name, "")]
+        field = f"{{{item.name}:{item.spec}}}" if item.spec else f"{{{item.name}}}"
+        raise OptionError(
+            f"--measure {self.template!r}: {field} would paste the value {text!r} of {self._kind(item.name)} "
+            f"{item.name!r} into a command word, and it is not a plain token ({PLAIN_TEXT}): whatever program "
+            "reads that word (a shell behind timeout or env, python -c, ...) could run it as code",
+            hint=f"read the value from the environment: every run has it in {var}, e.g. --measure "
+                 f"\"timeout 60 sh -c './bench \\\"\\${var}\\\"'\" (or start the template with the shell, "
+                 f"sh -c './bench {field}', where the field becomes that variable)")
+
+    def _kind(self, name: str) -> str:
+        return "derived value" if name in self.derived else "parameter"
+
     # ------------------------------------------------------------------------------ one run
     def arguments(self, env: dict) -> tuple[list[str], dict]:
-        """The argv and the environment variables of one configuration (a value's text goes
-        into one argument, or into an environment variable for a shell script)."""
-        argv, variables = [], {}
+        """The argv and the environment variables of one configuration: a field's text goes into
+        its word (a plain token), or, in a shell script, into an environment variable the script
+        references; every parameter and derived value is in `SOLVERSPACE_<name>`."""
+        variables = {self.variables[(name, "")]: _format(None, env[name]) for name in self.names if name in env}
+        argv = []
         for index, word in enumerate(self.words):
             parts = []
             for item in word:
                 if isinstance(item, str):
                     parts.append(item)
                 elif index == self.script:
-                    variables[variable(item.name)] = _text(item, env)
-                    parts.append(_Reference(item.name))
+                    var = self.variables[(item.name, item.spec)]
+                    variables[var] = _text(item, env)
+                    parts.append(_Reference(var))
                 else:
-                    parts.append(_text(item, env))
+                    text = _text(item, env)
+                    if item in self.unchecked:
+                        self._plain(item, text)
+                    parts.append(text)
             argv.append(_script_text(parts) if index == self.script else "".join(parts))
         return argv, variables
 
@@ -393,7 +479,7 @@ class Command:
 
 
 class _Reference(str):
-    """A field inside a shell script: replaced by its environment variable."""
+    """A field inside a shell script: the name of the environment variable replacing it."""
 
 
 def variable(name: str) -> str:
@@ -404,24 +490,33 @@ def variable(name: str) -> str:
     return ENV_PREFIX + "_".join(f"{ord(c):x}" if not c.isascii() else c for c in name)
 
 
+_WORD_BREAK = frozenset(" \t\n;&|()<>")    # after one of these (or at the start) a `#` starts a comment
+
+
 def _script_text(parts: list) -> str:
     """The script with each field as a reference to its variable, quoted for where it stands in
-    the script: outside quotes "${V}", inside double quotes ${V}, inside single quotes '"${V}"'."""
-    out, quote, escaped = [], None, False
+    the script: outside quotes "${V}", inside double quotes ${V}, inside single quotes '"${V}"'.
+    A comment (`#` starting a word, outside quotes, to the end of the line) holds no quote."""
+    out, quote, escaped, comment, previous = [], None, False, False, None
     for part in parts:
         if isinstance(part, _Reference):
-            name = "${" + variable(part) + "}"
+            name = "${" + part + "}"
             out.append({None: f'"{name}"', '"': name, "'": f"'\"{name}\"'"}[quote])
-            escaped = False
+            escaped, previous = False, "$"
             continue
         for char in part:
             out.append(char)
-            if escaped:
-                escaped = False
+            if comment:
+                comment = char != "\n"
+            elif escaped:
+                escaped, char = False, "a"      # an escaped character is part of a word
             elif char == "\\" and quote != "'":
                 escaped = True
             elif char in "'\"" and quote in (None, char):
                 quote = None if quote == char else char
+            elif char == "#" and quote is None and (previous is None or previous in _WORD_BREAK):
+                comment = True
+            previous = char
     return "".join(out)
 
 
@@ -447,8 +542,14 @@ def _script_index(words: list[list]) -> int | None:
 
 
 def _text(field: _Field, env: dict) -> str:
-    value = env[field.name]
+    return _format(field, env[field.name])
+
+
+def _format(field: _Field | None, value) -> str:
+    """A value's text as a field writes it (None: as it is, an order joined by `>`)."""
     value = format_value(value) if type(value) is tuple else value
+    if field is None:
+        return format(value, "")
     try:
         return format(value, field.spec)
     except (ValueError, TypeError) as exc:

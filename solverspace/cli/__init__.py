@@ -11,6 +11,7 @@ import signal
 import sys
 import warnings
 
+from solverspace.cli.files import check_files
 from solverspace.cli.parser import LISTING_BACKENDS, build_parser
 from solverspace.core.errors import SolverspaceError, SolverspaceWarning
 from solverspace.lang.evaluate import allow_integers_of_any_length
@@ -86,6 +87,7 @@ def _main(argv: list[str] | None) -> int:
             parser.error(f"--{given[0]} is an option of --engine dask")
     quiet_again = _say_waits(args)
     try:
+        check_files(args)
         return args.func(args)
     except SolverspaceError as exc:
         print(f"solverspace: error: {exc}", file=sys.stderr)

@@ -14,7 +14,9 @@ output and an existing pipe, device or socket (a named pipe, `/dev/stdout`) cann
 onto: their output is held in an unnamed temporary file until it is complete, then copied there,
 so that an interrupted run, or one that `auto` restarts on the compiled backend, writes nothing
 rather than a partial or doubled listing (the null device is written in place: nothing to double).
-`check_not_input` refuses an output that is the input file under any name.
+`check_not_input` refuses an output that is the input file under any name; `check_distinct`, an
+output that is an input or another output of the same run (`same_file`: the same file under any
+name, existing or not).
 """
 from __future__ import annotations
 
@@ -68,16 +70,49 @@ def is_standard_output(path) -> bool:
         return False
 
 
+def same_file(a, b) -> bool:
+    """Whether two paths name one file: the same file (device and inode: a relative or absolute
+    path, a symbolic or hard link) when both exist, else the same resolved path (`./x` and `x`, a
+    dangling link and where it points). `-` is standard output: the same only as `-`.
+
+    >>> same_file("out.json", "./out.json"), same_file("-", "./-"), same_file("-", "out.json")
+    (True, True, False)
+    """
+    if is_stdout(a) or is_stdout(b):
+        return is_stdout(a) and is_stdout(b)
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError, TypeError):   # one of them is no file (yet)
+        pass
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def check_distinct(inputs: list, outputs: list) -> None:
+    """Refuse (`OutputError`, before anything is written) an output that names an input or
+    another output of the same run under any name (`same_file`). `inputs` and `outputs` are
+    (option, path, what) triples, e.g. ("--db", "run.sqlite", "the tune database"), an option
+    not starting with `-` being a positional's name ("space file"); a path of None is skipped,
+    and so is the null device (any number of outputs may discard)."""
+    outputs = [o for o in outputs if o[1] is not None]
+    for index, (option, path, _) in enumerate(outputs):
+        for other, other_path, what in [*outputs[:index], *(i for i in inputs if i[1] is not None)]:
+            if not same_file(path, other_path) or (not is_stdout(path) and _discards(Path(path))):
+                continue
+            shown = f"{option} {os.fspath(path)!r}"
+            named = other if other.startswith("-") else f"the {other}"
+            raise OutputError(f"{shown} and {named} {os.fspath(other_path)!r} are the same file: writing {option} "
+                              f"would replace {what}", hint=f"give {option} another file name")
+
+
 def check_not_input(path, source, option: str = "-o") -> None:
     """Refuse to write the input file (a space or T1 file) under any of its names: a relative
     or absolute path, a symbolic or hard link; writing it would replace what the run reads."""
-    if is_stdout(path) or source is None:
+    if is_stdout(path) or source is None or not os.path.exists(source):
         return
-    try:
-        same = os.path.samefile(path, source)
-    except (OSError, ValueError, TypeError):   # one of them is no file (yet): not the same
-        same = False
-    if same:
+    if same_file(path, source):
         raise OutputError(f"{option} {os.fspath(path)!r} is the space file {os.fspath(source)!r}: writing it would "
                           f"replace the space", hint="write the output to another file")
 
