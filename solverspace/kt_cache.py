@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,13 +279,9 @@ class T4Writer:
         self.written = True
         document = {"schema_version": T4_SCHEMA_VERSION, "results": self.results,
                     "metadata": {"timeunit": "milliseconds"}}
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            temporary.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            raise OutputError(f"--t4 {str(self.path)!r}: cannot write: {exc.strerror or exc}",
-                              hint="give a file in a writable directory") from None
+        from solverspace.core.output import atomic_output   # a device or pipe (/dev/null) written, never replaced
+        with atomic_output(self.path, "w", option="--t4", encoding="utf-8") as handle:
+            handle.write(json.dumps(document, ensure_ascii=False))
 
     def __repr__(self) -> str:
         return f"T4Writer({str(self.path)!r})"
