@@ -164,6 +164,7 @@ def files(tmp_path, monkeypatch):
              "cache": {f"{x},{y}": {"x": x, "y": y, "time": 1.0} for x in (1, 2, 3) for y in (1, 2)}}
     (tmp_path / "brute.json").write_text(json.dumps(cache))
     os.symlink("sp.py", tmp_path / "link.py")
+    os.symlink("sp.py", tmp_path / "link.svg")
     os.link(tmp_path / "run.sqlite", tmp_path / "hard.sqlite")
     return tmp_path
 
@@ -185,6 +186,7 @@ MEASURE = ["--measure", "echo 1"]
     (["sample", "sp.py", "-n", "2", "-o", "link.py"], "-o", "the space file"),
     (["enumerate", "sp.py", "-o", "./sp.py"], "-o", "the space file"),
     (["design", "sp.py", "-n", "2", "-o", str(Path("..") / "sp.py")], "-o", None),
+    (["explain", "sp.py", "--plot", "link.svg"], "--plot", "the space file"),              # written through the link
 ])
 def test_no_output_names_an_input_or_another_output(files, monkeypatch, capsys, argv, first, second):
     if second is None:          # `../sp.py` from a directory below: the same file by another path
@@ -196,7 +198,7 @@ def test_no_output_names_an_input_or_another_output(files, monkeypatch, capsys, 
     code = main(argv)
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err, err
-    assert f"{first} " in err and second in err and "are the same file" in err
+    assert f"{first} " in err and second in err and ("are the same file" in err or "is the space file" in err)
     after = {p.name: p.read_bytes() for p in files.iterdir() if p.is_file() and not p.is_symlink()}
     assert after == before and not (files / "new.json").exists()
 

@@ -295,7 +295,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--measure", metavar="CMD",
                    help="command template run without a shell, fields {NAME} (parameters or derived values) each "
-                        "one argument; for a shell write sh -c '...' (fields become environment variables there); "
+                        "one argument; only plain tokens (letters, digits, _ . + - , : = / @ %%) are pasted: a "
+                        "template that would paste another value is refused; every run has each value in "
+                        "$SOLVERSPACE_NAME; for a shell write sh -c '...' (fields become those variables there); "
                         "the last number it prints on stdout is the time in seconds; a non-zero exit is a failed "
                         "configuration")
     p.add_argument("--measure-from", metavar="CACHE",

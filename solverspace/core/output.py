@@ -102,8 +102,10 @@ def check_distinct(inputs: list, outputs: list) -> None:
             if not same_file(path, other_path) or (not is_stdout(path) and _discards(Path(path))):
                 continue
             shown = f"{option} {os.fspath(path)!r}"
-            named = other if other.startswith("-") else f"the {other}"
-            raise OutputError(f"{shown} and {named} {os.fspath(other_path)!r} are the same file: writing {option} "
+            if not other.startswith("-"):       # a positional: the space file
+                raise OutputError(f"{shown} is the {other} {os.fspath(other_path)!r}: writing it would replace {what}",
+                                  hint="write the output to another file")
+            raise OutputError(f"{shown} and {other} {os.fspath(other_path)!r} are the same file: writing {option} "
                               f"would replace {what}", hint=f"give {option} another file name")
 
 
@@ -112,9 +114,7 @@ def check_not_input(path, source, option: str = "-o") -> None:
     or absolute path, a symbolic or hard link; writing it would replace what the run reads."""
     if is_stdout(path) or source is None or not os.path.exists(source):
         return
-    if same_file(path, source):
-        raise OutputError(f"{option} {os.fspath(path)!r} is the space file {os.fspath(source)!r}: writing it would "
-                          f"replace the space", hint="write the output to another file")
+    check_distinct([("space file", source, "the space")], [(option, path, None)])
 
 
 def _special(path: Path) -> bool:
