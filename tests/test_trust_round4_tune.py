@@ -140,6 +140,10 @@ def test_values_that_cannot_be_listed_are_checked_before_each_run():
     assert plain.arguments({"x": 5, "k": "a"})[0][-1] == "000000000005"
     with pytest.raises(OptionError, match="derived value 'd'"):
         Command("./bench {d}", Space.from_source("x = range(3)\nd = if_then_else(x > 1, 'a b', 'c')\n").model, None)
+    orders = Space.from_source(f"o = permutation({list(range(12))})\n").model     # 12! orders: not listed
+    with pytest.raises(OptionError, match="an order .its items joined by `>`. of parameter 'o'"):
+        Command("./bench {o}", orders, None)
+    assert Command("sh -c './bench {o}'", orders, None).arguments({"o": (0, 1)})[1]["SOLVERSPACE_o"] == "0>1"
 
 
 def test_every_parameter_is_in_the_environment_and_a_format_spec_has_its_own_variable():

@@ -410,6 +410,8 @@ class Command:
             if kind == "int" and not item.spec:
                 continue            # integers, exact fractions, booleans: plain text
             values = model.closures.of(item.name)
+            if values is None and kind == "order":
+                self._refuse(item, "an order (its items joined by `>`)")    # too many to list; `>` is in them
             if values is None:
                 unchecked.append(item)
                 continue
@@ -419,12 +421,14 @@ class Command:
 
     def _plain(self, item: _Field, text: str) -> None:
         """Raise `OptionError` unless `text`, the field's text for one value, is a plain token."""
-        if PLAIN.fullmatch(text):
-            return
+        if not PLAIN.fullmatch(text):
+            self._refuse(item, f"the value {text!r}")
+
+    def _refuse(self, item: _Field, value: str) -> None:
         var = self.variables[(item.name, "")]
         field = f"{{{item.name}:{item.spec}}}" if item.spec else f"{{{item.name}}}"
         raise OptionError(
-            f"--measure {self.template!r}: {field} would paste the value {text!r} of {self._kind(item.name)} "
+            f"--measure {self.template!r}: {field} would paste {value} of {self._kind(item.name)} "
             f"{item.name!r} into a command word, and it is not a plain token ({PLAIN_TEXT}): whatever program "
             "reads that word (a shell behind timeout or env, python -c, ...) could run it as code",
             hint=f"read the value from the environment: every run has it in {var}, e.g. --measure "
