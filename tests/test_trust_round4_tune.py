@@ -269,6 +269,15 @@ def test_a_database_in_a_read_only_directory_says_so(tmp_path, capsys):
     assert code == 2 and "is not writable" in err and "created when missing" not in err, err
 
 
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permission bits")
+def test_a_read_only_database_says_so(tmp_path, capsys):
+    db = tmp_path / "t.sqlite"
+    assert _tune_db(str(db), capsys)[0] == 0
+    db.chmod(0o400)
+    code, err = _tune_db(str(db), capsys)
+    assert code == 2 and "the file is not writable" in err and "created when missing" not in err, err
+
+
 def test_a_database_below_a_file_says_the_file_is_no_directory(tmp_path, capsys):
     (tmp_path / "plain").write_text("")
     code, err = _tune_db(str(tmp_path / "plain" / "t.sqlite"), capsys)

@@ -110,6 +110,10 @@ def check_path(path: str) -> None:
                           f"({exc.strerror or exc}): SQLite creates the database and its journal there",
                           hint="give --db (db=...) a file in a directory you can write") from None
     probe.unlink(missing_ok=True)
+    if where.exists() and not os.access(where, os.R_OK | os.W_OK):
+        raise OutputError(f"tune database {path!r}: the file is not writable (or not readable): tune records "
+                          "every measurement there", hint="give --db (db=...) a file you can read and write, "
+                                                          f"or make it so (chmod u+rw {path})")
 
 
 class TuneDB:
