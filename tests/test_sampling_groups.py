@@ -58,10 +58,13 @@ def test_ten_stages_sample_group_by_group(c_calls):
     assert space[0] == (32, 32) * 10 and space[-1] == (1024, 65536) * 10
 
 
-def test_groups_give_the_positions_of_the_whole_nest(monkeypatch):
-    """Three stages: the same samples, rows at positions and positions of rows with and without the
-    groups (the whole enumerator descends its large units by subtree counts)."""
-    text = stages(3)
+@pytest.mark.parametrize("text, size", [
+    (stages(3), PER_STAGE ** 3),
+    ("a = range(2)\n" + stages(3) + "b = range(3)\n", 6 * PER_STAGE ** 3),   # free parameters join the stages' blocks
+], ids=["stages", "with-free-parameters"])
+def test_groups_give_the_positions_of_the_whole_nest(monkeypatch, text, size):
+    """The same samples, rows at positions and positions of rows with and without the groups (the
+    whole enumerator descends its large units by subtree counts)."""
     grouped = Space.from_source(text)
     monkeypatch.setattr(backend, "consecutive_groups", lambda plan: None)
     whole = Space.from_source(text)
@@ -69,15 +72,15 @@ def test_groups_give_the_positions_of_the_whole_nest(monkeypatch):
     monkeypatch.undo()
     assert type(grouped._positions()).__name__ == "GroupPositions" and grouped._positions().by_groups()
     assert type(whole._positions()).__name__ == "EnumeratorPositions"
-    assert grouped.count("c") == whole.count("c") == PER_STAGE ** 3
+    assert grouped.count("c") == whole.count("c") == size
     a, b = grouped.sample(6, seed=11), whole.sample(6, seed=11)
     assert a.tolist() == b.tolist()
-    size = PER_STAGE ** 3
     for p in (0, 1, PER_STAGE - 1, PER_STAGE, PER_STAGE ** 2 + 5, size // 3, size - 1):
         assert grouped[p] == whole[p]
         assert grouped.index(grouped[p]) == p
+    invalid = dict(zip(grouped.parameters, grouped[5]), t3=64, w3=96)   # 96 % 64 != 0
     with pytest.raises(ValueError, match="not a valid configuration"):
-        grouped.index((32, 64) * 2 + (64, 96))   # 96 % 64 != 0
+        grouped.index(invalid)
     with pytest.raises(IndexError):
         grouped[size]
 
@@ -91,6 +94,20 @@ def test_groups_only_where_consecutive_and_independent():
     # x, y, then u (linked to x): the groups {x, u} and {y} interleave in the loop order
     interleaved = Space.from_source("x = range(4)\ny = range(5)\nu = range(x, 9)\n").plan
     assert consecutive_groups(interleaved) is None
+
+
+def test_hoisted_only_groups_join_a_block_and_compile_nothing_more(monkeypatch):
+    """64 independent binary parameters (hoisted: the descent divides, no count) go through the
+    whole enumerator; a stage among free parameters is one block with them."""
+    made = []
+    group_plan_of = backend.group_plan
+    monkeypatch.setattr(backend, "group_plan", lambda plan, names: made.append(names) or group_plan_of(plan, names))
+    binary = Space.from_source("".join(f"p{i} = range(2)\n" for i in range(64)))
+    positions = binary._positions()
+    assert positions.blocks() == [] and not positions.by_groups()
+    assert binary[2 ** 63 + 5] == (1,) + (0,) * 60 + (1, 0, 1) and made == []
+    mixed = Space.from_source("a = range(2)\n" + stages(2) + "b = range(3)\n")
+    assert mixed._positions().blocks() == [["a", "t1", "w1"], ["t2", "w2", "b"]]
 
 
 def test_a_short_c_call_is_not_polled(monkeypatch):

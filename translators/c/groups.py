@@ -12,7 +12,12 @@ whose work units are small where the whole space's are too large to list.
 
 `GroupPositions` answers `rows_at` and `index` that way when the whole space's enumerator would
 have to descend a work unit too large to list (`EnumeratorPositions.descends`: one subtree count
-per value tried, per loop); otherwise it is the whole space's positions, unchanged. The positions are the same either
+per value tried, per loop); otherwise it is the whole space's positions, unchanged. Each group
+costs a compiled module, and a group of hoisted parameters only (nothing in the space depends on
+them: the descent takes each one's value by a division, no count) gains nothing from one: such
+groups join a neighbouring group into a *block* (consecutive groups, so the product order holds
+for blocks too), and with fewer than two blocks the whole space's positions answer (64
+independent binary parameters compile no module more). The positions are the same either
 way, so a sample (uniformly drawn positions, `solverspace.core.draws`) is the same configurations
 for the same seed: only the work differs.
 """
@@ -73,19 +78,39 @@ class GroupPositions(Positions):
         self.groups = groups
         self._make_parts = parts
         self._parts: list | None = None
+        self._blocks: list[list[str]] | None = None
         self._by_groups: bool | None = None
+
+    def blocks(self) -> list[list[str]]:
+        """The groups joined into blocks, each holding one group with a parameter that is not
+        hoisted, the hoisted-only groups joined to the next block (the last block takes those
+        after it); no block when no group has such a parameter."""
+        if self._blocks is not None:
+            return self._blocks
+        hoisted = set(self.enumerator.generated.hoisted)
+        blocks: list[list[str]] = []
+        pending: list[str] = []
+        for group in self.groups:
+            pending += group
+            if any(name not in hoisted for name in group):
+                blocks.append(pending)
+                pending = []
+        if pending and blocks:
+            blocks[-1] += pending
+        self._blocks = blocks
+        return blocks
 
     @property
     def parts(self) -> list:
         if self._parts is None:
-            self._parts = [self._make_parts(group) for group in self.groups]
+            self._parts = [self._make_parts(block) for block in self.blocks()]
         return self._parts
 
     def by_groups(self) -> bool:
-        """Whether positions go through the groups: the whole space's enumerator would descend a
-        work unit by subtree counts to find one."""
+        """Whether positions go through the blocks: there are two or more, and the whole space's
+        enumerator would descend a work unit by subtree counts to find one."""
         if self._by_groups is None:
-            self._by_groups = self.whole.descends()
+            self._by_groups = len(self.blocks()) >= 2 and self.whole.descends()
         return self._by_groups
 
     def size(self) -> int:
@@ -110,7 +135,7 @@ class GroupPositions(Positions):
         enumerator = self.enumerator
         out = np.empty(len(wanted), dtype=enumerator.decode(np.zeros(0, dtype=enumerator.generated.dtype)).dtype)
         digits = [self.digits(p) for p in wanted]
-        for g, (group, part) in enumerate(zip(self.groups, self.parts)):
+        for g, (group, part) in enumerate(zip(self.blocks(), self.parts)):
             mine = [d[g] for d in digits]
             rows = part.rows_at(np.array(mine, dtype=np.int64 if part.size() < 2 ** 63 else object))
             for name in group:
