@@ -46,7 +46,7 @@ MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position i
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
-PROGRESS_EVERY = 0.05     # seconds between progress reports while a C call runs
+WAKE_EVERY = 0.05         # seconds between a long C call's progress reports (and looks for a signal)
 
 
 class SpaceTooLargeError(SolverspaceError, ValueError):
@@ -163,16 +163,18 @@ def call_c(shaped, fn, *args, progress=None, total=0, done=None, cancel=None):
     progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
     sets `cancel`, which every work unit and every long loop inside one checks, and waits for
     the C threads to stop before raising. The caller sleeps on the job's lock and is woken the
-    moment the call returns: a short call costs one hand-over, never a poll; with a progress
-    callback the wait wakes every PROGRESS_EVERY seconds to report."""
+    moment the call returns: a short call costs one hand-over, never a poll; a long one wakes the
+    caller every WAKE_EVERY seconds to report progress (a signal delivered to another thread of
+    the process is then seen too)."""
     job = None
     if shaped.constants is not None:  # a module shared by its shape: make it this program first
         fn = functools.partial(_with_constants, shaped, fn)
     report = progress is not None and done is not None
     try:
         job = C_THREAD.submit(fn, args)
-        while not job.wait(PROGRESS_EVERY if report else -1):
-            progress(int(done[0]), total)
+        while not job.wait(WAKE_EVERY):   # woken at once when the call returns; a long one also
+            if report:                     # looks for a signal (and reports) every WAKE_EVERY seconds
+                progress(int(done[0]), total)
     except KeyboardInterrupt:
         if cancel is not None:
             cancel[0] = 1
