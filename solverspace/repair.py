@@ -18,6 +18,15 @@ that search order, i.e. the smallest by the key (|i_p - t_p|, i_p) for p in plan
 lexicographically. (An incumbent is replaced only by a strictly nearer configuration, and the
 search visits configurations in that key's order.)
 
+**Near points first** (`nearby`): a point that is valid is its own repair (distance 0), and one
+whose repair is within a few steps has it among the few points of the index box at that distance.
+So the target itself, then the points at distance 1, 2, ... are checked for validity one by one
+(`Space.is_valid`, the reference's compiled levels: no count, no walk of the space), until one
+distance holds a valid point or `PROBE_POINTS` points have been checked: every point at that
+distance was checked, so the smallest of the valid ones by the tie key is the repair. Only a
+point farther than that goes to the search below, which first counts the space's work units and
+finds their boxes (on a space of 2**64 configurations that count alone can take minutes).
+
 Two engines find it, with the same answer:
 
 - `compiled` (the default): the branch and bound in C (`translators.c.nearest`), the listing nest
@@ -28,9 +37,57 @@ Two engines find it, with the same answer:
 """
 from __future__ import annotations
 
-__all__ = ["ENGINES", "Repairer"]
+__all__ = ["ENGINES", "PROBE_POINTS", "Repairer", "nearby"]
 
 ENGINES = ("compiled", "python")
+PROBE_POINTS = 2048   # points of the index box checked around the target before the search proper
+
+
+def sphere(target: tuple[int, ...], sizes: tuple[int, ...], radius: int):
+    """The points of the index box (parameter j takes 0 .. sizes[j] - 1) at L1 distance exactly
+    `radius` from `target`."""
+    n = len(target)
+    reach = [0] * (n + 1)      # reach[j]: the largest distance parameters j.. can add
+    for j in range(n - 1, -1, -1):
+        reach[j] = reach[j + 1] + max(target[j], sizes[j] - 1 - target[j])
+    point = list(target)
+
+    def place(j: int, left: int):
+        if left == 0:
+            yield tuple(point)
+            return
+        if j == n or reach[j] < left:
+            return
+        for step in range(0, left + 1):
+            for index in ((target[j],) if step == 0 else (target[j] - step, target[j] + step)):
+                if 0 <= index < sizes[j]:
+                    point[j] = index
+                    yield from place(j + 1, left - step)
+            point[j] = target[j]
+    yield from place(0, radius)
+
+
+def nearby(target: tuple[int, ...], sizes: tuple[int, ...], loop_columns: list[int], valid,
+           limit: int = PROBE_POINTS) -> tuple[tuple[int, ...], int] | None:
+    """(indices, distance) of the repair of `target` when it lies within the first `limit` points
+    checked by increasing distance (the target itself first), else None. `valid(indices)` says
+    whether a point is a valid configuration; `loop_columns`: the columns in plan order (the
+    tie key: (|i_p - t_p|, i_p) per loop in plan order, the smallest wins)."""
+    checked, radius = 0, 0
+    most = sum(max(t, n - 1 - t) for t, n in zip(target, sizes))
+    while radius <= most:
+        found = []
+        for point in sphere(target, sizes, radius):
+            checked += 1
+            if checked > limit:
+                return None
+            if valid(point):
+                found.append(point)
+        if found:
+            best = min(found, key=lambda p: [(abs(p[c] - target[c]), p[c]) for c in loop_columns])
+            return best, radius
+        radius += 1
+    return None     # no valid point in the whole box: the search proper says the space is empty
 
 
 class Repairer:
@@ -44,6 +101,7 @@ class Repairer:
     larger one is searched loop by loop with compiled subtree counts."""
 
     engine = "compiled"   # ENGINES; the tests set "python" to run the reference search
+    probe_points = PROBE_POINTS   # `nearby`'s limit for `Space.repair` (the tests set 0 to run the search alone)
 
     def __init__(self, quantiles):
         self.quantiles = quantiles
@@ -54,10 +112,9 @@ class Repairer:
     def repair(self, target: tuple[int, ...]) -> tuple[tuple, int]:
         """(the nearest valid configuration in column order, its L1 distance) to `target`
         (parameter indices in column order, each within its value list), by `engine`."""
+        self.check_engine()
         if self.engine == "python":
             return self.repair_by_units(target)
-        if self.engine != "compiled":
-            raise ValueError(f"Repairer.engine={self.engine!r}: expected one of {', '.join(ENGINES)}")
         self.quantiles.root()                    # an empty space: EmptySpaceError
         if not self.loop_columns:
             return (), 0
@@ -66,6 +123,11 @@ class Repairer:
             raise RuntimeError(f"the compiled nearest search found no valid configuration for {target}, "
                                f"in a space of {self.quantiles.root().count} configurations")
         return found
+
+    @classmethod
+    def check_engine(cls) -> None:
+        if cls.engine not in ENGINES:
+            raise ValueError(f"Repairer.engine={cls.engine!r}: expected one of {', '.join(ENGINES)}")
 
     def repair_by_units(self, target: tuple[int, ...]) -> tuple[tuple, int]:
         """`repair` by the reference search: the units' index boxes, then listed units or

@@ -404,7 +404,16 @@ class Space:
             target = tuple(int(i) for i in indices)
         else:
             target = self.param_indices(point)
-        from solverspace.repair import Repairer
+        from solverspace.repair import Repairer, nearby
+        from solverspace.translators.c.subtree import refuse_orders_for
+        refuse_orders_for(self.plan, "a conditional quantile, design or repair")
+        Repairer.check_engine()
+        sizes = tuple(len(values) for values in self._param_index().lists)
+        columns = {name: j for j, name in enumerate(self.parameters)}
+        found = nearby(target, sizes, [columns[name] for name in self.plan.order],   # no count needed
+                       lambda point: self._checker().valid(self._param_index().values(point)), Repairer.probe_points)
+        if found is not None:
+            return self._param_index().values(found[0]), found[1]
         return Repairer(self._quantiles()).repair(target)
 
     def _quantiles(self):

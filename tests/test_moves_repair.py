@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from solverspace import Space, SolverspaceError
 from solverspace.cli import main
 from solverspace.designs import EmptySpaceError, Quantiles
-from solverspace.repair import Repairer
+from solverspace.repair import PROBE_POINTS, Repairer
 from solverspace.translators.c import nearest
 from solverspace.translators.c.backend import CBackend
 from solverspace.validation.generate import spaces
@@ -35,7 +35,9 @@ def test_repair_by_hand_and_tie_order():
     assert s.repair((1, 2, "a")) == (1, 2, "a") and s.repair_distance((1, 2, "a")) == 0
 
 
-def test_repair_of_every_point_of_the_box_is_the_brute_force_minimum():
+@pytest.mark.parametrize("probe", [PROBE_POINTS, 0], ids=["near-first", "search-alone"])
+def test_repair_of_every_point_of_the_box_is_the_brute_force_minimum(monkeypatch, probe):
+    monkeypatch.setattr(Repairer, "probe_points", probe)
     s = space(HAND)
     rows = list(s.rows("reference"))
     sizes = [len(v) for v in s.value_lists().values()]
@@ -50,6 +52,7 @@ def test_large_units_are_searched_by_subtree_counts(monkeypatch):
     rows = list(listed.rows("reference"))
     monkeypatch.setattr(Quantiles, "list_rows", 0)
     monkeypatch.setattr(Repairer, "engine", "python")
+    monkeypatch.setattr(Repairer, "probe_points", 0)   # the search itself, even for near targets
     counted = space(HAND)
     sizes = [len(v) for v in counted.value_lists().values()]
     for target in itertools.product(*(range(n) for n in sizes)):
@@ -119,9 +122,15 @@ require(d * b <= 9 + c)
 
 
 def nearest_matches_brute_force(s, rows, targets) -> None:
+    """Each target's repair, found near the target first (the default) and by the search alone."""
     for target in targets:
         want = repair_by_list(s, rows, target)
         assert (s.repair(indices=target), s.repair_distance(indices=target)) == want, target
+        kept, Repairer.probe_points = Repairer.probe_points, 0
+        try:
+            assert (s.repair(indices=target), s.repair_distance(indices=target)) == want, target
+        finally:
+            Repairer.probe_points = kept
 
 
 def test_compiled_search_paths_against_brute_force():
@@ -170,6 +179,7 @@ def test_bound_and_work():
 @pytest.mark.parametrize("variant", [("double", "real", 0, 0), ("single", "complex", 1, 0)],
                          ids=lambda v: "-".join(map(str, v)))
 def test_compiled_equals_reference_search_on_tiny_gemm(monkeypatch, variant):
+    monkeypatch.setattr(Repairer, "probe_points", 0)   # the two searches, even for near targets
     s = tiny_gemm(variant)
     rng = random.Random(7)
     sizes = [len(v) for v in s.value_lists().values()]
@@ -212,3 +222,41 @@ def test_generated_spaces_compiled_nearest(source):
 @given(source=spaces(c_compatible=True, max_parameters=5, max_candidates=4000))
 def test_many_generated_spaces_compiled_nearest(source):
     generated_nearest(source, 20)
+
+
+# 2**64 configurations, every parameter in the one rule: the count walks all of them (never ends)
+SUM_RULE = "".join(f"p{i} = range(1 << 16)\n" for i in range(4)) + "require(p0 + p1 + p2 + p3 != 7)\n"
+
+
+def test_a_valid_or_near_point_is_repaired_without_counting(monkeypatch):
+    """A valid point is its own repair and a near one is found among the points around it: neither
+    counts the space (here the count of 2**64 configurations would not end)."""
+    from solverspace.translators.c.backend import CEnumerator
+
+    def no_count(*args, **kwargs):
+        raise AssertionError("the space was counted")
+    monkeypatch.setattr(CEnumerator, "count_units", no_count)
+    s = space(SUM_RULE)
+    assert s.repair((5, 7, 9, 11)) == (5, 7, 9, 11) and s.repair_distance((5, 7, 9, 11)) == 0
+    # (1, 2, 3, 1) sums to 7: eight points at distance 1 are valid; the tie goes to the last loop, p3,
+    # at the smaller index
+    assert s.repair((1, 2, 3, 1)) == (1, 2, 3, 0) and s.repair_distance((1, 2, 3, 1)) == 1
+    assert s.repair(indices=(0, 0, 0, 7)) == (0, 0, 0, 6)
+
+
+def test_nearby_checks_the_target_first_and_stops_at_its_limit():
+    from solverspace.repair import nearby, sphere
+    checked = []
+
+    def valid(point):
+        checked.append(point)
+        return sum(point) >= 4
+    assert nearby((3, 4), (10, 10), [0, 1], valid) == ((3, 4), 0) and checked == [(3, 4)]
+    checked.clear()
+    # distance 2 from (1, 1): (3, 1), (2, 2), (1, 3) are valid; the tie key (|i - t|, i) per loop
+    # takes the smallest change of the first loop, then of the second: (1, 3)
+    assert nearby((1, 1), (10, 10), [0, 1], valid) == ((1, 3), 2)
+    assert len(checked) == 1 + 4 + 6     # the points of the box at distance 0, 1, 2 from (1, 1)
+    assert nearby((0, 0), (10, 10), [0, 1], valid, limit=5) is None
+    assert sorted(sphere((0, 1), (3, 3), 1)) == [(0, 0), (0, 2), (1, 1)]
+    assert nearby((0, 0), (2, 2), [0, 1], lambda point: False) is None   # the whole box checked

@@ -14,7 +14,6 @@ import os
 import queue
 import signal
 import threading
-import time
 import functools
 from functools import cached_property
 from pathlib import Path
@@ -36,6 +35,7 @@ from solverspace.translators.c.runtime import csv_row_width
 from solverspace.translators.c.shapes import build_shaped, is_built_shaped
 from solverspace.translators.order_slots import SlotJoins, refuse_orders
 from solverspace.translators.c import orders as c_orders
+from solverspace.translators.c.groups import GroupPositions, consecutive_groups, group_plan
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
@@ -46,6 +46,7 @@ MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position i
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
+WAKE_EVERY = 0.05         # seconds between a long C call's progress reports (and looks for a signal)
 
 
 class SpaceTooLargeError(SolverspaceError, ValueError):
@@ -95,10 +96,25 @@ def unit_counts(ffi, words, n: int, width: int) -> list[int]:
 
 
 class _Job:
+    """One C call handed to the C thread. `finished` is a plain lock held from creation until
+    the call returns: the caller blocks on acquiring it and wakes the moment the C thread
+    releases it (a wait on a bare lock can be interrupted by a signal and leaves no state
+    behind, unlike `Condition.wait`). `done` says the same for callers that only look."""
+
     def __init__(self, fn, args):
         self.fn, self.args = fn, args
         self.value = self.error = None
         self.done = threading.Event()
+        self.finished = threading.Lock()
+        self.finished.acquire()
+
+    def wait(self, timeout: float = -1) -> bool:
+        """Whether the call has returned, waiting up to `timeout` seconds (-1: until it has);
+        Ctrl-C interrupts the wait (KeyboardInterrupt), not the call."""
+        if self.finished.acquire(timeout=timeout):
+            self.finished.release()   # later waits see it at once
+            return True
+        return False
 
 
 class _CThread:
@@ -131,6 +147,7 @@ class _CThread:
                 job.error = exc
             finally:
                 job.done.set()
+                job.finished.release()
 
 
 C_THREAD = _CThread()   # the one thread that runs C calls (shared with lanes.run_program)
@@ -145,23 +162,24 @@ def call_c(shaped, fn, *args, progress=None, total=0, done=None, cancel=None):
     """Run a C function on the C thread (cffi releases the GIL) so that Ctrl-C and the
     progress bar stay responsive; Ctrl-C (or SIGTERM, raised by the CLI as a KeyboardInterrupt)
     sets `cancel`, which every work unit and every long loop inside one checks, and waits for
-    the C threads to stop before raising."""
+    the C threads to stop before raising. The caller sleeps on the job's lock and is woken the
+    moment the call returns: a short call costs one hand-over, never a poll; a long one wakes the
+    caller every WAKE_EVERY seconds to report progress (a signal delivered to another thread of
+    the process is then seen too)."""
     job = None
     if shaped.constants is not None:  # a module shared by its shape: make it this program first
         fn = functools.partial(_with_constants, shaped, fn)
+    report = progress is not None and done is not None
     try:
         job = C_THREAD.submit(fn, args)
-        pause = 0.0005
-        while not job.done.is_set():  # polled, not Event.wait: an interrupt inside Condition.wait
-            time.sleep(pause)         # can leave its lock held, and the C thread's set() then hangs
-            pause = min(2 * pause, 0.01)  # a wake-up costs microseconds; a late one adds latency
-            if progress and done is not None:
+        while not job.wait(WAKE_EVERY):   # woken at once when the call returns; a long one also
+            if report:                     # looks for a signal (and reports) every WAKE_EVERY seconds
                 progress(int(done[0]), total)
     except KeyboardInterrupt:
         if cancel is not None:
             cancel[0] = 1
-        while job is not None and not job.done.is_set():
-            time.sleep(0.01)
+        if job is not None:
+            job.wait()
         raise
     if progress and done is not None:
         progress(int(done[0]), total)
@@ -628,8 +646,14 @@ class CBackend:
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
         return self.enumerator(plan, with_derived).write(path, fmt, strict=strict, progress=progress, sep=sep)
 
-    def positions(self, plan) -> "EnumeratorPositions":
-        return EnumeratorPositions(self.enumerator(plan))
+    def positions(self, plan) -> "EnumeratorPositions | GroupPositions":
+        """The canonical order's positions; a space of consecutive independent groups finds them
+        group by group where a work unit is too large to list (`translators.c.groups`)."""
+        whole = EnumeratorPositions(self.enumerator(plan))
+        groups = consecutive_groups(plan)
+        if groups is None:
+            return whole
+        return GroupPositions(whole, groups, lambda names: EnumeratorPositions(self.enumerator(group_plan(plan, names))))
 
     def sampler(self, plan, method="exact", *, seed=0, progress=None) -> "EnumeratorPositions":
         return self.positions(plan)   # samples are drawn positions
@@ -661,3 +685,8 @@ class EnumeratorPositions(Positions):
 
     def index(self, values: dict) -> int | None:
         return self.enumerator.index_of(values)
+
+    def descends(self) -> bool:
+        """Whether some work unit is too large to list, so that a position in it is found by
+        descending it with subtree counts (`translators.c.rank`)."""
+        return max(self.enumerator.count_units().unit_counts, default=0) > MAX_FILL_ROWS
