@@ -55,7 +55,6 @@ import inspect
 import json
 import math
 import random
-import sys
 import threading
 from pathlib import Path
 from typing import Callable
@@ -65,6 +64,7 @@ import numpy as np
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
 from solverspace.t1_python import UnsafeExpression, compile_predicate
+from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
            "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "tune_kernel"]
@@ -80,7 +80,7 @@ TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list
 
 
 def _say(message: str) -> None:
-    print(f"solverspace.kernel_tuner: {message}", file=sys.stderr, flush=True)
+    say(f"solverspace.kernel_tuner: {message}")
 
 
 # ---------------------------------------------------------------------------------- building the space
