@@ -4,7 +4,7 @@
 order's items read a value the same way:
 
 - an **integer** is written as solverspace writes one: ASCII decimal digits with an optional
-  leading `-`, no leading zeros, nothing else (`0`, `16`, `-3`);
+  leading `-`, no leading zeros, nothing else (`0`, `16`, `-3`; not `-0`);
 - **any other text is a categorical string**, matched exactly as written: no spaces stripped,
   no case folded, no number conversion.
 
@@ -26,10 +26,10 @@ import math
 import re
 
 #: The one spelling of an integer (ASCII digits only: `re`'s `\\d` would take other scripts' digits).
-INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+INTEGER = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
 
 #: What the rule says, for messages.
-RULE = "an integer is written in decimal digits with an optional leading '-' (no spaces, signs '+', 0x, _ or leading zeros)"
+RULE = "an integer is written in decimal digits with an optional leading '-' (no spaces, '+', 0x, _, '.' or leading zeros)"
 
 
 def integer_text(text: str) -> int | None:
