@@ -186,6 +186,7 @@ class Counter:
         self.plan = plan
         self.options = options
         self.progress = progress
+        self.discarded = 0   # solutions of sub-problems stopped at their cap (counted again in parts)
         self.dag = model.analysis.dag
         self.order = {p: i for i, p in enumerate(plan.order)}
         self.facts = Lowering(model)  # for facts: which items can be undefined
@@ -705,6 +706,8 @@ class Counter:
             if status == cp_model.MODEL_INVALID:
                 raise invalid_model(model, Location(self.model.source))
             if counter.capped:
+                with lock:
+                    self.discarded += counter.solutions
                 return None
             return counter.total, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE), counter.solutions, rows
 
