@@ -23,6 +23,12 @@ class BeyondBudgetError(BackendUnavailableError):
     budget and the C backend (and, for counts, CP-SAT) refuses the space."""
 
 
+class EstimatedTooLongError(BackendUnavailableError):
+    """`auto` chose by cost, and the cheapest backend that may answer is estimated at
+    `AUTO_REFUSE_AFTER` CPU seconds or more: refused before anything runs, with the estimates,
+    rather than a silent wait of hours (an explicit `--backend` runs it anyway)."""
+
+
 _STOPPED = object()   # `AutoBackend._probe`: the reference stopped
 
 
@@ -80,6 +86,10 @@ WARM_CHECK_VALUES = 100_000         # a model listing more values than this is e
 COST_NEVER_BUILT = 3600.0           # is looked for (the cache key writes every value out: 7 CPU-s for 8.4
                                     # million), and not looked for where C's estimate is past an hour: such
                                     # a module is not built (`--backend c` finds it, if it was)
+AUTO_REFUSE_AFTER = 3600.0          # where auto chooses by cost: a backend estimated at this many CPU
+                                    # seconds or more is not started (`EstimatedTooLongError`, exit 2 at
+                                    # once); the estimates are rough (a factor of a few), an hour is
+                                    # far past every model `bench/auto_cost.py` answers (44 s at most)
 PROBE_SECONDS = 0.5                 # where the reference's cost is unknown: its probe's budget in seconds
 C_RUN = 3.5e-8                      # s per candidate value of a compiled walk, -O2, one thread (-O0: 4.1e-8)
 
@@ -348,12 +358,14 @@ class AutoBackend:
             if answer is not _STOPPED:
                 return answer
             ranked = [(n, s) for n, s in ranked if n != "reference"] + [("reference", None)]
-        for index, (name, _) in enumerate(ranked):
+        for index, (name, seconds) in enumerate(ranked):
             if name == "cpsat" and importlib.util.find_spec("ortools") is None:
                 refusals.append("CP-SAT is not installed (pip install ortools)")
                 continue
             if name == "reference" and costs.reference is None:
                 break   # stopped by the probe: it would cost more than the others, which refused
+            if seconds is not None and seconds >= AUTO_REFUSE_AFTER:
+                raise self._too_long(plan, name, counting, refusals)
             self.reason = "; ".join([costs.why(name, counting), *refusals])
             self._say(plan, name)
             try:
@@ -374,6 +386,16 @@ class AutoBackend:
             return answer
         raise BackendUnavailableError(f"auto: no backend answers {plan.model.source}: {'; '.join(refusals)}")
 
+    def _too_long(self, plan, name: str, counting: bool, refusals: list[str]) -> EstimatedTooLongError:
+        """The refusal when the cheapest backend left (`name`) is estimated past `AUTO_REFUSE_AFTER`."""
+        from solverspace.translators.c.build import space_name
+        flags = {"reference": "--backend reference", "c": "--backend c", "cpsat": "--backend cpsat"}
+        return EstimatedTooLongError(
+            f"auto: {space_name(str(plan.model.source))} is estimated at an hour or more with every backend, "
+            f"so nothing was started: {'; '.join([self.costs.why(name, counting), *refusals])}",
+            hint=f"{flags[name]} runs the cheapest estimate anyway (estimates are rough: a factor of a few); "
+                 f"or make the space smaller (narrower domains, or --set to settings that give fewer values)")
+
     def _probe(self, plan, by_reference, others: float, refusals: list):
         """The reference's answer when its walk turns out cheaper than `others` seconds, else
         `_STOPPED` (the walk stopped; its estimate is added to `refusals`)."""
@@ -386,7 +408,7 @@ class AutoBackend:
                 return None
             whole = work / fraction
             seconds = (time.process_time() - start) / work * whole
-            if seconds > others:
+            if seconds > min(others, AUTO_REFUSE_AFTER):
                 return None
             if enumerator.budget == budget:   # the first time: said (the walk may take a while)
                 self.reason = (f"its walk estimated at about {whole:.3g} candidate values ({_words(seconds)}) "

@@ -28,7 +28,6 @@ import logging
 import os
 import signal
 import socket
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -40,6 +39,7 @@ from solverspace.dask_tasks import (
     EngineError, Job, c_backend, count_task, identity, load_space, outcome, rows_task, write_task)
 from solverspace.core.errors import SolverspaceError, UndefinedOperationError
 from solverspace.core.results import Stats
+from solverspace.core.messages import say
 
 DASK_HINT = 'install the dask extra: from a solverspace checkout, pip install ".[dask]"'
 ADDRESS_HINT = "give the address the scheduler prints when it starts (tcp://HOST:8786 by default)"
@@ -131,7 +131,7 @@ class Progress:
         now = time.monotonic()
         if self.enabled and (force or now - self.last >= 1.0):
             self.last = now
-            print(f"dask: {text}", file=sys.stderr, flush=True)
+            say(f"dask: {text}")
 
 
 @dataclass

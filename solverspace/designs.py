@@ -227,6 +227,11 @@ def check_point(point, d: int) -> list[float]:
 
 
 # ---------------------------------------------------------------------------------- designs
+#: A design holds at most this many coordinates (n x parameters): 400 MB of unit-cube points, and
+#: as much again for the configurations they map to, built whole in memory.
+DESIGN_VALUES_LIMIT = 50_000_000
+
+
 def unit_design(n: int, d: int, method: str = "lhs", seed: int = 0):
     """n points of [0, 1)^d: `lhs` (scipy.stats.qmc.LatinHypercube), `sobol` (scrambled Sobol;
     n a power of two keeps its balance) or `random` (NumPy's PCG64), seeded."""
@@ -238,6 +243,12 @@ def unit_design(n: int, d: int, method: str = "lhs", seed: int = 0):
     check_seed(seed)
     if d < 1:
         raise OptionError("a space without parameters has no design", hint="add a parameter")
+    if n * d > DESIGN_VALUES_LIMIT:
+        raise OptionError(f"n={n:,}: a design of {n:,} points of {d} parameters is {n * d:,} coordinates "
+                          f"({n * d * 16 / 2 ** 30:,.1f} GiB with the configurations), more than the "
+                          f"{DESIGN_VALUES_LIMIT:,} (n x parameters) a design is made of",
+                          hint=f"n={DESIGN_VALUES_LIMIT // d:,} at most; for more configurations, "
+                               f"space.sample(n, seed) draws them uniformly without a design")
     if method == "random":
         return np.random.default_rng(seed).random((n, d))
     from scipy.stats import qmc

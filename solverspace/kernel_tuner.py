@@ -55,15 +55,16 @@ import inspect
 import json
 import math
 import random
-import sys
 import threading
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from solverspace.core.errors import OptionError, SpaceDefinitionError
+from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
+from solverspace.core.options import check_whole
 from solverspace.t1_python import UnsafeExpression, compile_predicate
+from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
            "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "tune_kernel"]
@@ -72,10 +73,14 @@ NEIGHBOR_METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacen
 DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 MATERIALIZE_LIMIT = 2 * 1024 ** 3      # bytes the whole list may take as NumPy arrays
 SUPPORT_PASS_LIMIT = 5_000_000         # up to this size, supported values come from one pass over the list
+TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list: each one passes through the
+                                       # T1 text, its reader and the model (about 40 us of CPU each: 100,000
+                                       # take 4 s, 1,000,000 took 37 s and 1.1 GB); a space file writes a long
+                                       # grid as `range(...)`, which costs nothing per value
 
 
 def _say(message: str) -> None:
-    print(f"solverspace.kernel_tuner: {message}", file=sys.stderr, flush=True)
+    say(f"solverspace.kernel_tuner: {message}")
 
 
 # ---------------------------------------------------------------------------------- building the space
@@ -93,6 +98,11 @@ def _t1_type(values: list) -> str:
 
 
 def _plain_values(name: str, values) -> list:
+    if isinstance(values, (str, bytes)):   # Kernel Tuner would iterate it: 'abc' as three values
+        raise ArgumentTypeError(f"tune_params[{name!r}] = {values!r}: expected a list of values, not a "
+                                f"{type(values).__name__} (it would be read as the {len(values)} values "
+                                f"{', '.join(repr(c) for c in list(values)[:3])}{', ...' if len(values) > 3 else ''})",
+                                hint=f"tune_params[{name!r}] = [{values!r}] for one value")
     try:
         values = list(values)
     except TypeError:
@@ -188,6 +198,33 @@ def _lambda_text(restriction, names: list, parameters: list):
     return text
 
 
+def _check_values_limit(listed: dict) -> None:
+    """tune_params list at most `TUNE_VALUES_LIMIT` values in all (named refusal past it)."""
+    total = sum(len(values) for values in listed.values())
+    if total > TUNE_VALUES_LIMIT:
+        name = max(listed, key=lambda n: len(listed[n]))
+        raise OptionError(f"tune_params list {total:,} values in all ({name!r} alone {len(listed[name]):,}): more than "
+                          f"the {TUNE_VALUES_LIMIT:,} a Searchspace built from tune_params takes (each value passes "
+                          f"through the T1 text and reader: about 40 us each)",
+                          hint=f"a coarser grid; or write the space as a space file ({name} = range(...) costs "
+                               f"nothing per value) and pass Searchspace(space=Space.load('space.py'))")
+
+
+def _check_max_threads(max_threads) -> int | None:
+    """Kernel Tuner's `max_threads`: None, or a whole number of at least 1 (the block-size rule's bound;
+    a float with a whole value counts, as Kernel Tuner's simulation mode passes 1e9)."""
+    if max_threads is None:
+        return None
+    if isinstance(max_threads, (float, np.floating)) and math.isfinite(max_threads) and float(max_threads).is_integer():
+        max_threads = int(max_threads)
+    number = check_whole(max_threads, "max_threads", "a whole number of threads")
+    if number < 1:
+        raise OptionError(f"max_threads={max_threads!r}: expected at least 1 (the bound of the block-size "
+                          f"product; {number} would make every configuration with a block size invalid)",
+                          hint="e.g. max_threads=1024, or max_threads=None for no bound")
+    return number
+
+
 def build_space(tune_params: dict, restrictions=None, max_threads: int | None = None,
                 block_size_names=DEFAULT_BLOCK_SIZE_NAMES):
     """(Space, predicates, description): our space from Kernel Tuner's arguments, as Kernel Tuner
@@ -200,8 +237,11 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
                           hint="e.g. tune_params = {'block_size_x': [32, 64, 128]}")
     names = [str(n) for n in tune_params]
     parameters = []
+    listed = {name: _plain_values(name, tune_params[name]) for name in names}
+    _check_values_limit(listed)
+    max_threads = _check_max_threads(max_threads)
     for name in names:
-        values = _plain_values(name, tune_params[name])
+        values = listed[name]
         kind = _t1_type(values)
         parameters.append({"Name": name, "Type": kind, "Values": json.dumps(values) if kind != "bool"
                            else "[" + ", ".join(repr(v) for v in values) + "]"})
@@ -227,7 +267,7 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
     if max_threads is not None:
         used = [n for n in block_size_names if n in names]
         if used:
-            rule = f"{' * '.join(used)} <= {int(max_threads)}"
+            rule = f"{' * '.join(used)} <= {max_threads}"
             conditions.append({"Parameters": used, "Expression": rule})
             texts.append(rule)
     untranslated = _untranslated(parameters, conditions)

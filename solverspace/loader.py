@@ -49,6 +49,7 @@ from solverspace.lang.lowering import (
 from solverspace.lang.model import (
     Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling)
 from solverspace.core.options import check_kind, check_path, check_settings
+from solverspace.core.value_text import integer_refusal, integer_text
 from solverspace.core.sources import read_text  # its home before sources.py; validation imports it from here
 
 CO_GENERATOR = 0x20   # inspect.CO_GENERATOR: a generator function's code flag (inspect itself costs ~3 ms to import)
@@ -583,21 +584,27 @@ def _python_overrides(overrides: dict) -> dict:
             for name, value in overrides.items()}
 
 
+#: The words a boolean setting takes besides 1 and 0.
+BOOL_WORDS = {"true": True, "false": False, "True": True, "False": False}
+
+
 def _coerce_setting(name, raw, default, choices, where):
     """Turn an override (often a command-line string) into the setting's type."""
     value = raw
-    if isinstance(raw, str) and type(default) in (int, bool):
-        text = raw.strip().lower()
-        if type(default) is bool and text in ("true", "false"):
-            value = text == "true"
+    if isinstance(raw, str) and type(default) in (int, bool):   # text: the rule of core.value_text
+        if type(default) is bool and raw in BOOL_WORDS:
+            value = BOOL_WORDS[raw]
         else:
-            try:
-                value = int(text, 0)
-            except ValueError:
-                raise SettingError(f"setting {name}={raw!r}: expected an integer (the default is {default!r})",
-                                   where=where) from None
+            value = integer_text(raw)
             if type(default) is bool:
+                if value not in (0, 1):
+                    raise SettingError(f"setting {name}={raw!r}: expected true, false, 1 or 0 (the default is "
+                                       f"{default!r})", where=where, hint=f"e.g. --set {name}=true")
                 value = bool(value)
+            elif value is None:
+                message, hint = integer_refusal(f"setting {name}={raw!r}: expected an integer (the default is "
+                                                f"{default!r})", raw, f"{name}={default}")
+                raise SettingError(message, where=where, hint=hint)
     elif type(raw) is not type(default) and not (type(default) is int and type(raw) is bool):
         if type(default) is str:
             value = str(raw)

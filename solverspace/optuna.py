@@ -253,7 +253,16 @@ class SolverspaceSampler(BaseSampler):
         # Repair is what every proposal after the start-up goes through: a space it refuses (issue
         # 25's moves refuse order-valued parameters, naming the parameter) is refused here, not
         # at the first proposal after the start-up trials.
-        space.repair(indices=tuple(0 for _ in self.codec.names))
+        from solverspace.translators.errors import UnsupportedConstruct
+        try:
+            space.repair(indices=tuple(0 for _ in self.codec.names))
+        except UnsupportedConstruct as refusal:   # orders: repair and designs need one loop per parameter
+            refusal.message = f"SolverspaceSampler repairs the base sampler's points, and {refusal.message}"
+            refusal.hint = ("suggest(trial, space) asks for such a space with any Optuna sampler (an order as "
+                            "its items joined by '>'), space.is_valid(config) telling the valid ones; or model the "
+                            "order with one parameter per position")
+            refusal.args = (refusal.render(),)
+            raise
         self.base = base if base is not None else TPESampler(seed=seed)
         self.startup, self.n_startup, self.seed, self.method = startup, n_startup, seed, neighbors
         self.counts = {"startup": 0, "base": 0, "repaired": 0, "neighbour": 0, "uniform": 0}
@@ -301,14 +310,24 @@ class SolverspaceSampler(BaseSampler):
             self._valid[key] = True
             if size is not None and self._valid_count(tried) + 1 >= size:
                 _stop(study)        # the last one: optimize ends once the running trials finish
-            return self.codec.params(key)
+            # Nothing is handed to Optuna as relative: it would compare an objective's request with the
+            # relative distribution itself and refuse another kind (`suggest_float` for an integer
+            # parameter) with its own message; `sample_independent` gives the values, or the refusal.
+            return {}
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         if param_name in self.codec.distributions:
-            raise StudyMismatchError(
-                f"parameter {param_name!r} was asked for with {param_distribution}, but the space's value list gives "
-                f"{self.codec.distributions[param_name]}",
-                hint="ask for the space's parameters with solverspace.optuna.suggest(trial, space)")
+            ours = self.codec.distributions[param_name]
+            with self._lock:
+                key = self._proposed.get((study.study_name, trial.number))
+            if param_distribution != ours:
+                raise StudyMismatchError(
+                    f"parameter {param_name!r} was asked for with {param_distribution}, but the space's value list "
+                    f"gives {ours}", hint="ask for the space's parameters with solverspace.optuna.suggest(trial, space)")
+            if key is None:   # not proposed (an objective asking before the sampler ran: not through Optuna)
+                raise SolverspaceError(f"internal error: trial #{trial.number} asks for {param_name!r} and no "
+                                       f"configuration was proposed to it")
+            return self.codec.params(key)[param_name]
         # a parameter the space does not have (another knob of the objective): the base samples it
         return self._call_base("sample_independent", self.base.sample_independent, study, trial, param_name,
                                param_distribution, number=trial.number)

@@ -12,12 +12,20 @@ from solverspace.lang.dag import DAG
 from solverspace.core.errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
 from solverspace.loader import load_source, load_text, read_space
 from solverspace.lang.model import Model, one_spelling
-from solverspace.core.options import check_kind, check_path, check_separator, check_whole
+from solverspace.core.options import check_kind, check_path, check_seed, check_separator, check_whole
 from solverspace.analysis.plan import Plan, make_plan
 from solverspace.core.results import Stats
 
 if TYPE_CHECKING:
     from solverspace.analysis.check import CheckResult
+
+
+#: Where C refuses a space: positions (`get`, `space[i]`, `index`, `len`, designs, repair) are those of
+#: the C enumerator's order, and the reference answers the rest.
+POSITIONS_HINT = ("positions (`get`, space[i], space.index, len(space), design, repair) are those of the C "
+                  "enumerator's order, so a space that C refuses has none; the reference counts, lists and "
+                  "samples it: `count --backend reference`, `enumerate --backend reference -o FILE`, "
+                  "`sample --method reference` (space.count('reference'), space.rows('reference'))")
 
 
 def _backend(backend, capability: str, **options):
@@ -218,8 +226,16 @@ class Space:
         return position
 
     def _positions(self):
+        """The C enumerator's positions; where C refuses the space, its refusal with a hint that
+        says what positions are and what answers instead (C's own hint names options `get` lacks)."""
         if getattr(self, "_cached_positions", None) is None:
-            self._cached_positions = get_backend("c", "positions").positions(self.plan)
+            from solverspace.translators.errors import UnsupportedConstruct
+            try:
+                self._cached_positions = get_backend("c", "positions").positions(self.plan)
+            except UnsupportedConstruct as refusal:
+                refusal.hint = POSITIONS_HINT
+                refusal.args = (refusal.render(),)
+                raise
         return self._cached_positions
 
     # ------------------------------------------------------------------------------ moves: value lists (issue 25)
@@ -291,7 +307,7 @@ class Space:
 
     def random_neighbor(self, config, method: str = "Hamming", seed: int = 0) -> tuple | None:
         """One valid neighbour drawn uniformly (seeded), or None when there is none."""
-        seed = check_whole(seed, "seed", "a whole number")
+        seed = check_seed(seed)
         return self._neighbors().random(self._configuration(config), method, seed)
 
     def _neighbors(self):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solverspace.core.errors import Location, OptionError, SpaceDefinitionError, SpaceEvaluationError, did_you_mean
+from solverspace.core.value_text import integer_refusal, integer_text
 from solverspace.lang import ir
 from solverspace.lang.kinds import ORDER, STR
 from solverspace.lang.model import one_spelling
@@ -36,22 +37,15 @@ class CheckResult:
     completion: dict | None = None  # for partial assignments: one valid completion, if any
 
 
-def parse_value(text: str):
-    """Command-line value: an integer if it reads as one, else a categorical string."""
-    try:
-        return int(text, 0)
-    except ValueError:
-        return text
-
-
 def parse_assignment(model, words) -> dict:
     """`NAME=VALUE` words (the command line's `check` arguments) as an assignment: each name a
     parameter (as Python reads it: `ﬁ=3` gives `fi`), given once, with a non-empty value of a
-    kind the parameter takes; integer text becomes an integer unless the parameter's values are
-    all strings.
+    kind the parameter takes, read by the one rule of `solverspace.core.value_text` (decimal
+    integers; other text is a categorical string, exactly): integer text becomes an integer
+    unless the parameter's values are all strings.
 
     >>> from solverspace.loader import load_source
-    >>> parse_assignment(load_source("x = range(4)\\nk = iterator(['a', '1'])"), ["x=0x3", "k=1"])
+    >>> parse_assignment(load_source("x = range(4)\\nk = iterator(['a', '1'])"), ["x=3", "k=1"])
     {'x': 3, 'k': '1'}
     """
     assignment: dict = {}
@@ -76,18 +70,18 @@ def _value_for(model, name: str, text: str):
     """The value `text` means for parameter `name`, by the parameter's kind (the model's one kind
     analysis; unknown, e.g. a closure too big to tabulate: integer text is an integer)."""
     kind = model.kinds.of(name)
-    number = parse_value(text)
     if kind == STR:
         return text
     if kind == ORDER:   # items joined by orders.SEPARATOR: `seq=i>j>k`
         from solverspace.core.orders import parse_order
         return parse_order(text, model.kinds.possible_items(ir.Ref(name)) or ())
-    if isinstance(number, int):
+    number = integer_text(text)
+    if number is not None:
         return number
     if kind is None:
         return text
-    raise OptionError(f"{name}={text!r}: parameter {name!r} takes integer values",
-                      hint=f"give an integer (decimal, or 0x.. / 0o.. / 0b..), e.g. {name}=16")
+    message, hint = integer_refusal(f"{name}={text!r}: parameter {name!r} takes integers", text, f"{name}=16")
+    raise OptionError(message, hint=hint)
 
 
 def python_assignment(assignment: dict) -> dict:

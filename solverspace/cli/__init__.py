@@ -15,6 +15,7 @@ from solverspace.cli.files import check_files
 from solverspace.cli.parser import LISTING_BACKENDS, build_parser
 from solverspace.core.errors import SolverspaceError, SolverspaceWarning
 from solverspace.lang.evaluate import allow_integers_of_any_length
+from solverspace.core.messages import say
 
 __all__ = ["LISTING_BACKENDS", "Terminated", "build_parser", "main"]
 
@@ -54,7 +55,7 @@ def _warn_once(message, category, filename, lineno, file=None, line=None, *, see
         return fallback(message, category, filename, lineno, file, line)
     if str(message) not in seen:
         seen.add(str(message))
-        print(f"solverspace: warning: {message}", file=sys.stderr)
+        say(f"solverspace: warning: {message}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,13 +91,13 @@ def _main(argv: list[str] | None) -> int:
         check_files(args)
         return args.func(args)
     except SolverspaceError as exc:
-        print(f"solverspace: error: {exc}", file=sys.stderr)
+        say(f"solverspace: error: {exc}")
         return 2
     except Terminated:
-        print("solverspace: terminated", file=sys.stderr)
+        say("solverspace: terminated")
         return 128 + signal.SIGTERM
     except KeyboardInterrupt:
-        print("solverspace: interrupted", file=sys.stderr)
+        say("solverspace: interrupted")
         return 130
     except BrokenPipeError:  # `solverspace explain gemm | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -118,9 +119,9 @@ def _say_waits(args):
         return lambda: None
     from solverspace.translators.c.build import WAITS
 
-    def say(message: str) -> None:
-        print(f"solverspace: {message}", file=sys.stderr, flush=True)
+    def waiting(message: str) -> None:
+        say(f"solverspace: {message}")
 
-    WAITS.append(say)
-    return lambda: WAITS.remove(say)
+    WAITS.append(waiting)
+    return lambda: WAITS.remove(waiting)
 

@@ -11,6 +11,7 @@ import time
 from solverspace.backends import BACKENDS, get_backend
 from solverspace.core.errors import BackendUnavailableError, OutputError, SolverspaceError
 from solverspace.space import Space
+from solverspace.core.messages import say
 
 # core.output and core.formats (shutil, tempfile, bz2, lzma) and analysis.check are imported by
 # the handlers that write a file or check an assignment: `count`, `sweep` and `best` need none.
@@ -253,8 +254,8 @@ def cmd_sample(args) -> int:
     if sidecar is not None:
         with atomic_output(sidecar, "w", encoding="utf-8") as handle:
             json.dump(meta, handle, indent=2)
-    print(f"wrote {len(rows)} sampled configurations to {args.output} ({info.method} method, seed {info.seed}, "
-          f"{seconds:.2f} s)" + (f"; seed and method recorded in {sidecar}" if sidecar else ""), file=sys.stderr)
+    say(f"wrote {len(rows)} sampled configurations to {args.output} ({info.method} method, seed {info.seed}, "
+        f"{seconds:.2f} s)" + (f"; seed and method recorded in {sidecar}" if sidecar else ""))
     return 0
 
 def cmd_export_t1(args) -> int:
@@ -300,7 +301,7 @@ def cmd_explain(args) -> int:
     if args.plot is not None:
         from solverspace.analysis.pictures import plot_dag
         plot_dag(space.plan, args.plot)
-        print(f"drew the dependency DAG to {args.plot}", file=sys.stderr)
+        say(f"drew the dependency DAG to {args.plot}")
     print(explain(space.plan))
     return 0
 
@@ -318,7 +319,7 @@ def cmd_funnel(args) -> int:
     if args.plot is not None:
         from solverspace.analysis.pictures import plot_funnel
         plot_funnel(funnel, args.plot)
-        print(f"drew the funnel to {args.plot}", file=sys.stderr)
+        say(f"drew the funnel to {args.plot}")
     print(funnel.to_json() if args.json else funnel.table())
     return 0
 

@@ -5,10 +5,10 @@ configurations are missing from the cache or it holds entries the space calls in
 from __future__ import annotations
 
 import json
-import sys
 
 from solverspace.cli.commands import load_space
 from solverspace.core.errors import OptionError
+from solverspace.core.messages import say
 
 
 def cmd_tune_records(args) -> int:
@@ -40,7 +40,7 @@ def cmd_tune_records(args) -> int:
             try:
                 sink.close()
             except Exception as exc:     # a close failure is said, the exit code stays tune's
-                print(f"warning: closing {sink!r} failed: {exc}", file=sys.stderr)
+                say(f"warning: closing {sink!r} failed: {exc}")
 
 
 def cmd_cache_check(args) -> int:

@@ -1,12 +1,12 @@
 """Commands of issue 25's second half: `design`, `repair`, and `sample --given`."""
 from __future__ import annotations
 
-import sys
 import time
 
 from solverspace.cli.commands import cmd_sample, load_space
 from solverspace.core.errors import OptionError
 from solverspace.core.orders import format_value
+from solverspace.core.messages import say
 
 # analysis.check, core.formats and core.output are imported by the handlers: the parser imports
 # this module in every command, and `count`, `sweep` and `best` need none of them.
@@ -28,8 +28,8 @@ def cmd_design(args) -> int:
     seconds = time.perf_counter() - start
     write_array(rows, STDOUT if args.output is None else args.output, args.sep)
     if args.output is not None and not is_standard_output(args.output):
-        print(f"wrote {len(rows)} design points to {args.output} ({args.method}, seed {args.seed}, "
-              f"{seconds:.2f} s)", file=sys.stderr)
+        say(f"wrote {len(rows)} design points to {args.output} ({args.method}, seed {args.seed}, "
+            f"{seconds:.2f} s)")
     return 0
 
 
@@ -51,7 +51,7 @@ def cmd_repair(args) -> int:
         point = parse_assignment(space.model, args.assignment)
         config, distance = space.repair(point), space.repair_distance(point)
     print(" ".join(f"{k}={format_value(v)}" for k, v in zip(space.parameters, config)))
-    print(f"distance {distance} (L1 in parameter indices)", file=sys.stderr)
+    say(f"distance {distance} (L1 in parameter indices)")
     return 0
 
 
@@ -80,7 +80,7 @@ def cmd_sample_or_given(args) -> int:
     seconds = time.perf_counter() - start
     write_array(rows, STDOUT if args.output is None else args.output, args.sep)
     if args.output is not None and not is_standard_output(args.output):
-        print(f"wrote {len(rows)} sampled configurations with " + " ".join(f"{k}={format_value(v)}"
-              for k, v in given.items()) + f" to {args.output} ({args.method} method, seed {args.seed}, "
-              f"{seconds:.2f} s)", file=sys.stderr)
+        say(f"wrote {len(rows)} sampled configurations with " + " ".join(f"{k}={format_value(v)}"
+            for k, v in given.items()) + f" to {args.output} ({args.method} method, seed {args.seed}, "
+            f"{seconds:.2f} s)")
     return 0

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from solverspace.cli.commands import load_space
 from solverspace.core.errors import OptionError
 from solverspace.core.orders import format_value
+from solverspace.core.messages import say
 
 
 def cmd_neighbors(args) -> int:
@@ -32,7 +32,7 @@ def cmd_neighbors(args) -> int:
         for row in rows:
             print(" ".join(f"{name}={format_value(value)}" for name, value in zip(space.parameters, row)))
     if args.random and not rows:
-        print("no valid neighbour", file=sys.stderr)
+        say("no valid neighbour")
         return 1
     return 0
 

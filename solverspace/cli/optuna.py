@@ -4,11 +4,11 @@ OptunaRecorder`, a `tune` sink), so `optuna-dashboard URL` shows a `tune` run wh
 Without these options `tune` is exactly the Kernel Tuner records handler's (`cli.kernel_tuner`)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from solverspace.cli.commands import load_space
 from solverspace.core.errors import OptionError
+from solverspace.core.messages import say
 
 
 def default_study(space_argument: str) -> str:
@@ -39,5 +39,5 @@ def cmd_tune_optuna(args) -> int:
         return cmd_tune_records(args)
     finally:
         if not args.quiet:
-            print(f"optuna: {recorder.added} trial(s) recorded in study {study!r} of {args.optuna_storage} "
-                  f"({len(recorder.held)} configuration(s) there now)", file=sys.stderr, flush=True)
+            say(f"optuna: {recorder.added} trial(s) recorded in study {study!r} of {args.optuna_storage} "
+                f"({len(recorder.held)} configuration(s) there now)")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from fractions import Fraction
 
 from solverspace.cli.commands import Progress, backend_options, load_space
+from solverspace.core.messages import say
 
 
 def cmd_best(args) -> int:
@@ -28,10 +28,10 @@ def cmd_best(args) -> int:
     summary = (f"best {len(result.ranked)} configuration(s) by {goal} {objective} ({result.engine} engine, "
                f"{result.seconds:.2f} s)" + ("" if result.exact else "; stopped by the time limit: not proven best"))
     if result.note:
-        print(f"note: {result.note}", file=sys.stderr)
+        say(f"note: {result.note}")
     search = result.search
     if args.json:
-        print(summary, file=sys.stderr)
+        say(summary)
         for r in result.ranked:
             row = {k: format_value(v) for k, v in r.configuration.items()}
             print(json.dumps({**row, **_json_number("objective", r.objective)}))
@@ -40,12 +40,12 @@ def cmd_best(args) -> int:
         for r in result.ranked:
             print(f"{r.rank:>3}. {r.objective}  " + " ".join(f"{k}={format_value(v)}" for k, v in r.configuration.items()))
     if search is not None and not args.quiet:
-        print(f"search: {search.evaluated} configuration(s) evaluated; per loop "
-              + ", ".join(f"{name}: {seen} visited, {cut} cut" for name, seen, cut in
-                          zip(search.order, search.visited, search.pruned)), file=sys.stderr)
+        say(f"search: {search.evaluated} configuration(s) evaluated; per loop "
+            + ", ".join(f"{name}: {seen} visited, {cut} cut" for name, seen, cut in
+                        zip(search.order, search.visited, search.pruned)))
     if not result.ranked and result.exact:
-        print("no configuration ranked: the space has no valid configuration, or the objective is undefined "
-              "(a division or modulo by zero) on every one", file=sys.stderr)
+        say("no configuration ranked: the space has no valid configuration, or the objective is undefined "
+            "(a division or modulo by zero) on every one")
     return 0 if result.ranked else 1
 
 
@@ -66,12 +66,11 @@ def cmd_tune(args) -> int:
 
     def progress(message: str) -> None:
         if not quiet:
-            print(message, file=sys.stderr, flush=True)
+            say(message)
 
     if not quiet:
-        print(f"tuning {args.space}: measuring `{args.measure}` (repeat {args.repeat}, {args.aggregate}), "
-              f"bound `{args.bound if args.bound is not None else 'the declared cost'}`; database {db}",
-              file=sys.stderr, flush=True)
+        say(f"tuning {args.space}: measuring `{args.measure}` (repeat {args.repeat}, {args.aggregate}), "
+            f"bound `{args.bound if args.bound is not None else 'the declared cost'}`; database {db}")
     result = space.tune(args.measure, args.bound, top=args.top, max_measurements=args.max_measurements,
                         time_limit=args.time_limit, repeat=args.repeat, aggregate=args.aggregate, db=db,
                         timeout=args.timeout, progress=progress, sinks=getattr(args, "sinks", ()))

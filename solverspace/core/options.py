@@ -120,7 +120,7 @@ def check_seed(seed) -> int:
     """A random seed: a non-negative whole number (NumPy's generators take no negative seeds)."""
     number = check_whole(seed, "seed", "a non-negative whole number")
     if number < 0:
-        raise OptionError(f"seed={seed!r}: expected a non-negative whole number", hint="e.g. --seed 7")
+        raise OptionError(f"seed={seed!r}: expected a non-negative whole number", hint="e.g. seed=7 (--seed 7 on the command line)")
     return number
 
 

@@ -33,6 +33,7 @@ import itertools
 import math
 
 from solverspace.core.errors import SpaceDefinitionError
+from solverspace.core.value_text import integer_refusal, integer_text
 
 SEPARATOR = ">"
 ITEM_HINT = "order items are distinct constants, all strings or all integers, e.g. permutation(['i', 'j', 'k'])"
@@ -305,9 +306,10 @@ def parse_order(text: str, items: tuple) -> tuple:
         return ()
     parts = text.split(SEPARATOR)
     if items and all(type(i) is int for i in items):
-        try:
-            return tuple(int(p) for p in parts)
-        except ValueError:
-            raise SpaceDefinitionError(f"order {text!r}: items are integers",
-                                       hint=f"write the items joined by {SEPARATOR!r}, e.g. 1>0>2") from None
+        numbers = tuple(integer_text(p) for p in parts)   # the one rule of core.value_text
+        if None in numbers:
+            bad = parts[numbers.index(None)]
+            message, hint = integer_refusal(f"order {text!r}: items are integers, and {bad!r} is not one", bad, "1>0>2")
+            raise SpaceDefinitionError(message, hint=f"{hint}; the items joined by {SEPARATOR!r}")
+        return numbers
     return tuple(parts)

@@ -186,6 +186,7 @@ class Counter:
         self.plan = plan
         self.options = options
         self.progress = progress
+        self.discarded = 0   # solutions of sub-problems stopped at their cap (counted again in parts)
         self.dag = model.analysis.dag
         self.order = {p: i for i, p in enumerate(plan.order)}
         self.facts = Lowering(model)  # for facts: which items can be undefined
@@ -705,6 +706,8 @@ class Counter:
             if status == cp_model.MODEL_INVALID:
                 raise invalid_model(model, Location(self.model.source))
             if counter.capped:
+                with lock:
+                    self.discarded += counter.solutions
                 return None
             return counter.total, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE), counter.solutions, rows
 
@@ -728,32 +731,32 @@ class Counter:
         if probe is not None:  # a small problem: one solve was enough
             finish(probe)
             return self._joint_result(params, state)
-        pending = _initial_chunks(splittable)
+        pending = [(chunk, CHUNK_SOLUTIONS) for chunk in _initial_chunks(splittable)]
         state["chunks"] = len(pending)
         workers = self.options.worker_count if not fixed else 1
         if workers == 1 or len(pending) == 1:
             while pending:
-                chunk = pending.pop(0)
-                result = run(chunk)
+                chunk, cap = pending.pop(0)
+                result = run(chunk, cap)
                 if result is None:
                     refined = _refine(chunk, splittable)
                     state["chunks"] += len(refined) - 1
-                    pending[:0] = refined
+                    pending[:0] = [(c, 2 * cap) for c in refined]
                 else:
                     finish(result)
         else:
             with ThreadPoolExecutor(workers) as pool:
-                futures = {pool.submit(run, chunk): chunk for chunk in pending}
+                futures = {pool.submit(run, chunk, cap): (chunk, cap) for chunk, cap in pending}
                 while futures:
                     done, _ = wait(futures, return_when=FIRST_COMPLETED)
                     for future in done:
-                        chunk = futures.pop(future)
+                        chunk, cap = futures.pop(future)
                         result = future.result()
                         if result is None:
                             refined = _refine(chunk, splittable)
                             with lock:
                                 state["chunks"] += len(refined) - 1
-                            futures.update({pool.submit(run, c): c for c in refined})
+                            futures.update({pool.submit(run, c, 2 * cap): (c, 2 * cap) for c in refined})
                         else:
                             finish(result)
         return self._joint_result(params, state)

@@ -42,16 +42,18 @@ class CpSatStats(Stats):
     """`Stats` plus whether the count is exact (False: a time limit stopped it, and `count` is a
     `LowerBound`), whether the undefined tally is (False: it is a lower bound), the CP-SAT
     solutions enumerated, the seconds spent and the `strategy` per component ("joint" or
-    "separated", see cpsat_count)."""
+    "separated", see cpsat_count); `discarded`: solutions enumerated in sub-problems stopped at
+    their cap and counted again in parts (work thrown away, not in `solutions`)."""
 
-    __match_args__ = (*Stats.__match_args__, "exact", "undefined_exact", "solutions", "seconds", "strategy")
+    __match_args__ = (*Stats.__match_args__, "exact", "undefined_exact", "solutions", "seconds", "strategy",
+                      "discarded")
 
     def __init__(self, count: int = 0, undefined: int = 0, first_undefined: tuple[str, dict] | None = None,
                  undefined_by: dict[str, int] | None = None, exact: bool = True, undefined_exact: bool = True,
-                 solutions: int = 0, seconds: float = 0.0, strategy: str = ""):
+                 solutions: int = 0, seconds: float = 0.0, strategy: str = "", discarded: int = 0):
         super().__init__(count, undefined, first_undefined, undefined_by)
         self.exact, self.undefined_exact, self.solutions, self.seconds = exact, undefined_exact, solutions, seconds
-        self.strategy = strategy
+        self.strategy, self.discarded = strategy, discarded
 
 
 def count_plan(plan, *, strict: bool = False, progress=None, time_limit: float | None = None,
@@ -74,6 +76,7 @@ def count_plan(plan, *, strict: bool = False, progress=None, time_limit: float |
     if undefined and not strict:
         _undefined_tally(counter, stats, deadline, strict=False)
     stats.seconds = time.perf_counter() - start
+    stats.discarded = counter.discarded
     return stats
 
 
