@@ -192,7 +192,7 @@ class Space:
         return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
     def __len__(self) -> int:
-        size = self._positions().size()
+        size = self.position_index().size()
         if size > sys.maxsize:  # len() must fit in a C ssize_t
             raise OverflowError(f"the space has {size} configurations, more than len() can return; "
                                 f"space.count('c') gives the exact count")
@@ -201,12 +201,12 @@ class Space:
     def __getitem__(self, position: int) -> tuple:
         """The configuration at `position` of the canonical (C enumerator) order."""
         position = check_whole(position, "position", "a whole number (a position of the canonical order)")
-        size = self._positions().size()
+        size = self.position_index().size()
         if position < 0:
             position += size
         if not 0 <= position < size:
             raise IndexError(f"configuration index {position} out of range: the space has {size} configurations")
-        return tuple(self._positions().rows_at([position])[0].tolist())
+        return tuple(self.position_index().rows_at([position])[0].tolist())
 
     def index(self, config) -> int:
         """Position of a valid configuration (dict or tuple in column order) in the canonical order."""
@@ -220,13 +220,14 @@ class Space:
         missing = [p for p in self.parameters if p not in values]
         if missing:
             raise SpaceDefinitionError(f"configuration lacks parameters {missing}")
-        position = self._positions().index(values)
+        position = self.position_index().index(values)
         if position is None:
             raise ValueError(f"{values} is not a valid configuration of this space")
         return position
 
-    def _positions(self):
-        """The C enumerator's positions; where C refuses the space, its refusal with a hint that
+    def position_index(self):
+        """The engine behind `space[i]`, `index` and `len`: the C enumerator's positions (by independent
+        groups where that pays), made once. Where C refuses the space, its refusal with a hint that
         says what positions are and what answers instead (C's own hint names options `get` lacks)."""
         if getattr(self, "_cached_positions", None) is None:
             from solverspace.translators.errors import UnsupportedConstruct
@@ -438,7 +439,7 @@ class Space:
             from solverspace.designs import Quantiles
             from solverspace.translators.c.subtree import SubtreeCounter, UnitRows, refuse_orders_for
             refuse_orders_for(self.plan, "a conditional quantile, design or repair")
-            counter = SubtreeCounter(self._positions().enumerator)
+            counter = SubtreeCounter(self.position_index().enumerator)
             rows = UnitRows(counter, self.parameters, self._param_index().lists)
             self._cached_quantiles = Quantiles(self, counter, value_key(self.model), rows,
                                               self._param_index())

@@ -68,10 +68,10 @@ def test_groups_give_the_positions_of_the_whole_nest(monkeypatch, text, size):
     grouped = Space.from_source(text)
     monkeypatch.setattr(backend, "consecutive_groups", lambda plan: None)
     whole = Space.from_source(text)
-    whole._positions()   # made (and kept) while the groups are hidden
+    whole.position_index()   # made (and kept) while the groups are hidden
     monkeypatch.undo()
-    assert type(grouped._positions()).__name__ == "GroupPositions" and grouped._positions().by_groups()
-    assert type(whole._positions()).__name__ == "EnumeratorPositions"
+    assert type(grouped.position_index()).__name__ == "GroupPositions" and grouped.position_index().by_groups()
+    assert type(whole.position_index()).__name__ == "EnumeratorPositions"
     assert grouped.count("c") == whole.count("c") == size
     a, b = grouped.sample(6, seed=11), whole.sample(6, seed=11)
     assert a.tolist() == b.tolist()
@@ -103,11 +103,11 @@ def test_hoisted_only_groups_join_a_block_and_compile_nothing_more(monkeypatch):
     group_plan_of = backend.group_plan
     monkeypatch.setattr(backend, "group_plan", lambda plan, names: made.append(names) or group_plan_of(plan, names))
     binary = Space.from_source("".join(f"p{i} = range(2)\n" for i in range(64)))
-    positions = binary._positions()
+    positions = binary.position_index()
     assert positions.blocks() == [] and not positions.by_groups()
     assert binary[2 ** 63 + 5] == (1,) + (0,) * 60 + (1, 0, 1) and made == []
     mixed = Space.from_source("a = range(2)\n" + stages(2) + "b = range(3)\n")
-    assert mixed._positions().blocks() == [["a", "t1", "w1"], ["t2", "w2", "b"]]
+    assert mixed.position_index().blocks() == [["a", "t1", "w1"], ["t2", "w2", "b"]]
 
 
 def test_a_short_c_call_is_not_polled(monkeypatch):
@@ -153,7 +153,7 @@ def test_blocks_agree_with_the_whole_nest_on_generated_spaces(monkeypatch):
     checked = 0
     for source in _snapshot_spaces_of_blocks():
         space = Space.from_source(source, filename="generated.py")
-        positions = space._positions()
+        positions = space.position_index()
         try:
             if len(positions.blocks()) < 2:
                 continue
