@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from solverspace import Space
-from solverspace.backends import AutoBackend, get_backend
+from solverspace.registry.backends import AutoBackend, get_backend
 from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 from tests.helpers import CORPUS, SMALL
 

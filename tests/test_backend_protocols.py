@@ -9,8 +9,8 @@ import inspect
 
 import pytest
 
-from solverspace import backends
-from solverspace.backends import CAPABILITIES, PROTOCOLS, REGISTRY, BackendEntry, get_backend
+from solverspace.registry import backends
+from solverspace.registry.backends import CAPABILITIES, PROTOCOLS, REGISTRY, BackendEntry, get_backend
 from solverspace.core.errors import BackendUnavailableError
 
 POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)

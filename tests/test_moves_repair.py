@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from solverspace import Space, SolverspaceError
 from solverspace.cli import main
-from solverspace.designs import EmptySpaceError, Quantiles
-from solverspace.repair import Repairer
+from solverspace.moves.designs import EmptySpaceError, Quantiles
+from solverspace.moves.repair import Repairer
 from solverspace.translators.c import nearest
 from solverspace.translators.c.backend import CBackend
 from solverspace.validation.generate import spaces

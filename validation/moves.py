@@ -79,7 +79,7 @@ def brute_neighbors(indices: np.ndarray, target: np.ndarray, method: str) -> lis
 
 
 def check_value_lists(space, rows: list[tuple]) -> list[str]:
-    from solverspace.analysis.value_lists import value_key
+    from solverspace.moves.value_lists import value_key
     problems = []
     lists = space.value_lists()
     key = value_key(space.model)
@@ -147,8 +147,8 @@ def compiled_neighbors(space, *, quick: bool = True):
     """(a `Neighbors` answering through the compiled engine, its `CompiledChecker`) for a space;
     `UnsupportedConstruct` where C refuses it. `quick`: the module's -O0 build (tests, validation)."""
     from solverspace.analysis.config_check import ConfigChecker
-    from solverspace.analysis.neighbors import Neighbors
-    from solverspace.analysis.value_lists import ParamIndex, value_lists
+    from solverspace.moves.neighbors import Neighbors
+    from solverspace.moves.value_lists import ParamIndex, value_lists
     from solverspace.translators.c.config_check import CompiledChecker
     index = ParamIndex(space.parameters, value_lists(space.model))
     compiled = CompiledChecker(space.plan, index.lists, quick=quick)

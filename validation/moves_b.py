@@ -77,11 +77,11 @@ class ListedMoves(SpaceMoves):
         return self.quantiles.from_unit_many(points)
 
     def design(self, n: int, method: str, seed: int):
-        from solverspace.designs import unit_design
+        from solverspace.moves.designs import unit_design
         return self.quantiles.from_unit_many(unit_design(n, len(self.space.parameters), method, seed))
 
     def repair(self, target: tuple) -> tuple[tuple, int]:
-        from solverspace.repair import Repairer
+        from solverspace.moves.repair import Repairer
         repairer = Repairer(self.quantiles)
         repairer.engine = "python"   # the search over units and counts, not a compiled one (nothing is compiled)
         return repairer.repair(target)
@@ -143,7 +143,7 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
                   seed: int = 0, sample_method: str = "exact", counts: str = "c", depth: int | None = None,
                   list_rows: int | None = None) -> list[str]:
     """Problems found comparing the moves with brute force (module docstring)."""
-    from solverspace.designs import EmptySpaceError, NoCompletionError, unit_design
+    from solverspace.moves.designs import EmptySpaceError, NoCompletionError, unit_design
     from solverspace.translators.errors import UnsupportedConstruct
     if counts not in COUNTS:
         raise ValueError(f"counts={counts!r}: expected one of {COUNTS}")

@@ -54,7 +54,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.translators.order_slots import OrderSlots
 from solverspace.analysis.check import CheckResult, check
 from solverspace.core.errors import BackendUnavailableError, SolverspaceError
@@ -618,7 +618,7 @@ class _Validator:
         """Issue 25's search moves (value lists, parameter indices, the five neighbour methods)
         against brute force over the reference's listing (`validation/moves.py`), on a space of
         at most `MOVES_LIMIT` configurations; a space whose value lists are refused is skipped."""
-        from solverspace.analysis.value_lists import ValueListError
+        from solverspace.moves.value_lists import ValueListError
         from solverspace.validation.moves import check_moves
         self.moves_checked = False
         listed = next((o for o in self.outcomes if o.backend == "reference" and o.ran), None)
@@ -810,7 +810,7 @@ def validate(space: "Space | str | os.PathLike", *, settings: dict | None = None
     processes while CP-SAT and the reference run. `listing=False` only counts with C (no
     digests): for spaces of hundreds of millions of configurations.
     """
-    from solverspace.loader import read_text, resolve_space_path
+    from solverspace.io.loader import read_text, resolve_space_path
     settings = dict(settings or {})
     if isinstance(space, Space):
         loaded = space

@@ -50,7 +50,7 @@ def parse_assignment(model, words) -> dict:
     kind the parameter takes; integer text becomes an integer unless the parameter's values are
     all strings.
 
-    >>> from solverspace.loader import load_source
+    >>> from solverspace.io.loader import load_source
     >>> parse_assignment(load_source("x = range(4)\\nk = iterator(['a', '1'])"), ["x=0x3", "k=1"])
     {'x': 3, 'k': '1'}
     """

@@ -1,5 +1,5 @@
 """The reference backend: the Python walk over the literal plan behind the registry's
-capabilities (`solverspace.backends`), its positions over a listed space, and the Python walks
+capabilities (`solverspace.registry.backends`), its positions over a listed space, and the Python walks
 of `best` (`bnb-reference`, `exhaustive-reference`).
 
 Exact and slow: the ground truth every other backend is validated against.

@@ -3,7 +3,7 @@
 A sample is a set of *positions* of the canonical order (or of configurations, for the CP-SAT
 methods), drawn from `numpy.random.Generator(PCG64(seed))`, so it depends only on the seed, the
 space and n. This module sits below the backends: the samplers they provide use it, and so does
-`solverspace.sampling`, which picks the sampler.
+`solverspace.scale.sampling`, which picks the sampler.
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ Units are searched by increasing box distance, and the search stops at the first
 distance is above the incumbent's. Within a unit, leaves are reached in the lexicographic order
 of the per-loop keys; across units an incumbent is replaced by a strictly nearer configuration,
 or by one at the same distance whose keys compare smaller: the answer is the smallest by
-(distance, (|i_p - t_p|, i_p) for p in plan order), the tie order of `solverspace.repair`.
+(distance, (|i_p - t_p|, i_p) for p in plan order), the tie order of `solverspace.moves.repair`.
 
 One module per plan serves every query: the target's indices, the value lists and the box tree
 are runtime inputs (`ss_nearest`). A query runs in one thread, on the C thread (`call_c`), so

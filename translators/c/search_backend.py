@@ -1,4 +1,4 @@
-"""`best` compiled: the registry's `bnb` and `exhaustive` backends (`solverspace.backends`).
+"""`best` compiled: the registry's `bnb` and `exhaustive` backends (`solverspace.registry.backends`).
 
 The search walks the plan's loop nest in generated C (`translators.c.best`): `bnb` cuts
 subtrees by sound bounds of the objective, `exhaustive` evaluates every valid configuration.

@@ -1,4 +1,4 @@
-"""The CP-SAT backend: the facade over the CP-SAT modules, and what `solverspace.backends`
+"""The CP-SAT backend: the facade over the CP-SAT modules, and what `solverspace.registry.backends`
 registers as ``"cpsat"`` (`CpSatBackend`).
 
 Every entry point takes its options as arguments (`time_limit` in seconds, `workers` solver

@@ -24,7 +24,7 @@ CP-SAT's own random seeds and solution hints are not used to sample: they do not
 distribution (the OR-Tools maintainers say so); here the randomness is ours (NumPy PCG64).
 
 Layering: cpsat_count (`Counter`, its problems and weights) -> **cpsat_sample** -> cpsat (the
-facade re-exports `SelfReducibleSampler`); `solverspace.sampling` drives it.
+facade re-exports `SelfReducibleSampler`); `solverspace.scale.sampling` drives it.
 """
 from __future__ import annotations
 

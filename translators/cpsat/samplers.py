@@ -1,7 +1,7 @@
 """The CP-SAT backend's sampling methods, as samplers: `cpsat` (exact counts as the oracle of
 self-reducibility, translators.cpsat_sample) and `cpsat-xor` (near-uniform, UniGen2 with random
 XOR cells, translators.cpsat_hash). Both draw configurations, not positions (CP-SAT has no
-canonical order). `solverspace.sampling` gets them through the backend registry."""
+canonical order). `solverspace.scale.sampling` gets them through the backend registry."""
 from __future__ import annotations
 
 import numpy as np

@@ -21,8 +21,8 @@ from solverspace.core.errors import Location, SpaceDefinitionError
 from solverspace.lang.lowering import fold_tree
 from solverspace.lang.model import Model, Parameter
 from solverspace.lang.printing import to_source
-from solverspace.analysis.value_lists import inline_derived, superset_values
-from solverspace.t1_format import MAX_VALUES
+from solverspace.moves.value_lists import inline_derived, superset_values
+from solverspace.io.t1.format import MAX_VALUES
 
 __all__ = ["export_t1", "write_t1", "T1ExportError", "MAX_EXPORT_COMBINATIONS"]
 
@@ -36,7 +36,7 @@ class T1ExportError(SpaceDefinitionError):
 def export_t1(model: Model, *, name: str | None = None) -> dict:
     """The model as a T1 document (a dict ready for `json.dump`).
 
-    >>> from solverspace.loader import load_source
+    >>> from solverspace.io.loader import load_source
     >>> doc = export_t1(load_source("x = range(1, 4)\\ny = range(x, 4)\\nreject_if(x + y > 4)"))
     >>> [(p["Name"], p["Values"]) for p in doc["ConfigurationSpace"]["TuningParameters"]]
     [('x', '[1, 2, 3]'), ('y', '[1, 2, 3]')]

@@ -1,5 +1,5 @@
-"""How each registered backend is made from its options (`solverspace.backends` names these
-factories in its table; `solverspace.auto` makes its C and CP-SAT backends with them).
+"""How each registered backend is made from its options (`solverspace.registry.backends` names these
+factories in its table; `solverspace.registry.auto` makes its C and CP-SAT backends with them).
 
 Imports stay lazy: making a reference backend imports no compiler or solver. Every backend made
 here whose class declares `order_slots` (C, CP-SAT) comes wrapped in `translators.order_slots.OrderSlots`,

@@ -6,7 +6,7 @@ Without this, a user who always runs the default backend would never get the com
 a space the reference can answer: every call would pay the reference again.
 
 - The current command is never delayed or changed by it: the job (the plan, pickled) is written
-  to the cache directory and one detached process (`python -m solverspace.background`, its own
+  to the cache directory and one detached process (`python -m solverspace.registry.background`, its own
   session, lower priority, no terminal) is started when none is running; any failure to do so
   is ignored. The answer given now is the reference's, as before.
 - One background builder at a time per cache directory (a lock file, `background.lock`): it
@@ -118,7 +118,7 @@ def spawn_builder(folder: Path) -> None:
     path = os.environ.get("PYTHONPATH")
     env = dict(os.environ, SOLVERSPACE_CACHE=str(folder),
                PYTHONPATH=root + (os.pathsep + path if path else ""))
-    _SPAWNED.append(subprocess.Popen([sys.executable, "-m", "solverspace.background", str(folder)], env=env,
+    _SPAWNED.append(subprocess.Popen([sys.executable, "-m", "solverspace.registry.background", str(folder)], env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
                                      cwd=str(folder)))

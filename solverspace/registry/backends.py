@@ -2,8 +2,8 @@
 
 The backends themselves live beside their engines (`analysis.reference_backend`,
 `translators.c.backend`, `translators.c.search_backend`, `translators.cpsat.backend`), the `auto`
-policy in `solverspace.auto`, and the factories that make them from options in
-`solverspace.factories`; this module is the table and the lookup.
+policy in `solverspace.registry.auto`, and the factories that make them from options in
+`solverspace.registry.factories`; this module is the table and the lookup.
 
 Every answer goes CLI -> `Space` -> `get_backend(name, capability, **options)` -> backend, and
 validation uses the same registry. Each entry declares its capabilities as data (so asking
@@ -36,10 +36,10 @@ from typing import Callable
 from solverspace.core import protocols
 from solverspace.core.errors import BackendUnavailableError, OptionError
 from solverspace.core.records import Record
-from solverspace.auto import (  # noqa: F401  (the `auto` policy's names, importable from the registry too)
+from solverspace.registry.auto import (  # noqa: F401  (the `auto` policy's names, importable from the registry too)
     AUTO_BUILD_WORK, AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AUTO_REFERENCE_BUDGET, AUTO_REFERENCE_LIMIT, AutoBackend,
     BeyondBudgetError, auto_backend)
-from solverspace.factories import c_backend, cpsat_backend, reference_backend, search_backend, slots_applied
+from solverspace.registry.factories import c_backend, cpsat_backend, reference_backend, search_backend, slots_applied
 
 CAPABILITIES = {
     "count": "count configurations",

@@ -1,7 +1,7 @@
 """Each parameter's *value list* and parameter indices (issue 25).
 
 A parameter's value list is the superset domain `export-t1` writes (`superset_values`, shared with
-`solverspace.t1_write`): every value its domain takes for some values of its inputs, the inputs
+`solverspace.io.t1.write`): every value its domain takes for some values of its inputs, the inputs
 themselves taken from their own value lists, in loop order, with derived values inlined. It holds
 every value the parameter takes in a valid configuration (and may hold more: constraints are not
 applied). It is sorted in one documented order (`value_key`):

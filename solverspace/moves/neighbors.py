@@ -46,7 +46,7 @@ from typing import Callable
 
 from solverspace.core.errors import SpaceDefinitionError, did_you_mean
 from solverspace.analysis.config_check import ConfigChecker, contains
-from solverspace.analysis.value_lists import ParamIndex
+from solverspace.moves.value_lists import ParamIndex
 
 __all__ = ["METHODS", "NeighborError", "Neighbors", "method_name"]
 

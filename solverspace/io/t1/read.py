@@ -38,8 +38,8 @@ from solverspace.lang.evaluate import allow_integers_of_any_length
 from solverspace.lang.lowering import FunctionLowerer, balance_chains, fold_tree, normalise_truth
 from solverspace.lang.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from solverspace.core.sources import read_text
-from solverspace.t1_conditions import ConditionRefused, read_condition
-from solverspace.t1_format import MAX_VALUES, T1_TYPES
+from solverspace.io.t1.conditions import ConditionRefused, read_condition
+from solverspace.io.t1.format import MAX_VALUES, T1_TYPES
 
 __all__ = ["load_t1", "load_t1_text", "T1_TYPES", "MAX_VALUES", "MAX_WORK"]
 

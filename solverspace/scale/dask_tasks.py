@@ -1,4 +1,4 @@
-"""What runs on a Dask worker for `--engine dask` (`solverspace.dask_engine` is the driver).
+"""What runs on a Dask worker for `--engine dask` (`solverspace.scale.dask_engine` is the driver).
 
 A task carries plain values: a `Job` (the space's path, the settings given, the options, and the
 run's identity) and a block of prefixes. Each worker process loads the space and the compiled
@@ -36,7 +36,7 @@ class Job:
 
     @classmethod
     def make(cls, space, settings=None, **options) -> "Job":
-        from solverspace.loader import BUILTIN_SPACES
+        from solverspace.io.loader import BUILTIN_SPACES
         name = str(space)
         if name not in BUILTIN_SPACES:
             name = str(Path(name).resolve())
@@ -49,7 +49,7 @@ def load_space(job: Job):
 
 
 def c_backend(job: Job, threads: int | None):
-    from solverspace.backends import get_backend
+    from solverspace.registry.backends import get_backend
     return get_backend("c", "write", threads=threads, literal=job.literal or None, disable=job.disable or None)
 
 
@@ -57,7 +57,7 @@ def identity(space, job: Job) -> str:
     """A hash of what decides the rows: the space file's bytes, every setting's value, the plan's
     loop order, the options, the derived columns, and the tool's code (`generator_version`), plus
     the model written out in full where it can be (no closure iterator)."""
-    from solverspace.loader import resolve_space_path
+    from solverspace.io.loader import resolve_space_path
     from solverspace.translators.c.plan_cache import generation_key, generator_version
     backend = c_backend(job, None)
     written = json.dumps({

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solverspace.core import manifest as shards
-from solverspace.dask_tasks import (
+from solverspace.scale.dask_tasks import (
     EngineError, Job, c_backend, count_task, identity, load_space, outcome, rows_task, write_task)
 from solverspace.core.errors import SolverspaceError, UndefinedOperationError
 from solverspace.core.results import Stats
@@ -153,7 +153,7 @@ class DaskEngine:
     def __init__(self, space, job: Job, *, scheduler: str | None = None, workers: int | None = None,
                  threads: int | None = None, partitions: int | None = None, strict: bool = False,
                  progress: bool = True):
-        from solverspace.loader import resolve_space_path
+        from solverspace.io.loader import resolve_space_path
         if space.model.source != str(resolve_space_path(job.space)):
             space = load_space(job)   # loaded from a relative path: as the workers load it (absolute)
         self.space, self.strict, self.partitions = space, strict, partitions
@@ -363,7 +363,7 @@ class DaskEngine:
         import numpy as np
 
         from solverspace.core.draws import draw_positions
-        from solverspace.sampling import SampleInfo
+        from solverspace.scale.sampling import SampleInfo
         from solverspace.translators.c.backend import EnumeratorPositions
         split = self.count_units(self.split())
         total = sum(split.counts)

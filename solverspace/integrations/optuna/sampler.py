@@ -55,13 +55,13 @@ try:
     from optuna.samplers import BaseSampler, TPESampler
     from optuna.trial import TrialState
 except ImportError as exc:                      # pragma: no cover - the extra is installed in CI
-    raise ImportError("solverspace.optuna needs Optuna: pip install 'solverspace[optuna]'") from exc
+    raise ImportError("solverspace.integrations.optuna needs Optuna: pip install 'solverspace[optuna]'") from exc
 
 import numpy as np
 
 from solverspace.core.errors import ArgumentTypeError, OptionError, SolverspaceError, SpaceDefinitionError
 from solverspace.core.orders import SEPARATOR
-from solverspace.analysis.neighbors import METHODS as NEIGHBOR_METHODS
+from solverspace.moves.neighbors import METHODS as NEIGHBOR_METHODS
 from solverspace.analysis.tune_db import APPLICATION, bound_text, canonical_key
 
 EXACT_FLOAT_INT = 2 ** 53       # Optuna keeps an IntDistribution's values as floats: beyond this, categorical
@@ -308,7 +308,7 @@ class SolverspaceSampler(BaseSampler):
             raise StudyMismatchError(
                 f"parameter {param_name!r} was asked for with {param_distribution}, but the space's value list gives "
                 f"{self.codec.distributions[param_name]}",
-                hint="ask for the space's parameters with solverspace.optuna.suggest(trial, space)")
+                hint="ask for the space's parameters with solverspace.integrations.optuna.suggest(trial, space)")
         # a parameter the space does not have (another knob of the objective): the base samples it
         return self._call_base("sample_independent", self.base.sample_independent, study, trial, param_name,
                                param_distribution, number=trial.number)
@@ -347,7 +347,7 @@ class SolverspaceSampler(BaseSampler):
                 raise StudyMismatchError(
                     f"parameter {name!r}: trial #{trial.number} of the study has {dist}, but the space's value list "
                     f"gives {ours}",
-                    hint="use a new study for this space, ask with solverspace.optuna.suggest(trial, space), or "
+                    hint="use a new study for this space, ask with solverspace.integrations.optuna.suggest(trial, space), or "
                          "export records with export_records(..., space=space)")
         if any(name not in trial.params for name in self.codec.names):
             return _NOT_A_CONFIGURATION

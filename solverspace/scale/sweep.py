@@ -24,7 +24,7 @@ import re
 import time
 from typing import Callable, Iterator
 
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.core.errors import OptionError
 from solverspace.core.records import Record
 
@@ -124,7 +124,7 @@ def _compiled(chosen):
     if getattr(chosen, "name", None) == "c":
         return chosen
     if getattr(chosen, "name", None) == "auto":
-        from solverspace.backends import get_backend
+        from solverspace.registry.backends import get_backend
         return get_backend("c", **chosen.c_options)
     return None
 

@@ -8,7 +8,7 @@ on the thread count, and the first m rows of a sample of n are themselves a unif
 Spaces of 2**63 configurations or more get positions as Python ints (`draw_big_positions`).
 A sample is held in memory before it is written: at most `draws.MAX_SAMPLE` rows.
 
-Each method belongs to a backend of the registry (`solverspace.backends`: `exact` to `c`,
+Each method belongs to a backend of the registry (`solverspace.registry.backends`: `exact` to `c`,
 `reference` to `reference`, `cpsat` and `cpsat-xor` to `cpsat`), which makes its sampler; this
 module draws from it and says what the sample guarantees. Positions and sizes: `solverspace.core.draws`.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solverspace.backends import REGISTRY, backend_for_method, get_backend
+from solverspace.registry.backends import REGISTRY, backend_for_method, get_backend
 from solverspace.core.draws import SampleSizeError
 from solverspace.core.options import check_seed, check_threads
 
