@@ -213,3 +213,20 @@ def test_the_readme_lists_every_layer_in_order():
     section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
     named = re.findall(r"^\| (\w[\w ]*) \|", section, flags=re.M)
     assert named[1:] == [name for name, _, _ in LAYERS]   # after the header row
+
+
+def absolute_self_imports(source: str, package: str = "solverspace.translators") -> list[int]:
+    """Lines of `source` that import `package` (or below it) by its installed name."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if (isinstance(node, ast.ImportFrom) and not node.level and holds(package, node.module or ""))
+            or (isinstance(node, ast.Import) and any(holds(package, alias.name) for alias in node.names))]
+
+
+def test_translators_import_their_siblings_relatively():
+    """translators/ is installed as `solverspace.translators` and found under that name from a checkout;
+    its modules import each other relatively (`from .codegen import`, `from ..errors import`)."""
+    assert absolute_self_imports("from solverspace.translators.c.build import waiting\nimport solverspace.translators") == [1, 2]
+    assert absolute_self_imports("from .build import waiting\nfrom ..errors import X\nfrom solverspace.core import options") == []
+    found = {str(path.relative_to(ROOT)): lines for path in sorted((ROOT / "translators").rglob("*.py"))
+             for lines in [absolute_self_imports(path.read_text(encoding="utf-8"))] if lines}
+    assert found == {}

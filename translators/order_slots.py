@@ -38,7 +38,7 @@ from solverspace.lang.model import Constraint, ConstraintKind, Model, Parameter,
 from solverspace.lang.order_domains import has_orders, order_items
 from solverspace.analysis.plan import Plan, loop_order, make_plan
 
-from solverspace.translators.errors import UnsupportedConstruct
+from .errors import UnsupportedConstruct
 
 HINT = "use --backend reference (the Python enumerator supports every order construct)"
 _UNDEFINED = ir.Compare("==", ir.BinOp("//", ir.Const(1), ir.Const(0)), ir.Const(0))  # never defined

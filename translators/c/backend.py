@@ -27,15 +27,15 @@ from solverspace.analysis.plan import Plan
 from solverspace.core.results import Stats
 from solverspace.core.draws import Positions
 
-from solverspace.translators.c.codegen import (
+from .codegen import (
     CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout)
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.build import space_name, waiting
-from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
-from solverspace.translators.c.runtime import csv_row_width
-from solverspace.translators.c.shapes import build_shaped, is_built_shaped
-from solverspace.translators.order_slots import SlotJoins, refuse_orders
-from solverspace.translators.c import orders as c_orders
+from .optimize import Options
+from .build import space_name, waiting
+from .plan_cache import generation_key, load_generated, store_generated
+from .runtime import csv_row_width
+from .shapes import build_shaped, is_built_shaped
+from ..order_slots import SlotJoins, refuse_orders
+from . import orders as c_orders
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
     import numpy as np
@@ -455,7 +455,7 @@ class CEnumerator:
         return result
 
     def _ranker(self):
-        from solverspace.translators.c.rank import UnitRanker
+        from .rank import UnitRanker
         if getattr(self, "_unit_ranker", None) is None:
             self._unit_ranker = UnitRanker(self)
         return self._unit_ranker

@@ -38,20 +38,20 @@ from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.lang.kinds import STR
 from solverspace.analysis.objective import string_order, tie_key, tie_prefix_lengths
 
-from solverspace.translators.c.backend import call_c
-from solverspace.translators.c.build import space_name, waiting
-from solverspace.translators.c.plan_cache import load_search, search_key, store_search
+from .backend import call_c
+from .build import space_name, waiting
+from .plan_cache import load_search, search_key, store_search
 
 UNITS_PER_THREAD = 16   # dynamic scheduling evens out the units; the prefix walk above them cuts nothing
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, WIDE_HELPERS, CWidePrinter, c_name
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.rational import rational_pair
-from solverspace.translators.c.runtime import CANCEL_C, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
-from solverspace.translators.c.shapes import build_shaped
-from solverspace.translators.errors import UnsupportedConstruct
-from solverspace.translators.order_slots import refuse_orders
+from .codegen import CGenerator
+from .expr import C_HELPERS, WIDE_HELPERS, CWidePrinter, c_name
+from .nest import LoopNest
+from .optimize import Options
+from .rational import rational_pair
+from .runtime import CANCEL_C, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
+from .shapes import build_shaped
+from ..errors import UnsupportedConstruct
+from ..order_slots import refuse_orders
 
 FITS = 2 ** 63   # numerators and denominators of compared pairs: |x| < 2**63
 

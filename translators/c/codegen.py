@@ -24,15 +24,15 @@ from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.analysis.plan import Plan
 
-from solverspace.translators.c.domains import MAX_BUFFER, DomainCode
-from solverspace.translators.c.expr import CExpressionPrinter
-from solverspace.translators.c.funnel import CDEF_FUNNEL, FunnelCounters, funnel_layout
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options, analyse, hoistable
-from solverspace.translators.c.runtime import (
+from .domains import MAX_BUFFER, DomainCode
+from .expr import CExpressionPrinter
+from .funnel import CDEF_FUNNEL, FunnelCounters, funnel_layout
+from .nest import LoopNest
+from .optimize import Options, analyse, hoistable
+from .runtime import (
     CANCEL_C, CANCEL_EVERY, CDEF, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, MEMO_BITS, MEMO_C, csv_formatter,
     drivers, preamble, wide_count_c)
-from solverspace.translators.errors import UnsupportedConstruct
+from ..errors import UnsupportedConstruct
 
 if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
     import numpy as np

@@ -38,18 +38,18 @@ from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.core.errors import SolverspaceError
 
-from solverspace.translators.c.backend import call_c
-from solverspace.translators.c.build import space_name, waiting
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, c_name
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.plan_cache import generation_key, load_search, store_search
-from solverspace.translators.c.runtime import (
+from .backend import call_c
+from .build import space_name, waiting
+from .codegen import CGenerator
+from .expr import C_HELPERS, c_name
+from .nest import LoopNest
+from .optimize import Options
+from .plan_cache import generation_key, load_search, store_search
+from .runtime import (
     CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO, MEMO_BITS, MEMO_C)
-from solverspace.translators.c.shapes import build_shaped
-from solverspace.translators.errors import UnsupportedConstruct
-from solverspace.translators.order_slots import refuse_orders
+from .shapes import build_shaped
+from ..errors import UnsupportedConstruct
+from ..order_slots import refuse_orders
 
 __all__ = ["CDEF_CHECK", "CheckGenerator", "CompiledChecker", "UNITS_PER_THREAD"]
 

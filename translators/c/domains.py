@@ -10,9 +10,9 @@ import itertools
 from solverspace.lang import ir
 from solverspace.core.errors import ClosureTableError
 
-from solverspace.translators.c.expr import c_name
-from solverspace.translators.c.runtime import ERROR_STEP_ZERO
-from solverspace.translators.errors import UnsupportedConstruct
+from .expr import c_name
+from .runtime import ERROR_STEP_ZERO
+from ..errors import UnsupportedConstruct
 
 MAX_BUFFER = 1 << 20
 LOOP_LIMIT = 2 ** 63  # a loop count is an int64

@@ -20,8 +20,8 @@ from solverspace.lang import ir
 from solverspace.lang.bounds import Bounds, Interval
 from solverspace.lang.rational import may_be_fraction
 
-from solverspace.translators.c.rational import mul, rational_pair
-from solverspace.translators.errors import UnsupportedConstruct
+from .rational import mul, rational_pair
+from ..errors import UnsupportedConstruct
 
 C_HELPERS = r"""
 static inline int64_t ss_fdiv(int64_t a, int64_t b, int *u) {

@@ -42,14 +42,14 @@ from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.core.errors import SolverspaceError
 
-from solverspace.translators.c.backend import call_c
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, c_name
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.runtime import CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
-from solverspace.translators.c.shapes import build_shaped
-from solverspace.translators.order_slots import refuse_orders
+from .backend import call_c
+from .codegen import CGenerator
+from .expr import C_HELPERS, c_name
+from .nest import LoopNest
+from .optimize import Options
+from .runtime import CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
+from .shapes import build_shaped
+from ..order_slots import refuse_orders
 
 __all__ = ["CDEF_NEAREST", "LOOKUP_SPAN", "CompiledNearest", "NearestGenerator", "NearestNest"]
 

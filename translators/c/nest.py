@@ -11,11 +11,11 @@ from solverspace.lang import ir
 from solverspace.lang.dag import connected_groups
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.c.domains import DomainCode
-from solverspace.translators.c.expr import CExpressionPrinter, c_name
-from solverspace.translators.c.funnel import FunnelCounters
-from solverspace.translators.c.rational import rational_pair
-from solverspace.translators.c.runtime import CANCEL_EVERY, ERROR_COUNT_OVERFLOW
+from .domains import DomainCode
+from .expr import CExpressionPrinter, c_name
+from .funnel import FunnelCounters
+from .rational import rational_pair
+from .runtime import CANCEL_EVERY, ERROR_COUNT_OVERFLOW
 
 
 def divisors_declaration(level: int) -> str:

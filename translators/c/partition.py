@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from solverspace.core.results import Stats
 
-from solverspace.translators.c.backend import CEnumerator
+from .backend import CEnumerator
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,7 +17,7 @@ again: their domain sizes depend only on loops before them, so they are common f
 """
 from __future__ import annotations
 
-from solverspace.translators.c.subtree import SubtreeCounter
+from .subtree import SubtreeCounter
 
 
 class UnitRanker:

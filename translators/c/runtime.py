@@ -7,7 +7,7 @@ Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`,
 """
 from __future__ import annotations
 
-from solverspace.translators.c.expr import C_HELPERS, c_name
+from .expr import C_HELPERS, c_name
 
 CDEF = """
 typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;

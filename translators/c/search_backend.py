@@ -20,9 +20,9 @@ class SearchBackend:
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
         from solverspace.analysis.search import best
-        from solverspace.translators.c.best import best_compiled
-        from solverspace.translators.c.build import CompilerError
-        from solverspace.translators.errors import UnsupportedConstruct
+        from .best import best_compiled
+        from .build import CompilerError
+        from ..errors import UnsupportedConstruct
         try:
             return best_compiled(plan, objective, maximize=maximize, top=top, prune=self.name == "bnb",
                                  time_limit=self.time_limit, threads=self.threads, progress=progress)

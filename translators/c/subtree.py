@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined
-from solverspace.translators.c.codegen import ERROR_COUNT_OVERFLOW
-from solverspace.translators.errors import UnsupportedConstruct
-from solverspace.translators.order_slots import OrderSlots
+from .codegen import ERROR_COUNT_OVERFLOW
+from ..errors import UnsupportedConstruct
+from ..order_slots import OrderSlots
 
 __all__ = ["MAX_CACHED", "DIRECT_ROWS", "Node", "SubtreeCounter", "refuse_orders_for"]
 

@@ -23,18 +23,18 @@ from __future__ import annotations
 from solverspace.core.errors import BackendUnavailableError
 
 from solverspace.analysis.objective import BestResult, Ranked
-from solverspace.translators.cpsat.best import best as best_of_plan
-from solverspace.translators.cpsat.explain import Completion
-from solverspace.translators.cpsat.explain import complete as complete_plan
-from solverspace.translators.cpsat.hashing import ApproximateCount, NearUniformSampler
-from solverspace.translators.cpsat.hashing import approximate_count as approximate_count_of_plan
-from solverspace.translators.cpsat.lower import EXPLICIT_DOMAIN, LIMIT, Codes, CpSatRefusal, Lowering, Val
-from solverspace.translators.cpsat.run import CpSatStats, LowerBound, count_plan
-from solverspace.translators.cpsat.sample import SelfReducibleSampler
-from solverspace.translators.cpsat.samplers import CpSatSampler, XorSampler
-from solverspace.translators.cpsat.solver import Options
-from solverspace.translators.cpsat import orders as cpsat_orders
-from solverspace.translators.order_slots import SlotJoins, with_order_slots
+from .best import best as best_of_plan
+from .explain import Completion
+from .explain import complete as complete_plan
+from .hashing import ApproximateCount, NearUniformSampler
+from .hashing import approximate_count as approximate_count_of_plan
+from .lower import EXPLICIT_DOMAIN, LIMIT, Codes, CpSatRefusal, Lowering, Val
+from .run import CpSatStats, LowerBound, count_plan
+from .sample import SelfReducibleSampler
+from .samplers import CpSatSampler, XorSampler
+from .solver import Options
+from . import orders as cpsat_orders
+from ..order_slots import SlotJoins, with_order_slots
 
 __all__ = ["ApproximateCount", "BestResult", "Codes", "Completion", "CpSatBackend", "CpSatRefusal", "CpSatSampler",
            "CpSatStats", "EXPLICIT_DOMAIN", "LIMIT", "LowerBound", "Lowering", "NearUniformSampler", "Options",

@@ -30,9 +30,9 @@ from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.analysis.objective import BestResult, Ranked, parse_objective, string_order, tie_key
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.count import Counter, Factor
-from solverspace.translators.cpsat.lower import LIMIT, CpSatRefusal, Val
-from solverspace.translators.cpsat.solver import Options, new_solver
+from .count import Counter, Factor
+from .lower import LIMIT, CpSatRefusal, Val
+from .solver import Options, new_solver
 
 #: Tie classes up to this size are enumerated and sorted instead of walked one by one.
 TIE_ENUMERATION = 2000

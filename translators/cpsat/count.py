@@ -68,10 +68,10 @@ from solverspace.lang.dag import connected_groups
 from solverspace.core.errors import Location, SpaceEvaluationError
 from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 
-from solverspace.translators.cpsat.lower import CpSatRefusal, Lowering
-from solverspace.translators.cpsat.sinks import SINK_VALUES, SinkCount
-from solverspace.translators.cpsat.solver import Options, feasibility, invalid_model, new_solver
-from solverspace.translators.cpsat.wide import residue_classes, size as domain_size, wide_parameter
+from .lower import CpSatRefusal, Lowering
+from .sinks import SINK_VALUES, SinkCount
+from .solver import Options, feasibility, invalid_model, new_solver
+from .wide import residue_classes, size as domain_size, wide_parameter
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from solverspace.lang import ir
 from solverspace.core.orders import format_value
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.count import Counter, Factor
-from solverspace.translators.cpsat.run import failing_expression
-from solverspace.translators.cpsat.solver import Options, new_solver
+from .count import Counter, Factor
+from .run import failing_expression
+from .solver import Options, new_solver
 
 
 @dataclass

@@ -17,8 +17,8 @@ from ortools.sat.python import cp_model
 from solverspace.lang import ir
 from solverspace.lang.bounds import Interval, division_interval, point
 
-from solverspace.translators.cpsat.literals import LoweringBase
-from solverspace.translators.cpsat.val import (
+from .literals import LoweringBase
+from .val import (
     NEGATE, Val, add_vals, as_linear, bool_val, clamp, const_bool, const_int, neg, rat, scale, sub, sub_vals)
 
 

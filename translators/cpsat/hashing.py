@@ -41,8 +41,8 @@ from ortools.sat.python import cp_model
 
 from solverspace.core.errors import OptionError
 
-from solverspace.translators.cpsat.count import Counter
-from solverspace.translators.cpsat.solver import Options, new_solver
+from .count import Counter
+from .solver import Options, new_solver
 
 #: UniGen2's parameters, as in its reference implementation.
 KAPPA = 0.638

@@ -19,7 +19,7 @@ from solverspace.lang.bounds import short_number
 from solverspace.core.errors import Location
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.val import (
+from .val import (
     LIMIT, NEGATE, Codes, CpSatRefusal, Val, const_int, decide, lit_key, linear)
 
 

@@ -45,10 +45,10 @@ from solverspace.core.errors import ClosureTableError
 from solverspace.lang.evaluate import Undefined, compile_domain
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.expr import ExpressionLowering
-from solverspace.translators.cpsat.val import (
+from .expr import ExpressionLowering
+from .val import (
     EXPLICIT_DOMAIN, LIMIT, Codes, CpSatRefusal, Val, add, coded_hull, const_int, cp_domain, sub)
-from solverspace.translators.cpsat.wide import size as domain_size
+from .wide import size as domain_size
 
 __all__ = ["Codes", "CpSatRefusal", "EXPLICIT_DOMAIN", "LIMIT", "Lowering", "Val"]
 

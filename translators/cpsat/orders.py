@@ -13,7 +13,7 @@ from __future__ import annotations
 from solverspace.lang import ir
 from solverspace.core.results import rows_to_array
 
-from solverspace.translators.order_slots import slots
+from ..order_slots import slots
 
 
 def _join(layout, configuration: dict | None) -> dict | None:
@@ -37,7 +37,7 @@ def complete(plan, assignment: dict, complete_plan, **options):
     slot, layout = slots(plan, "CP-SAT")
     mapped = layout.slot_values(assignment)
     if mapped is None:   # an order longer than its iterator allows: no completion
-        from solverspace.translators.cpsat.explain import Completion
+        from .explain import Completion
         return Completion(dict(assignment), False)
     result = complete_plan(slot, mapped, **options)
     model = plan.model

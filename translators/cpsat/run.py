@@ -24,8 +24,8 @@ from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.lang.printing import to_source
 from solverspace.core.results import Stats
 
-from solverspace.translators.cpsat.count import Counter, Factor, Problem
-from solverspace.translators.cpsat.solver import Options, invalid_model, new_solver
+from .count import Counter, Factor, Problem
+from .solver import Options, invalid_model, new_solver
 
 
 class LowerBound(int):

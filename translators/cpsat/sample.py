@@ -33,10 +33,10 @@ import itertools
 
 import numpy as np
 
-from solverspace.translators.cpsat.count import (
+from .count import (
     Component, Counter, CountResult, Factor, Problem, Weight, peeled_params, rest_at)
-from solverspace.translators.cpsat.solver import Options
-from solverspace.translators.cpsat.wide import size as domain_size
+from .solver import Options
+from .wide import size as domain_size
 
 #: A component with at most this many CP-SAT solutions is listed while counted and drawn from
 #: the list (K40c GEMM: 59,166 rows, about 10 MB); larger ones are split on their first parameter.

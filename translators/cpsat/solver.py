@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from solverspace.translators.cpsat.val import CpSatRefusal
+from .val import CpSatRefusal
 
 
 @dataclass
