@@ -222,7 +222,7 @@ class Space:
             self._cached_positions = get_backend("c", "positions").positions(self.plan)
         return self._cached_positions
 
-    # ------------------------------------------------------------------------------ moves: value lists (issue 25)
+    # ------------------------------------------------------------------------------ moves: value lists
     def value_lists(self) -> dict[str, tuple]:
         """Each parameter's value list: the superset domain `export-t1` writes, numbers ascending,
         strings and orders in `best`'s tie order (`solverspace.moves.value_lists`)."""
@@ -277,7 +277,7 @@ class Space:
             self._cached_checker = ConfigChecker(self.plan)
         return self._cached_checker
 
-    # ------------------------------------------------------------------------------ moves: neighbours (issue 25)
+    # ------------------------------------------------------------------------------ moves: neighbours
     def neighbors(self, config, method: str = "Hamming") -> list[tuple]:
         """The valid neighbours of a valid configuration by one of Kernel Tuner's methods
         ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices":
@@ -363,7 +363,7 @@ class Space:
                     seen.add(lookup[labels[code] if labels is not None else code])
         return [sorted(seen) for seen in taken]
 
-    # ------------------------------------------------------------------------------ moves: designs, repair (issue 25)
+    # ------------------------------------------------------------------------------ moves: designs, repair
     def from_unit(self, point) -> tuple:
         """The valid configuration at a point of [0, 1)^D (one coordinate per parameter, column
         order) by conditional quantiles: parameter by parameter in plan order, the value whose

@@ -1,4 +1,4 @@
-"""Search moves (issue 25) against brute force over the listed space.
+"""Search moves against brute force over the listed space.
 
 Each check takes a `Space` and its listed valid configurations (`rows`, tuples in column order,
 from the reference) and returns a list of problems (empty when all agree). Kernel Tuner's
@@ -20,7 +20,7 @@ Kernel Tuner computes them (but in exact integers):
 - `check_moves(space, rows, ..., compiled=False)`: all of the above on one listed space (what
   `validate` runs; `compiled`: `check_compiled` too, where C does not refuse the space).
 
-Later checks of issue 25 (repair, designs, conditional samples) are added here as functions of
+Later checks of search moves (repair, designs, conditional samples) are added here as functions of
 the same shape and called from `check_moves`.
 """
 from __future__ import annotations
@@ -232,5 +232,5 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     return problems
 
 
-# Issue 25, second half (designs, repair, conditional samples): validation/moves_b.py
+# The moves past neighbours (designs, repair, conditional samples): validation/moves_b.py
 from solverspace.validation.moves_b import check_moves_b  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""Issue 25, moves (second half), against brute force over the listed space: conditional
+"""The moves past neighbours, against brute force over the listed space: conditional
 quantiles and designs, repair, conditional samples.
 
 `check_moves_b(space, rows=None, ...)` returns a list of problems (empty: all agree):

@@ -1,4 +1,4 @@
-"""The moves of issue 25's second half (conditional quantiles, designs, repair) run by their own
+"""The moves past neighbours (conditional quantiles, designs, repair) run by their own
 code, `designs.Quantiles` and `repair.Repairer`, over counts taken from a *listed* space instead of
 the compiled enumerator: no C module is built, so the brute-force checks (`validation.moves_b`)
 can run on hundreds of generated spaces per test run.

@@ -3,7 +3,7 @@
 Validating many small spaces is bound by the C compiler (about 0.4 s a module, two modules a
 space: optimized and literal), not by running anything. `Builder` generates the C source of a
 plan in the calling process (cheap, and where a refusal is raised), then hands the compilation to
-a pool of worker processes that write the module into the shared cache (`translators.c_build`,
+a pool of worker processes that write the module into the shared cache (`translators.c.build`,
 keyed by the source's hash). When the enumerator is later made in the main process, `build`
 finds the module in the cache and only imports it. Identical sources (the literal plan often
 prints the same C as the optimized one) are compiled once.

@@ -89,8 +89,8 @@ def _emit_c(space) -> dict:
         source = codegen.CGenerator(space.plan, optimize.Options()).generate().source
     except Exception as exc:
         return _error(exc)
-    # the generator named the scratch arrays of iterator algebra after id(node) % 100000 until
-    # issue 12 (different in every run; numbered now): written as rN_/rnN_ before hashing, so a
+    # the generator named the scratch arrays of iterator algebra after id(node) % 100000 at
+    # first (different in every run; numbered now): written as rN_/rnN_ before hashing, so a
     # snapshot taken before compares with one taken after
     return {"sha256": _sha(re.sub(r"\b(rn?)\d+_", r"\1N_", source).encode())}
 

@@ -615,7 +615,7 @@ class _Validator:
 
     # -------------------------------------------------------------------------- the whole run
     def check_moves(self) -> list[str]:
-        """Issue 25's search moves (value lists, parameter indices, the five neighbour methods)
+        """The search moves (value lists, parameter indices, the five neighbour methods)
         against brute force over the reference's listing (`validation/moves.py`), on a space of
         at most `MOVES_LIMIT` configurations; a space whose value lists are refused is skipped."""
         from solverspace.moves.value_lists import ValueListError

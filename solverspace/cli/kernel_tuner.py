@@ -1,4 +1,4 @@
-"""The handlers of the Kernel Tuner record options (issue 26): `tune --kt-cache FILE` (a Kernel Tuner
+"""The handlers of the Kernel Tuner record options: `tune --kt-cache FILE` (a Kernel Tuner
 cache written as `tune` measures), `tune --measure-from CACHE` (times from a complete cache instead
 of a command), `tune --t4 FILE` (T4 results), and `cache-check SPACE CACHE` (exit 1 when valid
 configurations are missing from the cache or it holds entries the space calls invalid)."""

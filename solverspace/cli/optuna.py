@@ -1,4 +1,4 @@
-"""The handler of `tune --optuna-storage URL [--optuna-study NAME]` (issue 27): every measurement
+"""The handler of `tune --optuna-storage URL [--optuna-study NAME]`: every measurement
 of the run also goes into an Optuna study as a trial, as it is made (`solverspace.integrations.optuna.
 OptunaRecorder`, a `tune` sink), so `optuna-dashboard URL` shows a `tune` run while it runs.
 Without these options `tune` is exactly the Kernel Tuner records handler's (`cli.kernel_tuner`)."""

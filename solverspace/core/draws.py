@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from solverspace.core.errors import SolverspaceError
 
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none
     import numpy as np
 
 

@@ -38,7 +38,7 @@ from solverspace.core.npy import FORMAT as NPY_CATEGORIES_FORMAT, categories_pat
 from solverspace.core.orders import format_row
 from solverspace.core.output import atomic_output, is_stdout
 
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none
     import numpy as np
 
 FORMATS = {".csv": "csv", ".npy": "npy", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}

@@ -1,4 +1,4 @@
-"""Conditional quantiles, space-filling designs and conditional samples over the valid set (issue 25).
+"""Conditional quantiles, space-filling designs and conditional samples over the valid set.
 
 **Conditional quantiles** (`Quantiles.from_unit`): a point u of [0, 1)^D (coordinate j for the
 j-th parameter in column order, `space.parameters`) maps to one valid configuration, parameter by

@@ -1,4 +1,4 @@
-"""Neighbours of a valid configuration without listing the space (issue 25): Kernel Tuner's five
+"""Neighbours of a valid configuration without listing the space: Kernel Tuner's five
 methods (`kernel_tuner/searchspace.py`, `Searchspace.get_neighbors`), with their exact meaning in
 parameter indices (positions in the value lists, `value_lists`). For a valid configuration `c`
 with parameter indices `i(c)` and the valid configurations `V`:

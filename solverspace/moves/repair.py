@@ -1,4 +1,4 @@
-"""Repair: the valid configuration nearest to a point of the index box (issue 25).
+"""Repair: the valid configuration nearest to a point of the index box.
 
 A point of the index box is one parameter index per parameter (positions in the value lists,
 `solverspace.moves.value_lists`); it need not be valid. Its repair is the valid configuration

@@ -1,4 +1,4 @@
-"""Each parameter's *value list* and parameter indices (issue 25).
+"""Each parameter's *value list* and parameter indices.
 
 A parameter's value list is the superset domain `export-t1` writes (`superset_values`, shared with
 `solverspace.io.t1.write`): every value its domain takes for some values of its inputs, the inputs

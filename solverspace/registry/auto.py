@@ -1,7 +1,7 @@
 """The `auto` backend: the policy that picks, per question, the reference or the compiled
 enumerator (and, past the reference's budget where C refuses, CP-SAT), so that small spaces
 wait for no compiler; and for a large or wide model, whose module would take long to build,
-the backend estimated cheapest from the model (`Shape`, `Costs`: issue 28), said with its
+the backend estimated cheapest from the model (`Shape`, `Costs`), said with its
 reason. Registered as ``"auto"`` in `solverspace.registry.backends`.
 """
 from __future__ import annotations
@@ -249,7 +249,7 @@ class AutoBackend:
 
     Quick builds: when the reference stopped and the walk is estimated at most `quick_work`
     candidate values (`ReferenceEnumerator.estimated_work`), and builds behind the answer are on,
-    the module is compiled quickly (-O0, `c_build.flags`: a quarter of the compile time, C that
+    the module is compiled quickly (-O0, `c.build.flags`: a quarter of the compile time, C that
     runs a few times slower, which a small space does not notice) to answer now (and with the
     default budget the reference goes on only up to `quick_limit`, since the quick build costs
     less than the -O2 one), and the

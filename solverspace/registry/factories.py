@@ -31,7 +31,7 @@ def search_backend(engine: str):
 
 
 def c_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(), quick: bool = False):
-    """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names);
+    """`optimizations`: a `c.optimize.Options`; or `literal` (all off) / `disable` (names);
     `quick`: the quick (-O0) builds (`auto` on small spaces; not a registry option)."""
     from solverspace.translators.c.backend import CBackend
     return slots_applied(CBackend.configured(threads=threads, optimizations=optimizations, literal=literal,

@@ -1,7 +1,7 @@
 """Counting, enumerating and sampling on a Dask cluster (`--engine dask`).
 
 The driver (this process) loads the space, compiles it once and lists the prefixes of the outer
-loops at a depth with many more prefixes than workers (`translators.c_partition`). Dask tasks
+loops at a depth with many more prefixes than workers (`translators.c.partition`). Dask tasks
 count contiguous blocks of prefixes; the exact per-prefix counts make contiguous partitions of
 about equal rows; each partition is one task that lists its rows with its prefixes fixed. Tasks
 carry plain values (`Job`: the space's path, the settings given, the options, and the run's

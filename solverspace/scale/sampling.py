@@ -17,12 +17,12 @@ Methods:
   outer loops (its work units), then fills only the units that hold the drawn positions. Exactly
   uniform; memory is bounded by the prefix table plus one batch of units.
 - `reference`: lists the whole space in Python (small spaces only; exactly uniform).
-- `cpsat`: exact counts from CP-SAT as the oracle of self-reducibility (translators.cpsat_samplers),
+- `cpsat`: exact counts from CP-SAT as the oracle of self-reducibility (translators.cpsat.samplers),
   for spaces the compiled enumerator does not accept. Exactly uniform; it draws configurations,
   not positions (it has no canonical order), so its samples differ from the other methods' for
   the same seed. Without replacement, repeated draws are skipped: the result is distributed as
   n distinct configurations drawn one after another uniformly among those not yet drawn.
-- `cpsat-xor`: near-uniform (UniGen2 with random XOR cells, translators.cpsat_hash), for spaces
+- `cpsat-xor`: near-uniform (UniGen2 with random XOR cells, translators.cpsat.hashing), for spaces
   whose exact counts do not finish: each sample has probability within a factor 1 + epsilon
   (epsilon 16) of 1/size; the size it reports is an ApproxMC estimate with (0.8, 0.8).
 """

@@ -3,7 +3,7 @@
 
 Each combination is its own space: a setting may change ranges, constraints or the structure.
 With the C backend (`c`, or `auto`), combinations whose models differ only in integer constants
-are counted together in ONE walk (`method` "one-pass", `translators.c_lanes`): every point is a
+are counted together in ONE walk (`method` "one-pass", `translators.c.lanes`): every point is a
 lane of the walk, statements that do not depend on the point run once, the others once per lane
 still alive, and each lane gets exactly the count and undefined tally of its own program (up to 64
 lanes a pass). The lane program is remembered by the points' programs (`lanes_*.json` beside the
@@ -148,7 +148,7 @@ def _chunks(members: list[int]) -> list[list[int]]:
 
 
 def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
-    """`group` split by the shape of each point's generated program (`translators.c_shapes`:
+    """`group` split by the shape of each point's generated program (`translators.c.shapes`:
     the text between its integer literals); only when that splits it. A point the C backend
     refuses is left out (its per-point count says why)."""
     from solverspace.translators.c.lanes import program_shape

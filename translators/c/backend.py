@@ -37,12 +37,12 @@ from .shapes import build_shaped, is_built_shaped
 from ..order_slots import SlotJoins, refuse_orders
 from . import orders as c_orders
 
-if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none
     import numpy as np
 
     from solverspace.core.formats import Header
 
-MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
+MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c.rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
@@ -178,7 +178,7 @@ class CEnumerator:
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
                  threads: int | None = None, funnel: bool = False, quick: bool = False):
         check_threads(threads)
-        self.quick = quick   # the quick (-O0) build of the same source (c_build.flags)
+        self.quick = quick   # the quick (-O0) build of the same source (c.build.flags)
         refuse_orders(plan, "C", "measure the funnel of")  # the backend's other answers go through slot_plan
         self.plan = plan
         self.options = Options.literal() if funnel else options
@@ -422,7 +422,7 @@ class CEnumerator:
         needed = np.unique(unit_of)
         result = np.empty(len(indices), dtype=self.generated.dtype)
         large = units.counts[needed] > MAX_FILL_ROWS
-        if large.any():  # too large to list: descend to each position (translators.c_rank)
+        if large.any():  # too large to list: descend to each position (translators.c.rank)
             ranker = self._ranker()
             for j in np.flatnonzero(np.isin(unit_of, needed[large])):
                 u = int(unit_of[j])

@@ -1,11 +1,11 @@
 """`best` compiled: the K best configurations by an objective, by branch and bound in C.
 
 Telamon's search (seed 003, Section 5) inside the generated enumerator. The walk is the listing
-nest (`translators.c_nest`, the plan's order, its domains, placements and early breaks); what
+nest (`translators.c.nest`, the plan's order, its domains, placements and early breaks); what
 differs is at the leaf and after each loop:
 
 - leaf: the objective is computed exactly as an integer pair (numerator, denominator > 0;
-  `translators.c_rational`) in `__int128` (`CWidePrinter`) and offered to the thread's sorted
+  `translators.c.rational`) in `__int128` (`CWidePrinter`) and offered to the thread's sorted
   list of its K best (objective, then the tie order of `solverspace.analysis.objective.tie_key`);
 - after loop i binds its value and its constraints admit it: where binding loop i can move the
   bound, the lower bound of the objective over every valid completion
@@ -280,7 +280,7 @@ static void ss_offer(ss_best *bs, const ss_entry *c) {
 """
 
 DRIVERS_C = DOMAIN_LOOKUPS_C + r"""int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it */
 
 /* the work units: prefixes of depth s (the walk stops there), with the prefixes visited above */
 int64_t ss_best_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st, int64_t *visited) {

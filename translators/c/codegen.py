@@ -7,10 +7,10 @@ prefix of depth `s` (found by running the nest with `stop = s`), and OpenMP hand
 threads dynamically. Each unit's rows go to its own offset (from a counting pass), so the output
 is identical for any number of threads.
 
-`CGenerator` coordinates the parts, each in its own module: `c_expr` (expressions),
-`c_domains` (domains, loop headers, closure tables), `c_nest` (the loop nests), `c_funnel`
-(funnel counters), `c_runtime` (the fixed C text: declarations, drivers, CSV formatter), and
-`c_optimize` (which optimizations apply where).
+`CGenerator` coordinates the parts, each in its own module: `c.expr` (expressions),
+`c.domains` (domains, loop headers, closure tables), `c.nest` (the loop nests), `c.funnel`
+(funnel counters), `c.runtime` (the fixed C text: declarations, drivers, CSV formatter), and
+`c.optimize` (which optimizations apply where).
 
 Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`, `ss_format_csv`.
 """
@@ -34,7 +34,7 @@ from .runtime import (
     drivers, preamble, wide_count_c)
 from ..errors import UnsupportedConstruct
 
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none
     import numpy as np
 
 
@@ -72,7 +72,7 @@ class Generated(MutableRecord):
 
     @property
     def dtype(self) -> "np.dtype":
-        import numpy as np  # listing only: a count imports no NumPy (issue 13)
+        import numpy as np  # listing only: a count imports no NumPy
         return np.dtype([(c.name, c.dtype) for c in self.columns])
 
 

@@ -1,4 +1,4 @@
-"""Validity of many configurations in one C call, and the walks of the neighbour queries (issue 25).
+"""Validity of many configurations in one C call, and the walks of the neighbour queries.
 
 The Python check (`solverspace.analysis.config_check.ConfigChecker`) is the reference; this is
 the same decision compiled from the same plan with the C enumerator's own emitters (domains from
@@ -332,7 +332,7 @@ static void ss_memo_open(ss_memo *m, int width) {   /* an empty memo of MEMO_SIZ
 }
 static void ss_memo_close(ss_memo *m) { free(m->keys); free(m->vals); free(m->used); }
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it */
 
 /* n full configurations (NPARAMS values each, definition order): out[i] = 1 valid, 0 not; -1 on an error */
 int ss_check_rows(const int64_t *rows, int64_t n, uint8_t *out, ss_stats *st) {

@@ -144,7 +144,7 @@ class DomainCode(ir.DomainVisitor):
         undefined flag (a `//` or `%` helper given `u`: its divisor's bounds hold 0) or stop on a
         range step of 0 (a `range` whose step's bounds hold 0). Written by a scratch copy, so the
         build's item list and tables do not change. A `tighten` cap is left out: it divides by a
-        coefficient proven >= 1, its operands free of division (`translators.c_optimize`)."""
+        coefficient proven >= 1, its operands free of division (`translators.c.optimize`)."""
         for node in ir.walk(parameter.domain):
             if isinstance(node, ir.Range):
                 step = self.bounds.expr(node.step)

@@ -1,7 +1,7 @@
 """One counting walk for many settings at once: the *lanes* of a sweep (`solverspace sweep`).
 
 A sweep over the values of a setting often generates, for every value, the same C program up to
-some `INT64_C` literals (`translators.c_shapes`). Counting each program on its own repeats the
+some `INT64_C` literals (`translators.c.shapes`). Counting each program on its own repeats the
 whole walk V times. Here the V programs are run as one: the lane walk is the counting nest of the
 first point's plan, and every statement is written once per lane (from that lane's own plan and
 printer) and compared. A statement whose V texts are equal and that reads no lane-varying value is
@@ -313,7 +313,7 @@ class LaneWalk:
 
     def divisor(self, i, following, body: list[str]) -> str | None:
         """The C of `e` where loop i may visit only the divisors of `e` for every lane
-        (`LoopNest.divisor_loop`, issue 28), else None: every lane's own nest must find that it
+        (`LoopNest.divisor_loop`), else None: every lane's own nest must find that it
         applies, with the same text of `e`, reading no lane-varying value, and the loop's body
         (`body`: its statements as the lane walk runs them) must hold no possible undefined
         operation. The caller makes sure loop i's domain does not vary by lane."""
@@ -482,7 +482,7 @@ def lane_drivers(max_prefix_depth: int, memo_widths: list[int], nlit: int) -> st
     return r"""
 void ss_lane_set(const int64_t *k, int nlanes) { memcpy(ss_lk, k, sizeof(int64_t) * NLIT * nlanes); }
 int ss_lane_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it: a lane walk writes no rows */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it: a lane walk writes no rows */
 int64_t ss_lane_prefixes(int s, int64_t *out, uint64_t *masks, int64_t cap, ss_lstats *st, uint64_t all) {
     memset(st, 0, sizeof *st); st->all = all;
     lane_walk(NULL, 0, s, all, out, masks, cap, st, NULL);

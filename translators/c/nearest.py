@@ -1,5 +1,5 @@
 """Repair compiled: the valid configuration nearest to a point of the index box, by branch and
-bound in C (issue 25).
+bound in C.
 
 The walk is the listing nest (`translators.c.nest`: the plan's order, its domains, derived values
 and constraints, undefined operations rejecting as everywhere else) run from each work unit's
@@ -256,7 +256,7 @@ static inline int ss_it_next(ss_it *it, const ss_near *ns, int64_t *k, int64_t *
 
 TREE_C = r"""
 int ss_max_prefix_depth(void) { return 0; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it */
 
 /* ---------------------------------------------------------------- the box tree
    Per unit, and per value of each of the `E` loops below its prefix (a node: a prefix one loop

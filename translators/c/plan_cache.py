@@ -24,7 +24,7 @@ before (the first sweep after a count: every point has the count's derived value
 constants elsewhere) imports no SymPy.
 
 A model with a closure iterator (a Python function, whose behaviour is not in its written form)
-is never cached. Entries live beside the compiled modules (`c_build.cache_dir()`), are written
+is never cached. Entries live beside the compiled modules (`c.build.cache_dir()`), are written
 atomically and hold their own key; one that does not parse or whose key differs is a miss.
 """
 from __future__ import annotations

@@ -13,8 +13,8 @@ walked one configuration at a time by lexicographic minimisation. A fractional o
 (`fmas_per_block / loads_per_block`) is optimised exactly by Dinkelbach's iteration: maximise
 `q*p - r*d` for the current ratio r/q until no configuration improves on it.
 
-Layering: cpsat_lower (`Val`, `LIMIT`), cpsat_solver, cpsat_count (`Counter`) -> **cpsat_best** ->
-cpsat (the facade's `best`). The objective is parsed by `solverspace.analysis.objective.parse_objective`.
+Layering: cpsat.lower (`Val`, `LIMIT`), cpsat.solver, cpsat.count (`Counter`) -> **cpsat.best** ->
+cpsat.backend (the facade's `best`). The objective is parsed by `solverspace.analysis.objective.parse_objective`.
 """
 from __future__ import annotations
 

@@ -2,11 +2,11 @@
 and operator (`ir.Visitor` dispatch), and `require`, which posts a condition directly instead of
 reifying it where the semantics allow.
 
-Lowering an expression gives a `Val` and a definedness literal `ok` (see `translators.cpsat_lower`
+Lowering an expression gives a `Val` and a definedness literal `ok` (see `translators.cpsat.lower`
 for the rules). Names (`Ref`) are resolved by the item layer above (`param`, `derived`).
 
-Layering: cpsat_val -> cpsat_literals -> **cpsat_expr** -> cpsat_lower -> ... (see
-`translators.cpsat_val`).
+Layering: cpsat.val -> cpsat.literals -> **cpsat.expr** -> cpsat.lower -> ... (see
+`translators.cpsat.val`).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from .val import (
 
 class ExpressionLowering(LoweringBase):
     """Expressions and assertions over the parameters' variables (`param`) and the derived
-    values (`derived`), both provided by the item layer (`cpsat_lower.Lowering`)."""
+    values (`derived`), both provided by the item layer (`cpsat.lower.Lowering`)."""
 
     def param(self, name: str) -> Val:
         raise NotImplementedError

@@ -33,7 +33,7 @@ def _join(layout, configuration: dict | None) -> dict | None:
 
 
 def complete(plan, assignment: dict, complete_plan, **options):
-    """`cpsat_explain.complete` through the slot model (see the module docstring)."""
+    """`cpsat.explain.complete` through the slot model (see the module docstring)."""
     slot, layout = slots(plan, "CP-SAT")
     mapped = layout.slot_values(assignment)
     if mapped is None:   # an order longer than its iterator allows: no completion
@@ -85,7 +85,7 @@ class OrderSampler:
 
 
 def best(plan, objective: str, best_of_plan, **options):
-    """`cpsat_best.best` through the slot model: the objective (which may use the order
+    """`cpsat.best.best` through the slot model: the objective (which may use the order
     functions) lowered in the order model, translated to slots; configurations joined back."""
     from solverspace.analysis.objective import parse_objective
     slot, layout = slots(plan, "CP-SAT")

@@ -11,8 +11,8 @@ Strict mode turns the first reachable undefined operation into `UndefinedOperati
 the same way, naming the expression and a configuration; an evaluation error the reference would
 raise (a range step of 0) is searched for the same way and raised as `SpaceEvaluationError`.
 
-Layering: cpsat_count (`Counter`) -> **cpsat_run** -> cpsat (the facade, `CpSatBackend.count`);
-`cpsat_explain` uses `failing_expression` from here.
+Layering: cpsat.count (`Counter`) -> **cpsat.run** -> cpsat.backend (the facade, `CpSatBackend.count`);
+`cpsat.explain` uses `failing_expression` from here.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class CpSatStats(Stats):
     """`Stats` plus whether the count is exact (False: a time limit stopped it, and `count` is a
     `LowerBound`), whether the undefined tally is (False: it is a lower bound), the CP-SAT
     solutions enumerated, the seconds spent and the `strategy` per component ("joint" or
-    "separated", see cpsat_count)."""
+    "separated", see cpsat.count)."""
 
     __match_args__ = (*Stats.__match_args__, "exact", "undefined_exact", "solutions", "seconds", "strategy")
 

@@ -1,7 +1,7 @@
 """Exactly uniform samples with CP-SAT counts as the oracle (self-reducibility).
 
 For spaces the compiled enumerator does not accept, or whose prefixes it cannot count one by one.
-A configuration is drawn the way `cpsat_count` counts, each step in proportion to exact counts,
+A configuration is drawn the way `cpsat.count` counts, each step in proportion to exact counts,
 so every valid configuration has probability exactly 1/size:
 
 - **Peeled parameters** (a parameter whose only condition is its own domain) are drawn in
@@ -23,7 +23,7 @@ each draw keeps its slot, so a batch of k is k independent uniform draws in orde
 CP-SAT's own random seeds and solution hints are not used to sample: they do not give a uniform
 distribution (the OR-Tools maintainers say so); here the randomness is ours (NumPy PCG64).
 
-Layering: cpsat_count (`Counter`, its problems and weights) -> **cpsat_sample** -> cpsat (the
+Layering: cpsat.count (`Counter`, its problems and weights) -> **cpsat.sample** -> cpsat.backend (the
 facade re-exports `SelfReducibleSampler`); `solverspace.scale.sampling` drives it.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The CP-SAT backend's sampling methods, as samplers: `cpsat` (exact counts as the oracle of
-self-reducibility, translators.cpsat_sample) and `cpsat-xor` (near-uniform, UniGen2 with random
-XOR cells, translators.cpsat_hash). Both draw configurations, not positions (CP-SAT has no
+self-reducibility, translators.cpsat.sample) and `cpsat-xor` (near-uniform, UniGen2 with random
+XOR cells, translators.cpsat.hashing). Both draw configurations, not positions (CP-SAT has no
 canonical order). `solverspace.scale.sampling` gets them through the backend registry."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class CpSatSampler:
 
 
 class XorSampler:
-    """Near-uniform configurations from random XOR cells (UniGen2); see translators.cpsat_hash."""
+    """Near-uniform configurations from random XOR cells (UniGen2); see translators.cpsat.hashing."""
 
     name = "cpsat-xor"
 

@@ -1,4 +1,4 @@
-"""solverspace as the search space *under* Kernel Tuner (issue 26): a lazy `Searchspace` with the
+"""solverspace as the search space *under* Kernel Tuner: a lazy `Searchspace` with the
 interface Kernel Tuner 1.5's strategies use, and `tune_kernel` with Kernel Tuner's own signature.
 
 A Kernel Tuner user changes one import::

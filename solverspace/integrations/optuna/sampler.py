@@ -1,4 +1,4 @@
-"""Optuna on the valid set (issue 27; the optional extra `solverspace[optuna]`).
+"""Optuna on the valid set (the optional extra `solverspace[optuna]`).
 
 Optuna's constraints are soft (judged after a trial) and a categorical parameter's choices may
 not change between trials, so define-by-run cannot narrow them. We know the valid set exactly;

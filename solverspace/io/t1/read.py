@@ -11,7 +11,7 @@ Both kinds of string are parsed with `ast`:
 - `Values` are evaluated by a small whitelisted evaluator (`_ListEvaluator`): literals, lists,
   `+ - * // % / **` on integers, `+` and `*` on lists, `range(...)`, `list(...)` and list
   comprehensions (with `if` filters) whose variables are the only names allowed.
-- Each `Expression` is a Kernel Tuner restriction (Python): `t1_conditions.read_condition`
+- Each `Expression` is a Kernel Tuner restriction (Python): `t1.conditions.read_condition`
   checks it node by node and rewrites the forms Python has into the language with Python's
   meaning (`in` a list, `and`/`or` as values, truth of a value, float literals, powers by a
   parameter, ...) or refuses the form by name; the result is wrapped in a synthetic
@@ -244,7 +244,7 @@ class _T1Importer:
         return Constraint(name, fold_tree(lowered), False, ConstraintKind.EXPRESSION, line)
 
     def read_condition(self, what, node, source, line) -> ast.expr:
-        """The expression in the language's subset (`t1_conditions`), or a refusal naming the form
+        """The expression in the language's subset (`t1.conditions`), or a refusal naming the form
         with its column."""
         values = {name: tuple(item.value for item in parameter.domain.items)
                   for name, parameter in self.names.items()}
