@@ -56,7 +56,7 @@ def problems(obj, protocol) -> list[str]:
 
 def made(name: str):
     try:
-        return REGISTRY[name].factory()
+        return REGISTRY[name].make()
     except BackendUnavailableError as exc:   # e.g. OR-Tools not installed: nothing to check here
         pytest.skip(f"{name}: {exc}")
 

@@ -13,7 +13,8 @@ import pytest
 
 from solverspace import Space
 from solverspace.registry import background
-from solverspace.registry.backends import AutoBackend, get_backend
+from solverspace.registry.auto import AutoBackend
+from solverspace.registry.backends import get_backend
 
 from tests.helpers import CORPUS, SMALL
 

@@ -10,7 +10,8 @@ import pytest
 
 from solverspace import Space
 from solverspace.registry import background
-from solverspace.registry.backends import AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AutoBackend, get_backend
+from solverspace.registry.auto import AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AutoBackend
+from solverspace.registry.backends import get_backend
 from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.translators.c import build as c_build
 from solverspace.translators.c.backend import CBackend, CEnumerator

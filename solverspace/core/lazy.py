@@ -1,10 +1,14 @@
-"""A package's public names in a table of strings, each read from its module on first use (the
-pattern of Optuna's `integration/__init__.py`, `_import_structure`): importing the package imports
-none of its modules, so a process pays only for the modules whose names it reads.
+"""Tables of strings, each name imported on first use: a package's public names read from its
+modules (`lazy_names`, the pattern of Optuna's `integration/__init__.py`, `_import_structure`), and
+rows that name what they run as `"module:attr"` (`resolve`; the backend registry's factories).
+Importing the table imports none of the modules it names, so a process pays only for the modules
+whose names it uses.
 
     >>> getattr_, dir_ = lazy_names("json", {"decoder": ["JSONDecodeError"]})
     >>> getattr_("JSONDecodeError").__name__
     'JSONDecodeError'
+    >>> resolve("json.decoder:JSONDecoder.decode").__qualname__
+    'JSONDecoder.decode'
 """
 from __future__ import annotations
 
@@ -30,3 +34,12 @@ def lazy_names(package: str, structure: dict[str, list[str]]):
         return sorted(set(vars(sys.modules[package])) | set(where))
 
     return __getattr__, __dir__
+
+
+def resolve(target: str):
+    """The object a `"module:attr"` string names (`attr` may be dotted), its module imported now."""
+    module, _, attr = target.partition(":")
+    found = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        found = getattr(found, part)
+    return found
