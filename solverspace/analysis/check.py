@@ -16,6 +16,7 @@ from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.analysis.plan import Plan
 from solverspace.lang.printing import to_source
 from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.core.orders import parse_order
 
 
 @dataclass
@@ -80,7 +81,6 @@ def _value_for(model, name: str, text: str):
     if kind == STR:
         return text
     if kind == ORDER:   # items joined by orders.SEPARATOR: `seq=i>j>k`
-        from solverspace.core.orders import parse_order
         return parse_order(text, model.kinds.possible_items(ir.Ref(name)) or ())
     if isinstance(number, int):
         return number
@@ -113,7 +113,6 @@ def orders_as_tuples(model, assignment: dict) -> dict:
     for name, value in assignment.items():
         if model.kinds.of(name) == ORDER:
             if type(value) is str:
-                from solverspace.core.orders import parse_order
                 out[name] = parse_order(value, model.kinds.possible_items(ir.Ref(name)) or ())
             elif type(value) is list:
                 out[name] = tuple(value)
