@@ -38,6 +38,7 @@ from solverspace.lang import bounds, ir
 
 from .build import cache_dir, write_atomically
 from .codegen import Column, Generated
+from .optimize import Options
 
 FORMAT = 1   # of the entries' JSON
 _VERSION: list[str] = []
@@ -140,7 +141,6 @@ def search_key(plan, expr, maximize: bool) -> str | None:
     """The key of a compiled search's entry: `generation_key`'s written model (default options,
     no derived columns) with the objective's IR and its direction; None where either cannot be
     written out (a closure)."""
-    from .optimize import Options
     base = generation_key(plan, Options(), (), False, False)
     if base is None or any(isinstance(n, ir.Closure) for n in ir.walk(expr)):
         return None

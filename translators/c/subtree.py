@@ -38,6 +38,7 @@ from solverspace.lang.evaluate import Undefined
 from .codegen import ERROR_COUNT_OVERFLOW
 from ..errors import UnsupportedConstruct
 from ..order_slots import OrderSlots
+from solverspace.lang.kinds import ORDER
 
 __all__ = ["MAX_CACHED", "DIRECT_ROWS", "Node", "SubtreeCounter", "refuse_orders_for"]
 
@@ -48,7 +49,6 @@ DIRECT_ROWS = 1 << 22    # a count under a subtree of at most this many configur
 def refuse_orders_for(plan, what: str) -> None:
     """Refuse a space with order-valued parameters for `what` (a search move), naming the first."""
     if OrderSlots.through_slots(plan):   # C runs the slot model: no counts per order parameter
-        from solverspace.lang.kinds import ORDER
         model = plan.model
         owner = next(p for p in model.parameters if model.kinds.of(p.name) == ORDER)
         raise UnsupportedConstruct("C", owner.domain,

@@ -10,6 +10,8 @@ from solverspace.core.draws import SampleSizeError, check_sample_size, collect_r
 from solverspace.core.results import rows_to_array
 
 from .solver import Options
+from .hashing import NearUniformSampler
+from .sample import SelfReducibleSampler
 
 
 class CpSatSampler:
@@ -21,7 +23,6 @@ class CpSatSampler:
 
     def __init__(self, plan, threads=None, *, seed: int = 0, progress=None, settings: dict | None = None,
                  **options):
-        from .sample import SelfReducibleSampler
         plan = getattr(plan, "plan", plan)   # a Space or a Plan
         settings = dict(settings or {"workers": threads}, time_limit=None)  # a stopped count cannot give uniform draws
         self.columns = plan.model.parameter_names
@@ -50,7 +51,6 @@ class XorSampler:
 
     def _for_seed(self, seed: int):
         """The hashing state of one seed (its ApproxMC2 count included): a new seed starts over."""
-        from .hashing import NearUniformSampler
         if getattr(self, "seed", None) != seed:
             self.sampler, self.seed = NearUniformSampler(self.plan, self.options, seed), seed
         return self.sampler
