@@ -15,6 +15,9 @@ from solverspace.lang.model import Model, one_spelling
 from solverspace.core.options import check_kind, check_path, check_separator, check_whole
 from solverspace.analysis.plan import Plan, make_plan
 from solverspace.core.results import Stats
+from solverspace.analysis.config_check import ConfigChecker
+from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
+from solverspace.scale.sweep import sweep
 
 if TYPE_CHECKING:
     from solverspace.analysis.check import CheckResult
@@ -85,7 +88,6 @@ class Space:
         `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`
         yields a `SweepPoint` (settings, count, undefined, exact, seconds, backend, method) per
         combination; `one_pass=False` counts every combination on its own."""
-        from solverspace.scale.sweep import sweep
         return sweep(lambda settings: cls.load(space, settings, max_closure_values=max_closure_values), grid,
                      backend, base=base, strict=strict, **options)
 
@@ -273,7 +275,6 @@ class Space:
 
     def _checker(self):
         if getattr(self, "_cached_checker", None) is None:
-            from solverspace.analysis.config_check import ConfigChecker
             self._cached_checker = ConfigChecker(self.plan)
         return self._cached_checker
 
@@ -307,8 +308,7 @@ class Space:
         100,000 candidate values, as `auto` does; the rows are kept for `adjacent`), or one the C
         backend refuses by construct (orders, values past 64 bits, ...). Decided once per Space."""
         if getattr(self, "_cached_compiled_check", None) is None:
-            from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
-            from solverspace.translators.errors import UnsupportedConstruct
+            from solverspace.translators.errors import UnsupportedConstruct   # --help imports no backend module
             try:
                 self._cached_small_rows = list(ReferenceEnumerator(self.plan, budget=100_000).rows())
                 self._cached_compiled_check = False

@@ -79,7 +79,6 @@ def brute_neighbors(indices: np.ndarray, target: np.ndarray, method: str) -> lis
 
 
 def check_value_lists(space, rows: list[tuple]) -> list[str]:
-    from solverspace.moves.value_lists import value_key
     problems = []
     lists = space.value_lists()
     key = value_key(space.model)
@@ -146,10 +145,6 @@ def check_neighbors(space, rows: list[tuple], method: str, configs: list[tuple] 
 def compiled_neighbors(space, *, quick: bool = True):
     """(a `Neighbors` answering through the compiled engine, its `CompiledChecker`) for a space;
     `UnsupportedConstruct` where C refuses it. `quick`: the module's -O0 build (tests, validation)."""
-    from solverspace.analysis.config_check import ConfigChecker
-    from solverspace.moves.neighbors import Neighbors
-    from solverspace.moves.value_lists import ParamIndex, value_lists
-    from solverspace.translators.c.config_check import CompiledChecker
     index = ParamIndex(space.parameters, value_lists(space.model))
     compiled = CompiledChecker(space.plan, index.lists, quick=quick)
     return Neighbors(ConfigChecker(space.plan), index, compiled.occurring, compiled=compiled), compiled
@@ -157,7 +152,6 @@ def compiled_neighbors(space, *, quick: bool = True):
 
 def _outcome(check, config):
     """`check(config)`, or the error it raises, as something two engines' answers compare by."""
-    from solverspace.core.errors import SolverspaceError
     try:
         return bool(check(config))
     except SolverspaceError as exc:
@@ -172,7 +166,6 @@ def check_compiled(space, rows: list[tuple], configs: list[tuple] | None = None,
     parameter's occurring indices (`occurring`) as the list takes them; the five methods'
     neighbours of `configs` (default: up to 20 listed ones). A space C refuses by construct is
     the one problem naming the refusal's message (callers that expect it catch nothing)."""
-    from solverspace.analysis.config_check import ConfigChecker
     engine, compiled = compiled_neighbors(space, quick=quick)
     rows = [tuple(row) for row in rows]
     problems = []
@@ -224,7 +217,6 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     for method in METHODS:
         problems += check_neighbors(space, rows, method, chosen, indices=indices, seed=seed)
     if compiled and not problems:
-        from solverspace.translators.errors import UnsupportedConstruct
         try:
             problems += check_compiled(space, rows, chosen, seed=seed)
         except UnsupportedConstruct:
@@ -234,3 +226,9 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
 
 # The moves past neighbours (designs, repair, conditional samples): validation/moves_b.py
 from solverspace.validation.moves_b import check_moves_b  # noqa: E402,F401
+from solverspace.analysis.config_check import ConfigChecker
+from solverspace.core.errors import SolverspaceError
+from solverspace.moves.neighbors import Neighbors
+from solverspace.moves.value_lists import value_key, ParamIndex, value_lists
+from solverspace.translators.c.config_check import CompiledChecker
+from solverspace.translators.errors import UnsupportedConstruct

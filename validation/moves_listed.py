@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.moves.value_lists import ParamIndex, value_key
+from solverspace.moves.designs import Quantiles
 
 __all__ = ["ListedCounter", "ListedNode", "ListedUnits", "listed_quantiles"]
 
@@ -216,7 +217,6 @@ def listed_quantiles(space, rows, depth: int = 1, list_rows: int | None = None):
     """`designs.Quantiles` of `space` over counts from `rows` (every valid configuration, as the
     reference lists them): units at `depth` loops, units of at most `list_rows` configurations
     listed (None: the default)."""
-    from solverspace.moves.designs import Quantiles
     rows = [tuple(r) for r in rows]
     counter = ListedCounter(space, rows)
     units = ListedUnits(counter, space, rows, depth)

@@ -26,6 +26,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from solverspace import Space
+
 ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT / "tests" / "data" / "peer_spaces"
 CORPUS = ROOT / "tests" / "corpus"
@@ -125,7 +127,6 @@ def describe(space, *, cpsat: bool = True) -> dict:
 
 
 def _load(kind: str, target: str, settings: dict | None):
-    from solverspace import Space
     if kind == "generated":
         return Space.from_source(target, settings, filename="generated.py")
     return Space.load(target if kind == "gemm" else str(ROOT / target) if kind == "corpus" else str(PEER / target),

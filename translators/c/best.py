@@ -52,6 +52,9 @@ from .runtime import CANCEL_C, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
 from .shapes import build_shaped
 from ..errors import UnsupportedConstruct
 from ..order_slots import refuse_orders
+from solverspace.analysis.bound_expr import lower_bound_expr
+from solverspace.analysis.lower_bound import PrefixBound
+from solverspace.analysis.search import SearchStats, objective_expr
 
 FITS = 2 ** 63   # numerators and denominators of compared pairs: |x| < 2**63
 
@@ -104,8 +107,6 @@ class BestGenerator:
     def level_bounds(self, slots: dict[int, tuple[list, list]]) -> dict[int, tuple[str, str]]:
         """Per loop position whose binding can move the bound: the bound's wide C pair, over the
         names the nest has computed there (`slots`: where it places each derived value)."""
-        from solverspace.analysis.bound_expr import lower_bound_expr   # only where a search is generated
-        from solverspace.analysis.lower_bound import PrefixBound
         moves = PrefixBound(self.plan, self.expr).moves
         known = {d.name for d in slots[-1][0]}
         result = {}
@@ -478,7 +479,6 @@ def best_compiled(plan, objective: str, *, maximize: bool = True, top: int = 10,
     """`best` by the compiled search: branch and bound (`prune`) or every valid configuration
     evaluated in C. A `BestResult` whose `search` holds the statistics per loop level."""
     from solverspace.analysis.objective import BestResult, Ranked
-    from solverspace.analysis.search import SearchStats, objective_expr
     start = time.perf_counter()
     expr = objective_expr(plan.model, objective, top, expr)
     search = CompiledBest(plan, expr, maximize, threads)
