@@ -80,7 +80,7 @@ def run(path: Path, backend: str, limit: float) -> dict:
 
 def estimates(paths: dict) -> None:
     from solverspace import Space
-    from solverspace.auto import Costs
+    from solverspace.registry.auto import Costs
     for name, path in paths.items():
         start = time.process_time()
         space = Space.load(str(path))

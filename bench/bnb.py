@@ -92,7 +92,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solverspace import Space  # noqa: E402
 from solverspace.core.errors import SolverspaceError  # noqa: E402
 from solverspace.gemm.devices import PEAK_RATES, get_device  # noqa: E402
-from solverspace.loader import read_space  # noqa: E402
+from solverspace.io.loader import read_space  # noqa: E402
 
 SETTINGS = {
     "k40c": {"device": "k40c"},

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from solverspace import Space  # noqa: E402
-from solverspace.backends import BACKENDS  # noqa: E402
+from solverspace.registry.backends import BACKENDS  # noqa: E402
 from solverspace.translators.cpsat.backend import best, complete, count  # noqa: E402
 from solverspace.translators.cpsat.count import Counter, Options, describe  # noqa: E402
 

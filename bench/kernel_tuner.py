@@ -4,7 +4,7 @@ In fresh processes (so each peak memory is its own; ru_maxrss, the Python interp
 included), each space twice over one module cache made for the run (`SOLVERSPACE_CACHE`, a new
 temporary folder): *cold* (nothing compiled: C generation, the compiler, the exact count) and then
 *warm* (a new process over the cache the cold one filled: the module loaded, the count and the work
-units behind `space[i]` remembered by `solverspace.kernel_tuner`). "ready" runs from the start of
+units behind `space[i]` remembered by `solverspace.integrations.kernel_tuner`). "ready" runs from the start of
 the process (imports included) to `Searchspace(space=...)` built, one random sample drawn and
 checked valid; wall seconds, CPU seconds of the process (its threads) and of its children (the C
 compiler), and the load average beside them:
@@ -66,7 +66,7 @@ def child_ours(name: str, steps: int) -> None:
     import os
     start, (cpu0, kids0) = time.perf_counter(), cpu_s()
     from solverspace import Space
-    from solverspace.kernel_tuner import Searchspace
+    from solverspace.integrations.kernel_tuner import Searchspace
     imported = time.perf_counter() - start
     space = Space.load("gemm", SPACES[name])
     searchspace = Searchspace(space=space, seed=1)
@@ -122,7 +122,7 @@ def child_ours(name: str, steps: int) -> None:
 
 def child_kt(name: str) -> None:
     from solverspace import Space
-    from solverspace.t1 import export_t1
+    from solverspace.io.t1 import export_t1
     from kernel_tuner.searchspace import Searchspace
     space = Space.load("gemm", SPACES[name])
     conditions = export_t1(space.model)["ConfigurationSpace"]["Conditions"]
@@ -139,7 +139,7 @@ def child_kt_memory() -> None:
     path = Path(__file__).resolve().parents[1] / "tests" / "data" / "peer_spaces" / "kernel_tuner_paper_T1" / "hotspot.json"
     space = json.loads(path.read_text())["ConfigurationSpace"]
     # the declared values by our T1 reader (Kernel Tuner evals the "Values" strings; we never do)
-    from solverspace.t1_read import load_t1
+    from solverspace.io.t1.read import load_t1
     tune_params = {p.name: [item.value for item in p.domain.items] for p in load_t1(path).parameters}
     restrictions = [c["Expression"] for c in space.get("Conditions", [])]
     tracemalloc.start()

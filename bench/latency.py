@@ -78,7 +78,7 @@ def kt_tune_params(path: str) -> str:
     """A T1 file's declared values per parameter, as JSON, for `KT_CHILD`. Kernel Tuner's
     `tune_kernel_T1` evals the "Values" strings; our T1 reader parses them without eval, and the
     child gets the lists (the eval of a few short lists is microseconds of Kernel Tuner's time)."""
-    from solverspace.t1_read import load_t1
+    from solverspace.io.t1.read import load_t1
     return json.dumps({p.name: [item.value for item in p.domain.items] for p in load_t1(path).parameters})
 
 SUBREAPER = False   # set by `become_subreaper`: detached grandchildren are re-parented to this process
@@ -148,7 +148,7 @@ def settle(cache: str, timeout: float = 600) -> float:
     """Without a subreaper: wait until no background build is waiting or running in `cache`; the
     CPU seconds its builders logged (`background.log`, the last line of each builder), or 0."""
     sys.path.insert(0, str(ROOT))
-    from solverspace import background
+    from solverspace.registry import background
     folder, deadline = Path(cache), time.monotonic() + timeout
     while time.monotonic() < deadline and folder.is_dir():
         if not background.pending(folder):

@@ -6,7 +6,7 @@ Optuna's `TPESampler(seed=seed)` tunes it for `--trials` trials:
 
 - **penalty**: the usual way: every parameter asked for over its Cartesian domain (the cache's
   `tune_params`, as the Kernel Tuner user wrote them; for GEMM the value lists), with the
-  distribution rule of `solverspace.optuna.distribution_for`; a configuration that breaks the
+  distribution rule of `solverspace.integrations.optuna.distribution_for`; a configuration that breaks the
   constraints (`Space.is_valid`) returns a penalty (`PENALTY`), as does one whose cache entry
   failed (compile or run failure);
 - **solverspace**: `SolverspaceSampler(space, TPESampler(seed=seed), seed=seed)` with
@@ -25,7 +25,7 @@ of up to 15%), computed for every valid configuration at once.
     python bench/optuna.py --hub PATH_TO_benchmark_hub [--seeds 20] [--trials 200] [--problems convolution,dedispersion,gemm]
 
 (`fetch github:AutoTuningAssociation/benchmark_hub`, or `git clone` it, for `--hub`; a `.json.gz`
-cache is read through `solverspace.kt_cache.read_cache` after decompressing it to a temporary file.)
+cache is read through `solverspace.integrations.kernel_tuner.read_cache` after decompressing it to a temporary file.)
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ import numpy as np  # noqa: E402
 import optuna  # noqa: E402
 
 from solverspace import Space  # noqa: E402
-from solverspace.kt_cache import read_cache  # noqa: E402
-from solverspace.optuna import SolverspaceSampler, distribution_for, suggest  # noqa: E402
+from solverspace.integrations.kernel_tuner import read_cache  # noqa: E402
+from solverspace.integrations.optuna import SolverspaceSampler, distribution_for, suggest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 optuna.logging.set_verbosity(optuna.logging.ERROR)

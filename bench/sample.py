@@ -36,7 +36,7 @@ SPACES = {
 
 def child(name: str) -> None:
     from solverspace import Space
-    from solverspace.sampling import sample
+    from solverspace.scale.sampling import sample
     from solverspace.translators.c.backend import CBackend, CEnumerator
     space = Space.load("gemm", SPACES[name])
     CBackend().enumerator(space.plan)  # build (or load from cache): not timed

@@ -17,7 +17,9 @@ commit 5b00030 and the folders per layer are read the same way):
   floor (the circle counts as one step) and are listed as cycles. Printed: the highest floor,
   the modules on each floor, one longest chain, the cycles; then the highest floor of the graph
   of the `solverspace/` folder's modules alone (the figure issue 24 counted at 5b00030: 17) and
-  the floors without the lazy imports (what importing a module runs);
+  the floors without the lazy imports (what importing a module runs); then one line with the longest
+  chain's length (lazy imports included), the number of lazy imports (pairs of project modules that
+  only an import inside a function joins; and how many such statements there are) and of cycles;
 - `isinstance` domain ladders: the `isinstance(x, C)` calls in project modules where C (or a
   member of a tuple C) is one of the IR's domain classes (Range, Values, SetOp, IfDomain,
   Closure, Permutation, Interleave, Sequence, Domain), spelled through the IR module (`ir.Range`)
@@ -84,6 +86,12 @@ def eager_nodes(tree: ast.AST):
         yield node
         stack.extend(child for child in ast.iter_child_nodes(node)
                      if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+
+def lazy_import_nodes(tree: ast.AST):
+    """The import statements inside functions (lazy: they run when the function is called)."""
+    eager = {id(node) for node in eager_nodes(tree)}
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in eager]
 
 
 def imports(name: str, path: Path, tree: ast.AST, known: dict[str, Path], lazy: bool = True) -> set[str]:
@@ -278,6 +286,12 @@ def main(argv: list[str]) -> int:
     eager_floor, eager_cycles, eager_chain = floors(eager)
     print(f"  without the lazy imports (what importing a module runs): {max(eager_floor.values())} floors, "
           f"{len(eager_cycles)} cycles; chain: " + " -> ".join(eager_chain))
+    lazy_pairs = {(name, target) for name in known for target in graph[name] - eager[name]}
+    statements = sum(1 for name in known for node in lazy_import_nodes(trees[name])
+                     if imports(name, known[name], ast.Module(body=[node], type_ignores=[]), known))
+    print(f"longest import chain (lazy imports included): {len(chain)} modules; lazy imports: {len(lazy_pairs)} "
+          f"(pairs of modules joined only by an import inside a function; {statements} such import statements); "
+          f"import cycles: {len(cycles)}")
 
     ir = ir_module(trees)
     print(f"\nisinstance domain ladders (domain classes of {ir})")

@@ -39,7 +39,7 @@ EXPECTED = {
 def child(path: str) -> None:
     start = time.perf_counter()
     from solverspace.space import Space
-    from solverspace.t1 import load_t1
+    from solverspace.io.t1 import load_t1
     from solverspace.translators.c.backend import CEnumerator
     from solverspace.translators.errors import UnsupportedConstruct
     begin = time.perf_counter()

@@ -436,7 +436,7 @@ def get_device(name: str) -> Device:
 
 
 # ---------------------------------------------------------------------------
-# Peak rates for roofline models (issue 14: `best --engine bnb`, `tune`). Not limits of the
+# Peak rates for roofline models (`best --engine bnb`, `tune`). Not limits of the
 # space: a performance model divides a configuration's work by them. For a LOWER bound on
 # run time the largest published rate is taken (boost clock, SXM part).
 #

@@ -29,19 +29,24 @@ class _CheckoutFinder:
 if not (_Path(__file__).parent / "translators").is_dir() and (_CheckoutFinder.root / "translators" / "__init__.py").is_file():
     _sys.meta_path.append(_CheckoutFinder)
 
+from solverspace.core.moved import MovedFinder as _MovedFinder  # noqa: E402  (old paths of moved modules)
+
+if _MovedFinder not in _sys.meta_path:
+    _sys.meta_path.append(_MovedFinder)
+
 from solverspace.core.errors import (
     BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError, SolverspaceWarning,
     SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
-from solverspace.loader import load, load_source
+from solverspace.io.loader import load, load_source
 from solverspace.core.npy import read_npy
 from solverspace.space import Space
 
 
 def __getattr__(name):
-    """`export_t1` and `load_t1` from `solverspace.t1`, imported when first asked for (a process
+    """`export_t1` and `load_t1` from `solverspace.io.t1`, imported when first asked for (a process
     that reads no T1 file does not import the T1 modules)."""
     if name in ("export_t1", "load_t1"):
-        from solverspace import t1
+        from solverspace.io import t1
         return getattr(t1, name)
     raise AttributeError(f"module 'solverspace' has no attribute {name!r}")
 

@@ -7,14 +7,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from solverspace.backends import backends_with, get_backend
+from solverspace.registry.backends import backends_with, get_backend
 from solverspace.lang.dag import DAG
 from solverspace.core.errors import ArgumentTypeError, SpaceDefinitionError, did_you_mean
-from solverspace.loader import load_source, load_text, read_space
+from solverspace.io.loader import load_source, load_text, read_space
 from solverspace.lang.model import Model, one_spelling
 from solverspace.core.options import check_kind, check_path, check_seed, check_separator, check_whole
 from solverspace.analysis.plan import Plan, make_plan
 from solverspace.core.results import Stats
+from solverspace.analysis.config_check import ConfigChecker
+from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
+from solverspace.scale.sweep import sweep
 
 if TYPE_CHECKING:
     from solverspace.analysis.check import CheckResult
@@ -89,11 +92,10 @@ class Space:
     @classmethod
     def sweep(cls, space: str | Path, grid: dict, backend="auto", *, base: dict | None = None,
               max_closure_values: int = 100_000, strict: bool = False, **options):
-        """Count a space file for every combination of setting values (`solverspace.sweep`):
+        """Count a space file for every combination of setting values (`solverspace.scale.sweep`):
         `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`
         yields a `SweepPoint` (settings, count, undefined, exact, seconds, backend, method) per
         combination; `one_pass=False` counts every combination on its own."""
-        from solverspace.sweep import sweep
         return sweep(lambda settings: cls.load(space, settings, max_closure_values=max_closure_values), grid,
                      backend, base=base, strict=strict, **options)
 
@@ -132,7 +134,7 @@ class Space:
 
     # ------------------------------------------------------------------------------ answers
     # Every answer: `get_backend(name, capability, **options)` from the one registry
-    # (solverspace.backends), then the backend's method for that capability.
+    # (solverspace.registry.backends), then the backend's method for that capability.
     def stats(self, backend="reference", *, strict: bool = False,
               progress: Callable[[int, int], None] | None = None, **options) -> Stats:
         """Count valid configurations, with the undefined-operation tally. `backend` is a name
@@ -178,16 +180,16 @@ class Space:
         """n valid configurations drawn uniformly at random (distinct unless `replace`), as a
         structured array; identical for the same seed whatever the thread count. `given`: a partial
         assignment {parameter: value}; the draw is then uniform over the valid configurations that
-        agree with it (`solverspace.designs.sample_given`; none: an error saying why)."""
+        agree with it (`solverspace.moves.designs.sample_given`; none: an error saying why)."""
         return self.draw(n, seed, replace=replace, method=method, threads=threads, given=given)[0]
 
     def draw(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
              progress=None, given=None):
         """`sample` with what reproduces it: (structured array, `sampling.SampleInfo`)."""
-        from solverspace.sampling import sample
+        from solverspace.scale.sampling import sample
         n = check_whole(n, "n", "a whole number of configurations")
         if given is not None:
-            from solverspace.designs import sample_given
+            from solverspace.moves.designs import sample_given
             return sample_given(self, n, seed, given, replace=replace, method=method, threads=threads)
         return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
@@ -239,10 +241,10 @@ class Space:
                 raise
         return self._cached_positions
 
-    # ------------------------------------------------------------------------------ moves: value lists (issue 25)
+    # ------------------------------------------------------------------------------ moves: value lists
     def value_lists(self) -> dict[str, tuple]:
         """Each parameter's value list: the superset domain `export-t1` writes, numbers ascending,
-        strings and orders in `best`'s tie order (`solverspace.analysis.value_lists`)."""
+        strings and orders in `best`'s tie order (`solverspace.moves.value_lists`)."""
         return dict(zip(self.parameters, self._param_index().lists))
 
     def param_indices(self, config) -> tuple[int, ...]:
@@ -284,17 +286,16 @@ class Space:
 
     def _param_index(self):
         if getattr(self, "_cached_param_index", None) is None:
-            from solverspace.analysis.value_lists import ParamIndex, value_lists
+            from solverspace.moves.value_lists import ParamIndex, value_lists
             self._cached_param_index = ParamIndex(self.parameters, value_lists(self.model))
         return self._cached_param_index
 
     def _checker(self):
         if getattr(self, "_cached_checker", None) is None:
-            from solverspace.analysis.config_check import ConfigChecker
             self._cached_checker = ConfigChecker(self.plan)
         return self._cached_checker
 
-    # ------------------------------------------------------------------------------ moves: neighbours (issue 25)
+    # ------------------------------------------------------------------------------ moves: neighbours
     def neighbors(self, config, method: str = "Hamming") -> list[tuple]:
         """The valid neighbours of a valid configuration by one of Kernel Tuner's methods
         ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices":
@@ -313,7 +314,7 @@ class Space:
 
     def _neighbors(self):
         if getattr(self, "_cached_neighbors", None) is None:
-            from solverspace.analysis.neighbors import Neighbors
+            from solverspace.moves.neighbors import Neighbors
             self._cached_neighbors = Neighbors(self._checker(), self._param_index(), self._occurring_indices,
                                                compiled=self._compiled_check())
         return self._cached_neighbors
@@ -324,8 +325,7 @@ class Space:
         100,000 candidate values, as `auto` does; the rows are kept for `adjacent`), or one the C
         backend refuses by construct (orders, values past 64 bits, ...). Decided once per Space."""
         if getattr(self, "_cached_compiled_check", None) is None:
-            from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
-            from solverspace.translators.errors import UnsupportedConstruct
+            from solverspace.translators.errors import UnsupportedConstruct   # --help imports no backend module
             try:
                 self._cached_small_rows = list(ReferenceEnumerator(self.plan, budget=100_000).rows())
                 self._cached_compiled_check = False
@@ -380,11 +380,11 @@ class Space:
                     seen.add(lookup[labels[code] if labels is not None else code])
         return [sorted(seen) for seen in taken]
 
-    # ------------------------------------------------------------------------------ moves: designs, repair (issue 25)
+    # ------------------------------------------------------------------------------ moves: designs, repair
     def from_unit(self, point) -> tuple:
         """The valid configuration at a point of [0, 1)^D (one coordinate per parameter, column
         order) by conditional quantiles: parameter by parameter in plan order, the value whose
-        cumulative count of valid completions covers the coordinate (`solverspace.designs`); a
+        cumulative count of valid completions covers the coordinate (`solverspace.moves.designs`); a
         uniform random point gives an exactly uniform valid configuration."""
         return self._quantiles().from_unit(point)
 
@@ -396,14 +396,14 @@ class Space:
         """A space-filling design of n valid configurations: `lhs` (Latin hypercube), `sobol`
         (scrambled Sobol) or `random` points of the unit cube (SciPy's `scipy.stats.qmc`), seeded,
         mapped by conditional quantiles (`from_unit`); a structured array (`sample`'s dtype)."""
-        from solverspace.designs import unit_design
+        from solverspace.moves.designs import unit_design
         quantiles = self._quantiles()
         return quantiles.from_unit_many(unit_design(n, len(self.parameters), method, seed))
 
     def repair(self, point=None, *, indices=None) -> tuple:
         """The valid configuration nearest to `point` (a configuration of values from the value
         lists, dict or tuple, need not be valid) or to `indices` (parameter indices): the smallest
-        L1 distance in parameter indices, exactly (branch and bound, `solverspace.repair`; ties: the
+        L1 distance in parameter indices, exactly (branch and bound, `solverspace.moves.repair`; ties: the
         smallest (|i - t|, i) per parameter in plan order). An empty space is an error."""
         return self._repaired(point, indices)[0]
 
@@ -421,7 +421,7 @@ class Space:
             target = tuple(int(i) for i in indices)
         else:
             target = self.param_indices(point)
-        from solverspace.repair import Repairer, nearby
+        from solverspace.moves.repair import Repairer, nearby
         from solverspace.translators.c.subtree import refuse_orders_for
         refuse_orders_for(self.plan, "a conditional quantile, design or repair")
         Repairer.check_engine()
@@ -435,8 +435,8 @@ class Space:
 
     def _quantiles(self):
         if getattr(self, "_cached_quantiles", None) is None:
-            from solverspace.analysis.value_lists import value_key
-            from solverspace.designs import Quantiles
+            from solverspace.moves.value_lists import value_key
+            from solverspace.moves.designs import Quantiles
             from solverspace.translators.c.subtree import SubtreeCounter, UnitRows, refuse_orders_for
             refuse_orders_for(self.plan, "a conditional quantile, design or repair")
             counter = SubtreeCounter(self.position_index().enumerator)
@@ -531,7 +531,7 @@ class Space:
 
     def default_tune_db(self) -> str:
         """Where `tune` keeps its measurements when no `db` is given (also `solverspace tune`'s default)."""
-        from solverspace.loader import BUILTIN_SPACES, resolve_space_path
+        from solverspace.io.loader import BUILTIN_SPACES, resolve_space_path
         from solverspace.analysis.tune_db import default_path
         builtin = next((name for name in BUILTIN_SPACES
                         if str(resolve_space_path(name)) == self.model.source), None)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-# No detached background builds from the tests (solverspace/background.py): they would outlive the
+# No detached background builds from the tests (solverspace/registry/background.py): they would outlive the
 # test and its temporary cache directory. tests/test_background.py turns them on where it means to.
 os.environ["SOLVERSPACE_BACKGROUND_BUILD"] = "0"
 
@@ -57,7 +57,7 @@ def cache(tmp_path, monkeypatch):
 @pytest.fixture
 def spawned(monkeypatch):
     """Background builders are recorded, not started: the test runs `background.run` itself."""
-    from solverspace import background
+    from solverspace.registry import background
     calls = []
     monkeypatch.setattr(background, "spawn_builder", lambda folder: calls.append(folder))
     return calls

@@ -24,7 +24,7 @@ from solverspace import Space, SolverspaceError
 from solverspace.analysis.objective import parse_objective
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined, compile_expr
-from solverspace.loader import load_source
+from solverspace.io.loader import load_source
 
 #: The test suite's own folder (corpus/, data/).
 TESTS = Path(__file__).parent

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from solverspace import Space
-from solverspace.backends import AutoBackend, get_backend
+from solverspace.registry.auto import AutoBackend
+from solverspace.registry.backends import get_backend
 from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 from tests.helpers import CORPUS, SMALL
 

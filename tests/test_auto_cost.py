@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from solverspace import Space, auto, background
-from solverspace.auto import AutoBackend, Costs, Shape, domain_size
+from solverspace import Space
+from solverspace.registry import auto, background
+from solverspace.registry.auto import AutoBackend, Costs, Shape, domain_size
 from solverspace.cli import main
 from solverspace.lang import ir
 

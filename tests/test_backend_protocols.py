@@ -9,8 +9,8 @@ import inspect
 
 import pytest
 
-from solverspace import backends
-from solverspace.backends import CAPABILITIES, PROTOCOLS, REGISTRY, BackendEntry, get_backend
+from solverspace.registry import backends
+from solverspace.registry.backends import CAPABILITIES, PROTOCOLS, REGISTRY, BackendEntry, get_backend
 from solverspace.core.errors import BackendUnavailableError
 
 POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -56,7 +56,7 @@ def problems(obj, protocol) -> list[str]:
 
 def made(name: str):
     try:
-        return REGISTRY[name].factory()
+        return REGISTRY[name].make()
     except BackendUnavailableError as exc:   # e.g. OR-Tools not installed: nothing to check here
         pytest.skip(f"{name}: {exc}")
 

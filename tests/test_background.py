@@ -1,4 +1,4 @@
-"""Builds behind the answer (solverspace/background.py): after `auto` answered with the
+"""Builds behind the answer (solverspace/registry/background.py): after `auto` answered with the
 reference, the module is built in the background so that the next call runs compiled, with the
 same answers; never for small walks, never when switched off, and a failure costs nothing."""
 from __future__ import annotations
@@ -11,8 +11,10 @@ import time
 
 import pytest
 
-from solverspace import Space, background
-from solverspace.backends import AutoBackend, get_backend
+from solverspace import Space
+from solverspace.registry import background
+from solverspace.registry.auto import AutoBackend
+from solverspace.registry.backends import get_backend
 
 from tests.helpers import CORPUS, SMALL
 

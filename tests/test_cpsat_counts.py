@@ -14,7 +14,7 @@ from tests.helpers import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_INNER, FIG2_
     FIG4, FIG5, FIG6, MULTIPLES, readme_tour, space  # noqa: E402
 
 from solverspace import Space, UndefinedOperationError  # noqa: E402
-from solverspace.backends import get_backend  # noqa: E402
+from solverspace.registry.backends import get_backend  # noqa: E402
 from solverspace.translators.cpsat.backend import CpSatBackend, LowerBound, count  # noqa: E402
 from solverspace.translators.cpsat.count import Counter, Options  # noqa: E402
 

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, reject, settings  # noqa: E402
 
 from solverspace import Space  # noqa: E402
 from solverspace.cli import main  # noqa: E402
-from solverspace.dask_engine import DaskEngine, Job  # noqa: E402
+from solverspace.scale.dask_engine import DaskEngine, Job  # noqa: E402
 from solverspace.core.errors import SolverspaceError  # noqa: E402
 from solverspace.core.manifest import NAME, ManifestError  # noqa: E402
 from solverspace.validation.generate import spaces  # noqa: E402

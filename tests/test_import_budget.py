@@ -221,7 +221,7 @@ def test_a_model_keeps_its_cached_facts_apart_from_its_fields():
 
 def warm_path_records():
     """One of each record a warm count makes besides the model's (frozen, then mutable ones)."""
-    from solverspace.auto import Costs, Shape
+    from solverspace.registry.auto import Costs, Shape
     from solverspace.core.results import Stats
     from solverspace.gemm.devices import DEVICES, PEAK_RATES
     from solverspace.lang.bounds import Interval

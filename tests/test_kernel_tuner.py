@@ -1,4 +1,4 @@
-"""solverspace.kernel_tuner (issue 26): our lazy `Searchspace` against Kernel Tuner 1.5's own on the
+"""solverspace.integrations.kernel_tuner (issue 26): our lazy `Searchspace` against Kernel Tuner 1.5's own on the
 16 T1 files under tests/data/peer_spaces and the tiny GEMM space (size, validity on random points of
 the value-list box, neighbour sets of every method for valid and invalid configurations, samples
 valid); Kernel Tuner's shipped strategies end to end in simulation mode through our `tune_kernel`;
@@ -20,7 +20,7 @@ from kernel_tuner.searchspace import Searchspace as KernelTunerSearchspace   # n
 
 from solverspace import Space                                                 # noqa: E402
 from solverspace.core.errors import OptionError, SolverspaceError             # noqa: E402
-from solverspace.kernel_tuner import NEIGHBOR_METHODS, Searchspace, build_space, tune_kernel  # noqa: E402
+from solverspace.integrations.kernel_tuner.searchspace import NEIGHBOR_METHODS, Searchspace, build_space, tune_kernel  # noqa: E402
 
 PEER = Path(__file__).resolve().parent / "data" / "peer_spaces"
 FAST_FILES = ["benchmark_hub_T1/convolution_milo", "benchmark_hub_T1/dedispersion_milo",
@@ -323,7 +323,7 @@ extern "C" float scale(float *out, float *a, int n) {
 
 def test_run_kernel_checks_params_then_runs_kernel_tuners_own(monkeypatch):
     import shutil
-    from solverspace.kernel_tuner import run_kernel
+    from solverspace.integrations.kernel_tuner.searchspace import run_kernel
     tune_params = {"block_size_x": [1, 2, 4, 8], "tile": [1, 2, 3]}
     restrictions = ["block_size_x * tile <= 8", "tile & 1 == 1"]
     a = np.arange(8, dtype=np.float32)
@@ -358,7 +358,7 @@ def test_run_kernel_checks_params_then_runs_kernel_tuners_own(monkeypatch):
 
 
 def test_run_kernel_with_a_space_names_the_broken_constraint():
-    from solverspace.kernel_tuner import broken_restrictions
+    from solverspace.integrations.kernel_tuner.searchspace import broken_restrictions
     space = Space.load("gemm", {"device": "tiny"})
     config = dict(zip(space.parameters, space[0]))
     assert broken_restrictions(config, space=space) == []

@@ -13,7 +13,7 @@ import pytest
 
 from solverspace import Space
 from solverspace.core.errors import OptionError, OutputError
-from solverspace.kt_cache import CacheMeasure, CacheWriter, T4Writer, cache_key, check_cache, read_cache
+from solverspace.integrations.kernel_tuner.cache import CacheMeasure, CacheWriter, T4Writer, cache_key, check_cache, read_cache
 
 SPACE = """
 a = range(1, 9)

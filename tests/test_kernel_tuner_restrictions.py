@@ -1,5 +1,5 @@
 """Kernel Tuner restriction strings the T1 reader cannot translate (issue 26): run by the safe
-evaluator (`solverspace.t1_python`) as Python predicates, said once on stderr, never dropped;
+evaluator (`solverspace.io.t1.predicates`) as Python predicates, said once on stderr, never dropped;
 compared with Kernel Tuner 1.5's own Searchspace on the same strings; what the safe evaluator
 does not run is refused by name; its values are bounded; its meaning is Python's (an oracle test
 against Python itself on random expressions)."""
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from solverspace.core.errors import OptionError
-from solverspace.t1_python import CALLS, MAX_INT_BITS, UnsafeExpression, compile_predicate
+from solverspace.io.t1.predicates import CALLS, MAX_INT_BITS, UnsafeExpression, compile_predicate
 
 TUNE_PARAMS = {"block_size_x": [16, 32, 48, 64, 96, 128], "block_size_y": [1, 2, 3, 4, 8], "tile": [0, 1, 2, 3],
                "kind": ["ab", "b", "abc"]}
@@ -55,7 +55,7 @@ def _python(text: str) -> set:
 
 @pytest.mark.parametrize("text", RUN_IN_PYTHON + KERNEL_TUNER_FAILS)
 def test_the_t1_reader_refuses_these_and_they_run_in_python_said_once(text, capsys):
-    from solverspace.kernel_tuner import Searchspace
+    from solverspace.integrations.kernel_tuner.searchspace import Searchspace
     ours = Searchspace(TUNE_PARAMS, [text, "tile < 3 or block_size_y < 8"], MAX_THREADS)
     err = capsys.readouterr().err
     assert err.count(f"restriction {text!r} runs in Python") == 1 and "T1 reader cannot translate" in err
@@ -68,7 +68,7 @@ def test_the_t1_reader_refuses_these_and_they_run_in_python_said_once(text, caps
 @pytest.mark.parametrize("text", RUN_IN_PYTHON)
 def test_the_same_strings_give_kernel_tuners_own_space(text):
     kt = pytest.importorskip("kernel_tuner.searchspace")
-    from solverspace.kernel_tuner import Searchspace
+    from solverspace.integrations.kernel_tuner.searchspace import Searchspace
     theirs = kt.Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
     ours = Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
     assert ours.size == theirs.size and set(ours.list) == set(map(tuple, theirs.list))
@@ -118,7 +118,7 @@ def test_kernel_tuner_itself_cannot_build_these():
     ("kind < tile or tile & 1", r"TypeError", "run"),
 ])
 def test_what_the_safe_evaluator_does_not_run_is_refused_by_name(text, match, when):
-    from solverspace.kernel_tuner import build_space
+    from solverspace.integrations.kernel_tuner.searchspace import build_space
     with pytest.raises(UnsafeExpression, match=match) as caught:
         space, predicates, _ = build_space(TUNE_PARAMS, [text], MAX_THREADS)
         for config in _configurations():
@@ -128,7 +128,7 @@ def test_what_the_safe_evaluator_does_not_run_is_refused_by_name(text, match, wh
 
 
 def test_an_arithmetic_error_makes_the_configuration_invalid_and_is_said(capsys):
-    from solverspace.kernel_tuner import Searchspace
+    from solverspace.integrations.kernel_tuner.searchspace import Searchspace
     text = "(block_size_x // (tile - 1)) & 1 == 0"
     ours = Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
     err = capsys.readouterr().err
@@ -191,7 +191,7 @@ def test_a_parameter_named_like_a_call_and_integers_within_the_bound():
 def test_the_safe_evaluator_never_calls_eval_exec_or_compile():
     import ast
     import inspect
-    import solverspace.t1_python as module
+    import solverspace.io.t1.predicates as module
     tree = ast.parse(inspect.getsource(module))
     called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     assert not called & {"eval", "exec", "compile", "__import__", "globals", "vars", "setattr"}

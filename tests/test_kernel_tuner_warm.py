@@ -1,4 +1,4 @@
-"""A warm `solverspace.kernel_tuner.Searchspace` (issue 26): the counted work units of the compiled
+"""A warm `solverspace.integrations.kernel_tuner.Searchspace` (issue 26): the counted work units of the compiled
 enumerator (the exact count, and what `space[i]` and `space.index` descend through) are remembered
 beside the module and given back in the next process, so that the count is not run again; the
 answers are the counted ones; an entry of another key, or unreadable, is a miss."""
@@ -27,7 +27,7 @@ def _counted_calls(monkeypatch) -> list:
 
 
 def test_the_units_are_remembered_and_given_back_without_a_count(monkeypatch, cache):
-    from solverspace.kernel_tuner import Searchspace, remember_units, remembered_units
+    from solverspace.integrations.kernel_tuner.searchspace import Searchspace, remember_units, remembered_units
     space = Space.load("gemm", {"device": "tiny"})
     assert space.count("c") == 336
     rows = list(space.rows("c"))
@@ -50,7 +50,7 @@ def test_the_units_are_remembered_and_given_back_without_a_count(monkeypatch, ca
 
 
 def test_an_entry_of_another_key_or_unreadable_is_a_miss(cache):
-    from solverspace.kernel_tuner import remember_units, remembered_units
+    from solverspace.integrations.kernel_tuner.searchspace import remember_units, remembered_units
     space = Space.load("gemm", {"device": "tiny"})
     space.count("c")
     remember_units(space)
@@ -67,7 +67,7 @@ def test_an_entry_of_another_key_or_unreadable_is_a_miss(cache):
 
 
 def test_nothing_is_remembered_without_a_built_module(cache):
-    from solverspace.kernel_tuner import remember_units, remembered_units
+    from solverspace.integrations.kernel_tuner.searchspace import remember_units, remembered_units
     space = Space.load("gemm", {"device": "tiny"})
     assert not CBackend().is_built(space.plan)
     assert not remembered_units(space)

@@ -14,7 +14,7 @@ from hypothesis import given
 
 from solverspace import Space, SolverspaceError
 from solverspace.analysis.config_check import ConfigChecker
-from solverspace.analysis.value_lists import ValueListError
+from solverspace.moves.value_lists import ValueListError
 from solverspace.translators.c.config_check import CompiledChecker
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
@@ -166,7 +166,7 @@ def test_gemm_k40c_engines_agree():
     neighbours equal the reference engine's for random configurations."""
     import numpy as np
     from solverspace.analysis.config_check import ConfigChecker
-    from solverspace.analysis.neighbors import Neighbors
+    from solverspace.moves.neighbors import Neighbors
     s = Space.load("gemm")
     engine, compiled = compiled_neighbors(s, quick=False)
     reference = Neighbors(ConfigChecker(s.plan), engine.index)

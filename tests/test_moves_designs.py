@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from solverspace import Space, SolverspaceError
 from solverspace.cli import main
-from solverspace.designs import EmptySpaceError, Quantiles, unit_design
+from solverspace.moves.designs import EmptySpaceError, Quantiles, unit_design
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves_b import check_moves_b, quantile_by_list
 from tests.helpers import CORPUS, load_generated, MOVES_SPACE, space, tiny_gemm, TINY_VARIANTS

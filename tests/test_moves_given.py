@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from solverspace.cli import main
-from solverspace.designs import NoCompletionError
+from solverspace.moves.designs import NoCompletionError
 from tests.helpers import MOVES_SPACE, space
 
 pytestmark = pytest.mark.needs_cc

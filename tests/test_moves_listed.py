@@ -11,9 +11,9 @@ import random
 import numpy as np
 import pytest
 
-import solverspace.designs as designs
-import solverspace.repair as repair
-from solverspace.designs import EmptySpaceError
+import solverspace.moves.designs as designs
+import solverspace.moves.repair as repair
+from solverspace.moves.designs import EmptySpaceError
 from solverspace.validation.moves_b import (EVERY_UNIT, ListedMoves, check_moves_b, quantile_by_list, repair_by_list,
                                             repair_targets)
 from solverspace.validation.moves_listed import listed_quantiles

@@ -13,7 +13,7 @@ from hypothesis import given
 from scipy import stats
 
 from solverspace import Space, SolverspaceError
-from solverspace.analysis.value_lists import ValueListError
+from solverspace.moves.value_lists import ValueListError
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_moves, listable
 from tests.helpers import (CORPUS, corpus_space, generated_examples, load_generated, space, space_file, tiny_gemm,

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from solverspace import Space, SolverspaceError
 from solverspace.cli import main
-from solverspace.designs import EmptySpaceError, Quantiles
-from solverspace.repair import PROBE_POINTS, Repairer
+from solverspace.moves.designs import EmptySpaceError, Quantiles
+from solverspace.moves.repair import PROBE_POINTS, Repairer
 from solverspace.translators.c import nearest
 from solverspace.translators.c.backend import CBackend
 from solverspace.validation.generate import spaces
@@ -245,7 +245,7 @@ def test_a_valid_or_near_point_is_repaired_without_counting(monkeypatch):
 
 
 def test_nearby_checks_the_target_first_and_stops_at_its_limit():
-    from solverspace.repair import nearby, sphere
+    from solverspace.moves.repair import nearby, sphere
     checked = []
 
     def valid(point):

@@ -1,4 +1,4 @@
-"""Issue 27: Optuna on the valid set (`solverspace.optuna`): distributions from value lists,
+"""Issue 27: Optuna on the valid set (`solverspace.integrations.optuna`): distributions from value lists,
 `suggest`, `SolverspaceSampler` (every proposal valid, none twice, the study stopped after exactly
 `count` trials) with each base sampler, on small spaces, generated spaces and T1 files; a base that
 raises and a study that disagrees with the space; `tune`'s records in an Optuna storage."""
@@ -19,7 +19,7 @@ optuna = pytest.importorskip("optuna")
 from optuna.distributions import CategoricalDistribution, IntDistribution  # noqa: E402
 
 from solverspace import Space  # noqa: E402
-from solverspace.optuna import (  # noqa: E402
+from solverspace.integrations.optuna.sampler import (  # noqa: E402
     BaseSamplerError, OptunaRecorder, SolverspaceSampler, SpaceExhaustedError, StudyMismatchError, distributions,
     export_records, read_records, suggest)
 from solverspace.core.errors import OptionError  # noqa: E402

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.translators.order_slots import OrderSlots
 from tests.helpers import space
 

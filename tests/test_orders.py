@@ -352,8 +352,8 @@ def test_generated_spaces_with_orders_every_backend_agrees_many():
 
 
 def test_t1_export_refuses_orders():
-    from solverspace.t1 import export_t1
-    from solverspace.t1_write import T1ExportError
+    from solverspace.io.t1 import export_t1
+    from solverspace.io.t1.write import T1ExportError
     with pytest.raises(T1ExportError, match="is an order"):
         export_t1(Space.from_source('s = permutation(["a", "b"])').model)
 

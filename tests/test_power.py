@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from solverspace.lang import ir
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.lang.bounds import Bounds, Interval
 from solverspace.cli import main
 from solverspace.lang.symbolic import simplify

@@ -8,8 +8,10 @@ import json
 
 import pytest
 
-from solverspace import Space, background
-from solverspace.backends import AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AutoBackend, get_backend
+from solverspace import Space
+from solverspace.registry import background
+from solverspace.registry.auto import AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AutoBackend
+from solverspace.registry.backends import get_backend
 from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.translators.c import build as c_build
 from solverspace.translators.c.backend import CBackend, CEnumerator

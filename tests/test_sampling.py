@@ -30,7 +30,7 @@ def test_k40c_exact_samples_are_uniform_by_cell(k40c, k40c_rows):
 
 def test_a_biased_sampler_fails_the_same_test(k40c, k40c_rows):
     """Picking a work unit (prefix) uniformly and then a row in it is not uniform: the test has power."""
-    from solverspace.backends import get_backend
+    from solverspace.registry.backends import get_backend
     enumerator = get_backend("c", "positions").positions(k40c.plan).enumerator
     offsets = enumerator.offsets()
     counts = np.diff(offsets)
@@ -53,7 +53,7 @@ def test_samples_are_valid_distinct_reproducible_and_indexable(k40c):
 
 
 def test_sample_is_the_same_for_any_thread_count(k40c):
-    from solverspace.sampling import sample
+    from solverspace.scale.sampling import sample
     one, _ = sample(k40c, 300, 5, threads=1)
     two, _ = sample(k40c, 300, 5, threads=2)
     assert np.array_equal(one, two)
@@ -77,7 +77,7 @@ def test_small_spaces_per_configuration_chi_square(name, method):
     space = Space.from_source(SMALL[name])
     rows = list(space.rows())
     assert 10 <= len(rows) <= 200
-    from solverspace.sampling import sample
+    from solverspace.scale.sampling import sample
     drawn, info = sample(space, 40 * len(rows), seed=3, replace=True, method=method)
     assert info.size == len(rows)
     index = {row: i for i, row in enumerate(rows)}

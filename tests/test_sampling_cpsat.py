@@ -8,7 +8,7 @@ from scipy import stats
 
 from solverspace import Space
 from solverspace.analysis.check import check as check_config
-from solverspace.sampling import SampleSizeError, sample
+from solverspace.scale.sampling import SampleSizeError, sample
 from solverspace.translators.cpsat.samplers import CpSatSampler
 from solverspace.translators.cpsat.count import Options
 from solverspace.translators.cpsat.sample import SelfReducibleSampler, below, pick

@@ -7,7 +7,7 @@ from scipy import stats
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.sampling import SampleSizeError, sample
+from solverspace.scale.sampling import SampleSizeError, sample
 from solverspace.translators.cpsat.hashing import (
     HI_THRESH, UNIGEN_EPSILON, approximate_count, approxmc_rounds, approxmc_threshold)
 

@@ -9,7 +9,7 @@ import pytest
 from solverspace import Space
 from solverspace.cli import main
 from solverspace.core.errors import OptionError
-from solverspace.sweep import parse_grid
+from solverspace.scale.sweep import parse_grid
 
 pytestmark = pytest.mark.needs_cc
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
-from solverspace.backends import get_backend
-from solverspace.sweep import sweep
+from solverspace.registry.backends import get_backend
+from solverspace.scale.sweep import sweep
 from solverspace.translators.c.lanes import LaneWalk, NotLaneable
 from solverspace.validation.generate import spaces
 

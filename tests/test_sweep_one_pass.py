@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
 from solverspace.cli import main
-from solverspace.sweep import sweep
+from solverspace.scale.sweep import sweep
 from solverspace.validation.generate import spaces
 
 pytestmark = pytest.mark.needs_cc

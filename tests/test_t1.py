@@ -12,9 +12,9 @@ import pytest
 
 from solverspace.cli import main
 from solverspace.core.errors import SettingError, SpaceDefinitionError
-from solverspace.loader import load, load_source
+from solverspace.io.loader import load, load_source
 from solverspace.space import Space
-from solverspace.t1 import T1ExportError, export_t1, load_t1, load_t1_text, write_t1
+from solverspace.io.t1 import T1ExportError, export_t1, load_t1, load_t1_text, write_t1
 from tests.helpers import counting_work
 
 PEER = Path(__file__).resolve().parent / "data" / "peer_spaces"
@@ -48,7 +48,7 @@ needs_peer = pytest.mark.skipif(not PEER.is_dir(), reason="the shared peer-space
 
 
 def _has_cpsat() -> bool:
-    from solverspace.backends import BACKENDS
+    from solverspace.registry.backends import BACKENDS
     return "cpsat" in BACKENDS and importlib.util.find_spec("ortools") is not None
 
 
@@ -398,7 +398,7 @@ def test_values_work_is_bounded_not_just_output(monkeypatch):
     """A comprehension that yields nothing can still loop 10**12 times: the evaluator counts its
     steps (iterations and elements built) and refuses past `MAX_WORK`, naming file, parameter, limit.
     The work done before the refusal grows with the limit (about 6 calls a step), not with the loop."""
-    from solverspace import t1_read as t1
+    from solverspace.io.t1 import read as t1
     monkeypatch.setattr(t1, "MAX_WORK", 20_000)  # the default (2,000,000) takes seconds to reach
     with counting_work() as work, pytest.raises(SpaceDefinitionError) as info:
         _values("[x for x in range(10**6) for y in range(10**6) if False]")

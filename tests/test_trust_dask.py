@@ -217,7 +217,7 @@ def test_a_listener_that_is_no_scheduler_is_refused(monkeypatch, capsys, listene
     5b00030 this command did not return); here it is refused after HANDSHAKE_TIMEOUT."""
     import threading
 
-    from solverspace import dask_engine
+    from solverspace.scale import dask_engine
     monkeypatch.setattr(dask_engine, "HANDSHAKE_TIMEOUT", 0.5)
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))

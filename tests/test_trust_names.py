@@ -16,9 +16,9 @@ import pytest
 from solverspace.analysis.check import parse_assignment
 from solverspace.core.errors import (
     OptionError, SettingError, SolverspaceError, SpaceDefinitionError, SpaceEvaluationError)
-from solverspace.loader import load, load_source
+from solverspace.io.loader import load, load_source
 from solverspace.space import Space
-from solverspace.t1_read import load_t1_text
+from solverspace.io.t1.read import load_t1_text
 
 LIGATURE = "\ufb01"   # 'ﬁ', which Python reads as 'fi'
 # generated spaces compare categorical values they never take (a lint warning, not news here)
@@ -266,7 +266,7 @@ def test_generated_nul_values_are_refused(source):
 @QUICK
 @given(independent_spaces(), st.data())
 def test_t1_names_respelled_load_as_their_plain_names_and_collisions_are_refused(source, data):
-    from solverspace.t1_write import export_t1
+    from solverspace.io.t1.write import export_t1
     model = load_source(source, "g.py")
     document = export_t1(model)
     entries = document["ConfigurationSpace"]["TuningParameters"]

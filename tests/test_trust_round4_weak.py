@@ -57,7 +57,7 @@ def test_auto_refuses_at_once_when_every_backend_is_estimated_at_hours(tmp_path)
             space.count("auto")
     finally:
         WAITS.remove(_refuse_to_start)
-    from solverspace.auto import EstimatedTooLongError
+    from solverspace.registry.auto import EstimatedTooLongError
     assert isinstance(caught.value, EstimatedTooLongError)
     text = str(caught.value)
     assert "an hour or more with every backend" in text and "nothing was started" in text
@@ -160,7 +160,7 @@ SPACE = "x = range(10)\ny = range(10)\nrequire(x + y == 9)\n"
 
 
 def _searchspace(**arguments):
-    from solverspace.kernel_tuner import Searchspace
+    from solverspace.integrations.kernel_tuner.searchspace import Searchspace
     return Searchspace(**arguments)
 
 
@@ -197,7 +197,7 @@ optuna = pytest.importorskip("optuna")
 
 
 def _study(space):
-    from solverspace.optuna import SolverspaceSampler
+    from solverspace.integrations.optuna.sampler import SolverspaceSampler
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     return optuna.create_study(sampler=SolverspaceSampler(space, n_startup=2, seed=1))
 
@@ -205,7 +205,7 @@ def _study(space):
 @pytest.mark.parametrize("ask, name", [("suggest_float('x', 0, 9)", "x"), ("suggest_int('x', 0, 20)", "x"),
                                        ("suggest_int('y', 1, 4)", "y"), ("suggest_categorical('x', [0, 1])", "x")])
 def test_an_objective_asking_with_another_distribution_is_a_study_mismatch(ask, name):
-    from solverspace.optuna import StudyMismatchError
+    from solverspace.integrations.optuna.sampler import StudyMismatchError
     space = Space.from_source("x = range(10)\ny = iterator([1, 2, 4])\nrequire(x + y < 9)\n")
     study = _study(space)
     with pytest.raises(StudyMismatchError) as caught:
@@ -214,7 +214,7 @@ def test_an_objective_asking_with_another_distribution_is_a_study_mismatch(ask, 
 
 
 def test_the_sampler_still_proposes_valid_untried_configurations_through_suggest():
-    from solverspace.optuna import suggest
+    from solverspace.integrations.optuna.sampler import suggest
     space = Space.from_source("x = range(10)\ny = iterator([1, 2, 4])\nrequire(x + y < 9)\n")
     study = _study(space)
     seen = []

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 
 from solverspace import Space
 from solverspace.core import orders
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.core.errors import SolverspaceError
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.validation.generate import spaces
@@ -186,7 +186,7 @@ def test_generated_big_orders_under_a_rule_go_to_c(seed):
     generated = big_order_space(seed, constrained=True)
     got = _bounded(f"""
         from solverspace import Space
-        from solverspace.backends import get_backend
+        from solverspace.registry.backends import get_backend
         s = Space.from_source({generated.source!r})
         auto = get_backend("auto", "count")
         print(json.dumps([auto.count(s.plan).count, auto.answered_by, s.count("c")]))

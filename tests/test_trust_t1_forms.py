@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from solverspace.cli import main
 from solverspace.core.errors import SolverspaceError, SpaceDefinitionError
 from solverspace.space import Space
-from solverspace.t1 import load_t1_text
+from solverspace.io.t1 import load_t1_text
 
 # Small domains that meet every corner: negatives and zero, a bool, strings including the empty one.
 PARAMS = {"x": list(range(-3, 7)), "y": [0, 1, 2, 3, 4], "f": [False, True], "k": ["a", "b", "ab", ""]}
@@ -275,7 +275,7 @@ def test_division_by_zero_is_undefined_not_valid():
 
 def test_rewrites_keep_a_single_parameter_power_small():
     """`2 ** p` is spelled out over p's values; a parameter with too many values is refused."""
-    from solverspace import t1_conditions
+    from solverspace.io.t1 import conditions as t1_conditions
     many = {"p": list(range(t1_conditions.MAX_EXPANSION + 1))}
     with pytest.raises(SpaceDefinitionError, match="more than the 256"):
         _space(many, ["2 ** p > 4"])

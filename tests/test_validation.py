@@ -24,7 +24,7 @@ require((q + x % y > -3) | (k == "tex"))
 
 def cpsat_available() -> bool:
     try:
-        from solverspace.backends import get_backend
+        from solverspace.registry.backends import get_backend
         get_backend("cpsat")
         return True
     except Exception:

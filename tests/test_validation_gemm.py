@@ -21,7 +21,7 @@ def _id(combo: dict) -> str:
 
 def _cpsat():
     try:
-        from solverspace.backends import get_backend
+        from solverspace.registry.backends import get_backend
         get_backend("cpsat")
     except Exception as exc:  # OR-Tools missing
         pytest.skip(f"CP-SAT backend unavailable: {exc}")

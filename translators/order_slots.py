@@ -38,7 +38,7 @@ from solverspace.lang.model import Constraint, ConstraintKind, Model, Parameter,
 from solverspace.lang.order_domains import has_orders, order_items
 from solverspace.analysis.plan import Plan, loop_order, make_plan
 
-from solverspace.translators.errors import UnsupportedConstruct
+from .errors import UnsupportedConstruct
 
 HINT = "use --backend reference (the Python enumerator supports every order construct)"
 _UNDEFINED = ir.Compare("==", ir.BinOp("//", ir.Const(1), ir.Const(0)), ir.Const(0))  # never defined
@@ -382,7 +382,7 @@ class SlotJoins:
 class OrderSlots:
     """A backend that answers spaces with order-valued parameters through their slot model.
 
-    The registry (`solverspace.factories`) wraps every backend whose class declares `order_slots`
+    The registry (`solverspace.registry.factories`) wraps every backend whose class declares `order_slots`
     (its `SlotJoins`): given a plan with orders, each question goes to the inner backend with the
     slot plan, and what comes back (rows, arrays, files, positions, samplers, completions, best
     configurations) is joined into orders; counts and generated programs are the slot plan's

@@ -2,7 +2,7 @@
 
 The generated-space test tallies these over its run and asserts that each appears, so the
 generator (`validation.generate`) cannot silently stop producing a construct that found a bug
-(issue 11: closures over categorical, string-yielding and sparse inputs, string-vs-integer
+(closures over categorical, string-yielding and sparse inputs, string-vs-integer
 equalities, counts past 64 bits; the Python forms `in` and helper functions).
 
     >>> from solverspace import Space

@@ -15,6 +15,8 @@ import ast
 import re
 from typing import Callable
 
+from solverspace import Space
+
 
 def signature(report) -> tuple:
     """What kind of failure a report shows: (status, problem kinds, (backend, error type) of failures)."""
@@ -24,7 +26,6 @@ def signature(report) -> tuple:
 
 
 def _loads(source: str) -> bool:
-    from solverspace import Space
     try:
         Space.from_source(source)
         return True

@@ -1,4 +1,4 @@
-"""Search moves (issue 25) against brute force over the listed space.
+"""Search moves against brute force over the listed space.
 
 Each check takes a `Space` and its listed valid configurations (`rows`, tuples in column order,
 from the reference) and returns a list of problems (empty when all agree). Kernel Tuner's
@@ -20,7 +20,7 @@ Kernel Tuner computes them (but in exact integers):
 - `check_moves(space, rows, ..., compiled=False)`: all of the above on one listed space (what
   `validate` runs; `compiled`: `check_compiled` too, where C does not refuse the space).
 
-Later checks of issue 25 (repair, designs, conditional samples) are added here as functions of
+Later checks of search moves (repair, designs, conditional samples) are added here as functions of
 the same shape and called from `check_moves`.
 """
 from __future__ import annotations
@@ -79,7 +79,6 @@ def brute_neighbors(indices: np.ndarray, target: np.ndarray, method: str) -> lis
 
 
 def check_value_lists(space, rows: list[tuple]) -> list[str]:
-    from solverspace.analysis.value_lists import value_key
     problems = []
     lists = space.value_lists()
     key = value_key(space.model)
@@ -146,10 +145,6 @@ def check_neighbors(space, rows: list[tuple], method: str, configs: list[tuple] 
 def compiled_neighbors(space, *, quick: bool = True):
     """(a `Neighbors` answering through the compiled engine, its `CompiledChecker`) for a space;
     `UnsupportedConstruct` where C refuses it. `quick`: the module's -O0 build (tests, validation)."""
-    from solverspace.analysis.config_check import ConfigChecker
-    from solverspace.analysis.neighbors import Neighbors
-    from solverspace.analysis.value_lists import ParamIndex, value_lists
-    from solverspace.translators.c.config_check import CompiledChecker
     index = ParamIndex(space.parameters, value_lists(space.model))
     compiled = CompiledChecker(space.plan, index.lists, quick=quick)
     return Neighbors(ConfigChecker(space.plan), index, compiled.occurring, compiled=compiled), compiled
@@ -157,7 +152,6 @@ def compiled_neighbors(space, *, quick: bool = True):
 
 def _outcome(check, config):
     """`check(config)`, or the error it raises, as something two engines' answers compare by."""
-    from solverspace.core.errors import SolverspaceError
     try:
         return bool(check(config))
     except SolverspaceError as exc:
@@ -172,7 +166,6 @@ def check_compiled(space, rows: list[tuple], configs: list[tuple] | None = None,
     parameter's occurring indices (`occurring`) as the list takes them; the five methods'
     neighbours of `configs` (default: up to 20 listed ones). A space C refuses by construct is
     the one problem naming the refusal's message (callers that expect it catch nothing)."""
-    from solverspace.analysis.config_check import ConfigChecker
     engine, compiled = compiled_neighbors(space, quick=quick)
     rows = [tuple(row) for row in rows]
     problems = []
@@ -224,7 +217,6 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     for method in METHODS:
         problems += check_neighbors(space, rows, method, chosen, indices=indices, seed=seed)
     if compiled and not problems:
-        from solverspace.translators.errors import UnsupportedConstruct
         try:
             problems += check_compiled(space, rows, chosen, seed=seed)
         except UnsupportedConstruct:
@@ -232,5 +224,11 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     return problems
 
 
-# Issue 25, second half (designs, repair, conditional samples): validation/moves_b.py
+# The moves past neighbours (designs, repair, conditional samples): validation/moves_b.py
 from solverspace.validation.moves_b import check_moves_b  # noqa: E402,F401
+from solverspace.analysis.config_check import ConfigChecker
+from solverspace.core.errors import SolverspaceError
+from solverspace.moves.neighbors import Neighbors
+from solverspace.moves.value_lists import value_key, ParamIndex, value_lists
+from solverspace.translators.c.config_check import CompiledChecker
+from solverspace.translators.errors import UnsupportedConstruct

@@ -1,4 +1,4 @@
-"""Issue 25, moves (second half), against brute force over the listed space: conditional
+"""The moves past neighbours, against brute force over the listed space: conditional
 quantiles and designs, repair, conditional samples.
 
 `check_moves_b(space, rows=None, ...)` returns a list of problems (empty: all agree):
@@ -34,6 +34,9 @@ from collections import Counter
 
 from solverspace.core.errors import SolverspaceError
 from solverspace.translators.order_slots import OrderSlots
+from solverspace.moves import designs, repair   # read at each call: a test may replace what they hold
+from solverspace.translators.errors import UnsupportedConstruct
+from solverspace.validation.moves_listed import listed_quantiles
 
 __all__ = ["P_MIN", "COUNTS", "EVERY_UNIT", "check_moves_b", "quantile_by_list", "repair_by_list",
            "repair_targets"]
@@ -66,7 +69,6 @@ class ListedMoves(SpaceMoves):
     """The same moves' code over counts from the listed rows (`validation.moves_listed`)."""
 
     def __init__(self, space, rows, depth: int, list_rows: int | None):
-        from solverspace.validation.moves_listed import listed_quantiles
         super().__init__(space)
         self.quantiles = listed_quantiles(space, rows, depth, list_rows)
 
@@ -77,12 +79,10 @@ class ListedMoves(SpaceMoves):
         return self.quantiles.from_unit_many(points)
 
     def design(self, n: int, method: str, seed: int):
-        from solverspace.designs import unit_design
-        return self.quantiles.from_unit_many(unit_design(n, len(self.space.parameters), method, seed))
+        return self.quantiles.from_unit_many(designs.unit_design(n, len(self.space.parameters), method, seed))
 
     def repair(self, target: tuple) -> tuple[tuple, int]:
-        from solverspace.repair import Repairer
-        repairer = Repairer(self.quantiles)
+        repairer = repair.Repairer(self.quantiles)
         repairer.engine = "python"   # the search over units and counts, not a compiled one (nothing is compiled)
         return repairer.repair(target)
 
@@ -143,8 +143,6 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
                   seed: int = 0, sample_method: str = "exact", counts: str = "c", depth: int | None = None,
                   list_rows: int | None = None) -> list[str]:
     """Problems found comparing the moves with brute force (module docstring)."""
-    from solverspace.designs import EmptySpaceError, NoCompletionError, unit_design
-    from solverspace.translators.errors import UnsupportedConstruct
     if counts not in COUNTS:
         raise ValueError(f"counts={counts!r}: expected one of {COUNTS}")
     problems: list[str] = []
@@ -176,7 +174,7 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
             try:
                 call()
                 problems.append(f"{what} on an empty space gave an answer")
-            except EmptySpaceError:
+            except designs.EmptySpaceError:
                 pass
         return problems
     # ---------------------------------------------------------------- quantiles and designs
@@ -192,7 +190,7 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
                 problems.append(f"{method} design point {row} is not a valid configuration")
     first = space.plan.order[0]
     j = space.parameters.index(first)
-    units = unit_design(n_design, d, "lhs", seed)
+    units = designs.unit_design(n_design, d, "lhs", seed)
     strata = sorted(int(u * n_design) for u in units[:, j])
     if strata != list(range(n_design)):
         problems.append(f"LHS strata of {first} are {strata}, not one per stratum")
@@ -240,7 +238,7 @@ def check_moves_b(space, rows=None, *, points: int = 8, targets: int = 8, givens
         try:
             space.sample(1, seed, given=given, method=sample_method)
             problems.append(f"sample(given={given}) drew a configuration; none agrees with it")
-        except NoCompletionError:
+        except designs.NoCompletionError:
             pass
         except SolverspaceError as exc:
             problems.append(f"sample(given={given}) refused with {type(exc).__name__}, not NoCompletionError: {exc}")

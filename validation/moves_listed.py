@@ -1,4 +1,4 @@
-"""The moves of issue 25's second half (conditional quantiles, designs, repair) run by their own
+"""The moves past neighbours (conditional quantiles, designs, repair) run by their own
 code, `designs.Quantiles` and `repair.Repairer`, over counts taken from a *listed* space instead of
 the compiled enumerator: no C module is built, so the brute-force checks (`validation.moves_b`)
 can run on hundreds of generated spaces per test run.
@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solverspace.analysis.reference import ReferenceEnumerator
-from solverspace.analysis.value_lists import ParamIndex, value_key
+from solverspace.moves.value_lists import ParamIndex, value_key
+from solverspace.moves.designs import Quantiles
 
 __all__ = ["ListedCounter", "ListedNode", "ListedUnits", "listed_quantiles"]
 
@@ -216,7 +217,6 @@ def listed_quantiles(space, rows, depth: int = 1, list_rows: int | None = None):
     """`designs.Quantiles` of `space` over counts from `rows` (every valid configuration, as the
     reference lists them): units at `depth` loops, units of at most `list_rows` configurations
     listed (None: the default)."""
-    from solverspace.designs import Quantiles
     rows = [tuple(r) for r in rows]
     counter = ListedCounter(space, rows)
     units = ListedUnits(counter, space, rows, depth)

@@ -3,7 +3,7 @@
 Validating many small spaces is bound by the C compiler (about 0.4 s a module, two modules a
 space: optimized and literal), not by running anything. `Builder` generates the C source of a
 plan in the calling process (cheap, and where a refusal is raised), then hands the compilation to
-a pool of worker processes that write the module into the shared cache (`translators.c_build`,
+a pool of worker processes that write the module into the shared cache (`translators.c.build`,
 keyed by the source's hash). When the enumerator is later made in the main process, `build`
 finds the module in the cache and only imports it. Identical sources (the literal plan often
 prints the same C as the optimized one) are compiled once.
@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import Future, ProcessPoolExecutor
+from solverspace.translators.c.build import build, module_path, cache_dir
+from solverspace.translators.c.codegen import CDEF, CGenerator
+from solverspace.translators.c.optimize import Options
 
 
 def _compile(source: str, cdef: str, cache: str) -> str:
     import os
     os.environ["SOLVERSPACE_CACHE"] = cache  # the caller's cache, whatever this process inherited
-    from solverspace.translators.c.build import build, module_path
     build(source, cdef)
     return str(module_path(source, cdef))
 
@@ -35,9 +37,6 @@ class Builder:
         self.pending: dict[str, Future] = {}
 
     def submit(self, plan, literal: bool) -> Future:
-        from solverspace.translators.c.build import cache_dir, module_path
-        from solverspace.translators.c.codegen import CDEF, CGenerator
-        from solverspace.translators.c.optimize import Options
         try:
             source = CGenerator(plan, Options.literal() if literal else Options()).generate().source
         except Exception as exc:  # a refusal: the main process will raise it again, where it is reported

@@ -26,6 +26,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from solverspace import Space
+
 ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT / "tests" / "data" / "peer_spaces"
 CORPUS = ROOT / "tests" / "corpus"
@@ -89,8 +91,8 @@ def _emit_c(space) -> dict:
         source = codegen.CGenerator(space.plan, optimize.Options()).generate().source
     except Exception as exc:
         return _error(exc)
-    # the generator named the scratch arrays of iterator algebra after id(node) % 100000 until
-    # issue 12 (different in every run; numbered now): written as rN_/rnN_ before hashing, so a
+    # the generator named the scratch arrays of iterator algebra after id(node) % 100000 at
+    # first (different in every run; numbered now): written as rN_/rnN_ before hashing, so a
     # snapshot taken before compares with one taken after
     return {"sha256": _sha(re.sub(r"\b(rn?)\d+_", r"\1N_", source).encode())}
 
@@ -125,7 +127,6 @@ def describe(space, *, cpsat: bool = True) -> dict:
 
 
 def _load(kind: str, target: str, settings: dict | None):
-    from solverspace import Space
     if kind == "generated":
         return Space.from_source(target, settings, filename="generated.py")
     return Space.load(target if kind == "gemm" else str(ROOT / target) if kind == "corpus" else str(PEER / target),

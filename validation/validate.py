@@ -54,7 +54,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.translators.order_slots import OrderSlots
 from solverspace.analysis.check import CheckResult, check
 from solverspace.core.errors import BackendUnavailableError, SolverspaceError
@@ -65,6 +65,9 @@ from solverspace.core.formats import write_rows
 from solverspace.space import Space
 
 from solverspace.validation.digest import Digest, multiset_difference, row_hash
+from solverspace.io.loader import read_text, resolve_space_path
+from solverspace.moves.value_lists import ValueListError
+from solverspace.validation.moves import check_moves
 
 DEFAULT_REFERENCE_LIMIT = 100_000   # rows; the reference lists about 100k rows a second at best
 DEFAULT_KEEP_LIMIT = 5_000_000      # rows kept in memory for set differences and bisection
@@ -615,11 +618,9 @@ class _Validator:
 
     # -------------------------------------------------------------------------- the whole run
     def check_moves(self) -> list[str]:
-        """Issue 25's search moves (value lists, parameter indices, the five neighbour methods)
+        """The search moves (value lists, parameter indices, the five neighbour methods)
         against brute force over the reference's listing (`validation/moves.py`), on a space of
         at most `MOVES_LIMIT` configurations; a space whose value lists are refused is skipped."""
-        from solverspace.analysis.value_lists import ValueListError
-        from solverspace.validation.moves import check_moves
         self.moves_checked = False
         listed = next((o for o in self.outcomes if o.backend == "reference" and o.ran), None)
         if listed is None or listed.count is None or listed.count > MOVES_LIMIT:
@@ -810,7 +811,6 @@ def validate(space: "Space | str | os.PathLike", *, settings: dict | None = None
     processes while CP-SAT and the reference run. `listing=False` only counts with C (no
     digests): for spaces of hundreds of millions of configurations.
     """
-    from solverspace.loader import read_text, resolve_space_path
     settings = dict(settings or {})
     if isinstance(space, Space):
         loaded = space

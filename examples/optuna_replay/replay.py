@@ -3,13 +3,13 @@
     python examples/optuna_replay/replay.py CACHE.json[.gz] T1.json [--trials 100] [--seed 0]
 
 The cache holds the time of every valid configuration of the T1 file's space, so each trial is a
-look-up (`solverspace.kt_cache.CacheMeasure`, as `tune --measure-from` reads it) and the true
+look-up (`solverspace.integrations.kernel_tuner.CacheMeasure`, as `tune --measure-from` reads it) and the true
 optimum is known. The same `TPESampler(seed=SEED)` tunes it
 
 1. the usual way: every parameter over its Cartesian domain (the cache's `tune_params`), and a
    configuration that breaks the constraints answered with a penalty value;
 2. inside `SolverspaceSampler(space, TPESampler(seed=SEED))`, the parameters asked for with
-   `solverspace.optuna.suggest(trial, space)`: every proposal valid and new.
+   `solverspace.integrations.optuna.suggest(trial, space)`: every proposal valid and new.
 
 A configuration whose cache entry failed (compilation or run time) gets the penalty both ways.
 """
@@ -28,8 +28,8 @@ import optuna
 
 from solverspace import Space
 from solverspace.analysis.tune_measure import DidNotRun
-from solverspace.kt_cache import CacheMeasure
-from solverspace.optuna import SolverspaceSampler, distribution_for, suggest
+from solverspace.integrations.kernel_tuner import CacheMeasure
+from solverspace.integrations.optuna import SolverspaceSampler, distribution_for, suggest
 
 PENALTY = 1e9       # seconds: worse than any time
 

@@ -1,7 +1,7 @@
 """Lower bounds of an objective over the completions of a prefix, as expressions (for C).
 
 `solverspace.analysis.lower_bound.PrefixBound` computes a prefix's bound in Python, with the values of
-the prefix at hand. The compiled branch and bound (`translators.c_best`) needs the same bound as
+the prefix at hand. The compiled branch and bound (`translators.c.best`) needs the same bound as
 *code*: for each loop level, an IR expression over the names known there (the parameters of
 the loops bound so far and the derived values computed there) whose value is at most the
 objective on every valid completion. `lower_bound_expr(model, expr, known)` builds it by

@@ -17,6 +17,7 @@ from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.analysis.plan import Plan
 from solverspace.lang.printing import to_source
 from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.core.orders import parse_order
 
 
 @dataclass
@@ -44,7 +45,7 @@ def parse_assignment(model, words) -> dict:
     integers; other text is a categorical string, exactly): integer text becomes an integer
     unless the parameter's values are all strings.
 
-    >>> from solverspace.loader import load_source
+    >>> from solverspace.io.loader import load_source
     >>> parse_assignment(load_source("x = range(4)\\nk = iterator(['a', '1'])"), ["x=3", "k=1"])
     {'x': 3, 'k': '1'}
     """
@@ -73,7 +74,6 @@ def _value_for(model, name: str, text: str):
     if kind == STR:
         return text
     if kind == ORDER:   # items joined by orders.SEPARATOR: `seq=i>j>k`
-        from solverspace.core.orders import parse_order
         return parse_order(text, model.kinds.possible_items(ir.Ref(name)) or ())
     number = integer_text(text)
     if number is not None:
@@ -107,7 +107,6 @@ def orders_as_tuples(model, assignment: dict) -> dict:
     for name, value in assignment.items():
         if model.kinds.of(name) == ORDER:
             if type(value) is str:
-                from solverspace.core.orders import parse_order
                 out[name] = parse_order(value, model.kinds.possible_items(ir.Ref(name)) or ())
             elif type(value) is list:
                 out[name] = tuple(value)

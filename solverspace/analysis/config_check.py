@@ -1,4 +1,4 @@
-"""A fast full-configuration check through the reference's levels (issue 25).
+"""A fast full-configuration check through the reference's levels.
 
 `ConfigChecker.valid(values)` decides what `check` and the reference enumerator decide for one
 full configuration (domain membership at each loop, each derived value computed and each

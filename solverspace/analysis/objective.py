@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from solverspace.lang import ir
-from solverspace.core.errors import SpaceDefinitionError, did_you_mean
+from solverspace.core.errors import SpaceDefinitionError, did_you_mean, ClosureTableError
 from solverspace.lang.lowering import lower_expression, normalise_expression
+from solverspace.lang.printing import to_source
 
 
 @dataclass
@@ -71,7 +72,6 @@ def string_order(model) -> dict[str, int]:
     the parameters, derived values and constraints by their line (then definition order), each
     tree in reading order, a closure's strings where it is defined. The one order of ties, for
     every engine (backends' own codes are an implementation detail)."""
-    from solverspace.core.errors import ClosureTableError
     items = [(p.line or 0, 0, i, p.domain) for i, p in enumerate(model.parameters)]
     items += [(d.line or 0, 1, i, d.expr) for i, d in enumerate(model.derived)]
     items += [(c.line or 0, 2, i, c.expr) for i, c in enumerate(model.constraints)]
@@ -131,5 +131,4 @@ def model_or_declared(model, text: str | None, what: str = "--bound") -> tuple[i
         raise SpaceDefinitionError(f"no performance model: the space declares no cost(...) and {what} is not given",
                                    hint="declare one in the space file, e.g. cost(max(flops // peak, bytes // bandwidth)), "
                                         f"or give {what} 'EXPR'")
-    from solverspace.lang.printing import to_source
     return declared, to_source(declared)

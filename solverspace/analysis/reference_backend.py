@@ -1,5 +1,5 @@
 """The reference backend: the Python walk over the literal plan behind the registry's
-capabilities (`solverspace.backends`), its positions over a listed space, and the Python walks
+capabilities (`solverspace.registry.backends`), its positions over a listed space, and the Python walks
 of `best` (`bnb-reference`, `exhaustive-reference`).
 
 Exact and slow: the ground truth every other backend is validated against.
@@ -13,6 +13,9 @@ from solverspace.core.errors import BackendUnavailableError, SpaceDefinitionErro
 from solverspace.core.formats import write_rows
 from solverspace.core.results import Stats, rows_to_array
 from solverspace.analysis.reference import ReferenceEnumerator
+from solverspace.analysis.funnel import reference_funnel
+from solverspace.analysis.search import best
+from solverspace.analysis.check import check, orders_as_tuples
 
 
 class ReferenceBackend:
@@ -50,11 +53,9 @@ class ReferenceBackend:
         return self.positions(plan)   # samples are drawn positions
 
     def funnel(self, plan, *, progress=None):
-        from solverspace.analysis.funnel import reference_funnel
         return reference_funnel(plan)
 
     def check(self, plan, assignment: dict):
-        from solverspace.analysis.check import check
         return check(plan, assignment)
 
     complete = check  # a partial assignment: the reference looks for a completion by listing
@@ -88,7 +89,6 @@ class ListedPositions(Positions):
         return rows_to_array([self.rows[int(i)] for i in positions], self.columns)
 
     def index(self, values: dict) -> int | None:
-        from solverspace.analysis.check import orders_as_tuples
         values = orders_as_tuples(self.model, values)  # an order given as written in files (i>j>k) or as a list
         return self.position.get(tuple(values[c] for c in self.columns))
 
@@ -102,7 +102,6 @@ class ReferenceSearch:
         self.name, self.time_limit = engine, time_limit
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
-        from solverspace.analysis.search import best
         result = best(plan, objective, maximize=maximize, top=top, engine=self.name.removesuffix("-reference"),
                       time_limit=self.time_limit, progress=progress)
         result.engine = self.name

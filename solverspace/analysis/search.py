@@ -1,5 +1,5 @@
 """The K best configurations by an objective, by walking the plan's loop nest in Python (the
-`bnb-reference` and `exhaustive-reference` engines; `translators.c_best` compiles the same two
+`bnb-reference` and `exhaustive-reference` engines; `translators.c.best` compiles the same two
 walks in C as `bnb` and `exhaustive`).
 
 Two engines share one walk (the reference enumerator's domains and admission tests):

@@ -38,11 +38,11 @@ database: `measurement.reused`), in the order the search makes them, after the d
 `close()` is called once on every sink when `tune` ends, normally or by an exception (a budget, a
 failing command, Ctrl-C). An exception from `add` stops the search (the database keeps what was
 measured); one from `close` is raised after every sink was closed. The Kernel Tuner cache writer
-(`solverspace.kt_cache.CacheWriter`) is one.
+(`solverspace.integrations.kernel_tuner.CacheWriter`) is one.
 
 The measurement can also be an object of its own (`Measurer`): `describe` (its text in the run
 identity), `identity` (a digest of what it measures, or None) and `once(configuration) -> seconds`,
-raising `tune_measure.DidNotRun` for a configuration that did not run (`solverspace.kt_cache.
+raising `tune_measure.DidNotRun` for a configuration that did not run (`solverspace.integrations.kernel_tuner.
 CacheMeasure` takes times from a Kernel Tuner cache file).
 
 Why a subtree was cut: for the best configuration and for the largest pruned subtrees (fewest
@@ -389,11 +389,11 @@ def _check_sinks(sinks) -> list:
         sinks = list(sinks)
     except TypeError:
         raise OptionError(f"sinks={sinks!r}: expected a list of sinks (objects with add(measurement) and close())",
-                          hint="e.g. sinks=[solverspace.kt_cache.CacheWriter(space, 'run.json')]") from None
+                          hint="e.g. sinks=[solverspace.integrations.kernel_tuner.CacheWriter(space, 'run.json')]") from None
     for sink in sinks:
         if not isinstance(sink, Sink):
             raise OptionError(f"sinks: {sink!r} is not a sink: it needs the methods add(measurement) and close()",
-                              hint="e.g. sinks=[solverspace.kt_cache.CacheWriter(space, 'run.json')]")
+                              hint="e.g. sinks=[solverspace.integrations.kernel_tuner.CacheWriter(space, 'run.json')]")
     return sinks
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 import time
 
-from solverspace.backends import BACKENDS, get_backend
+from solverspace.registry.backends import BACKENDS, get_backend
 from solverspace.core.errors import BackendUnavailableError, OutputError, SolverspaceError
 from solverspace.space import Space
 from solverspace.core.messages import say
@@ -79,8 +79,8 @@ def _answered(backend) -> str:
 
 
 def _dask(args, space, with_derived=()):
-    """`--engine dask`: the Dask engine for this command's options (solverspace.dask_engine)."""
-    from solverspace.dask_engine import DaskOptions, engine_for
+    """`--engine dask`: the Dask engine for this command's options (solverspace.scale.dask_engine)."""
+    from solverspace.scale.dask_engine import DaskOptions, engine_for
     options = DaskOptions(args.space, _settings(args.set), max_closure_values=args.max_closure_values,
                           backend=getattr(args, "backend", "auto"), method=getattr(args, "method", "exact"),
                           literal=bool(getattr(args, "literal", False)), disable=tuple(getattr(args, "disable", None) or ()),
@@ -144,7 +144,7 @@ def _print_undefined(stats):
 
 def cmd_sweep(args) -> int:
     """`sweep`: count the space for every combination of the settings' listed values."""
-    from solverspace.sweep import parse_grid
+    from solverspace.scale.sweep import parse_grid
     grid = parse_grid(args.set)
     if not grid:
         raise SolverspaceError("sweep needs at least one --set NAME=V1,V2,...", hint="e.g. --set device=k40c,p100,v100")
@@ -263,7 +263,7 @@ def cmd_export_t1(args) -> int:
     from pathlib import Path
 
     from solverspace.core.output import check_output_path
-    from solverspace.t1 import write_t1
+    from solverspace.io.t1 import write_t1
     check_output_path(args.output, "-o")
     space = load_space(args)
     _check_output(args, space)

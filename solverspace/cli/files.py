@@ -42,7 +42,7 @@ def _space_file(args) -> str | None:
     command itself says why)."""
     if getattr(args, "space", None) is None:
         return None
-    from solverspace.loader import resolve_space_path
+    from solverspace.io.loader import resolve_space_path
     try:
         return str(resolve_space_path(args.space))
     except (SolverspaceError, OSError, ValueError, TypeError):
@@ -56,7 +56,7 @@ def _tune_db(args, space: str | None) -> str | None:
     if space is None:
         return None
     from solverspace.analysis.tune_db import default_path
-    from solverspace.loader import BUILTIN_SPACES
+    from solverspace.io.loader import BUILTIN_SPACES
     path = default_path(space, args.space if args.space in BUILTIN_SPACES else None)
     return None if path == ":memory:" else path
 

@@ -1,4 +1,4 @@
-"""The handlers of the Kernel Tuner record options (issue 26): `tune --kt-cache FILE` (a Kernel Tuner
+"""The handlers of the Kernel Tuner record options: `tune --kt-cache FILE` (a Kernel Tuner
 cache written as `tune` measures), `tune --measure-from CACHE` (times from a complete cache instead
 of a command), `tune --t4 FILE` (T4 results), and `cache-check SPACE CACHE` (exit 1 when valid
 configurations are missing from the cache or it holds entries the space calls invalid)."""
@@ -21,7 +21,7 @@ def cmd_tune_records(args) -> int:
                           hint="e.g. --measure './bench {x}' or --measure-from brute_force.json")
     if args.measure_from is None and args.kt_cache is None and args.t4 is None:
         return cmd_tune(args)
-    from solverspace.kt_cache import CacheMeasure, CacheWriter, T4Writer
+    from solverspace.integrations.kernel_tuner.cache import CacheMeasure, CacheWriter, T4Writer
     space = load_space(args)
     sinks: list = list(getattr(args, "sinks", ()))   # sinks of other options (--optuna-storage)
     try:
@@ -46,7 +46,7 @@ def cmd_tune_records(args) -> int:
 def cmd_cache_check(args) -> int:
     """`cache-check SPACE CACHE`: the valid configurations a Kernel Tuner cache lacks, and its
     entries the space calls invalid; exit 1 when either exists."""
-    from solverspace.kt_cache import check_cache
+    from solverspace.integrations.kernel_tuner.cache import check_cache
     space = load_space(args)
     result = check_cache(space, args.cache)
     if args.json:

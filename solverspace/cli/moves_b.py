@@ -1,4 +1,4 @@
-"""Commands of issue 25's second half: `design`, `repair`, and `sample --given`."""
+"""The commands of the moves past neighbours: `design`, `repair`, and `sample --given`."""
 from __future__ import annotations
 
 import time

@@ -1,4 +1,4 @@
-"""`solverspace neighbors`: the valid neighbours of a valid configuration (issue 25)."""
+"""`solverspace neighbors`: the valid neighbours of a valid configuration."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
-"""The handler of `tune --optuna-storage URL [--optuna-study NAME]` (issue 27): every measurement
-of the run also goes into an Optuna study as a trial, as it is made (`solverspace.optuna.
+"""The handler of `tune --optuna-storage URL [--optuna-study NAME]`: every measurement
+of the run also goes into an Optuna study as a trial, as it is made (`solverspace.integrations.optuna.
 OptunaRecorder`, a `tune` sink), so `optuna-dashboard URL` shows a `tune` run while it runs.
 Without these options `tune` is exactly the Kernel Tuner records handler's (`cli.kernel_tuner`)."""
 from __future__ import annotations
@@ -26,7 +26,7 @@ def cmd_tune_optuna(args) -> int:
                               hint="e.g. --optuna-storage sqlite:///optuna.db --optuna-study my-run")
         return cmd_tune_records(args)
     try:
-        from solverspace.optuna import OptunaRecorder
+        from solverspace.integrations.optuna.sampler import OptunaRecorder
     except ImportError as exc:
         raise OptionError(f"tune --optuna-storage: {exc}", hint="pip install 'solverspace[optuna]'") from None
     if args.quiet:

@@ -22,7 +22,7 @@ import argparse
 import os
 import sys
 
-from solverspace.backends import backends_with
+from solverspace.registry.backends import backends_with
 from solverspace.cli.commands import (
     cmd_check_cpsat, cmd_count, cmd_emit_c, cmd_enumerate, cmd_explain, cmd_export_t1, cmd_funnel, cmd_get,
     cmd_sample, cmd_settings, cmd_sweep, cmd_validate)

@@ -3,7 +3,7 @@
 A sample is a set of *positions* of the canonical order (or of configurations, for the CP-SAT
 methods), drawn from `numpy.random.Generator(PCG64(seed))`, so it depends only on the seed, the
 space and n. This module sits below the backends: the samplers they provide use it, and so does
-`solverspace.sampling`, which picks the sampler.
+`solverspace.scale.sampling`, which picks the sampler.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from solverspace.core.errors import SolverspaceError
 
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none
     import numpy as np
 
 

@@ -37,8 +37,9 @@ from solverspace.core.errors import BackendUnavailableError, OutputError, Solver
 from solverspace.core.npy import FORMAT as NPY_CATEGORIES_FORMAT, categories_path
 from solverspace.core.orders import format_row
 from solverspace.core.output import atomic_output, is_stdout
+from solverspace.core.results import rows_to_array
 
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none
     import numpy as np
 
 FORMATS = {".csv": "csv", ".npy": "npy", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
@@ -390,7 +391,6 @@ class HeldWriter(Writer):
     def table(self) -> np.ndarray:
         import numpy as np
 
-        from solverspace.core.results import rows_to_array
         arrays = [rows_to_array(p, self.header.names) if isinstance(p, list) else p for p in self.parts]
         if not arrays:
             return rows_to_array([], self.header.names)

@@ -1,4 +1,4 @@
-"""Order-valued parameters: permutations, interleavings and optional steps (issue 15).
+"""Order-valued parameters: permutations, interleavings and optional steps.
 
 An *order* is a value like the others (DESIGN.md): in Python a tuple of its items (strings, or
 small integers), never a string, so `position`, `first`, ... read it directly. This module is
@@ -15,7 +15,7 @@ and the order functions.
 
 The values of an order iterator are an `OrderDomain`, never a list: its size is a formula (n!,
 a multinomial, a sum of falling factorials), it iterates lazily in the order above, and tests
-membership on the tuple, so 13 items (6,227,020,800 permutations) cost no memory (issue 23).
+membership on the tuple, so 13 items (6,227,020,800 permutations) cost no memory.
 
 Functions: `position(o, x)` (0-based; *undefined* when `x` is not in `o`, like a division by
 zero: the configuration is invalid and counted as undefined), `before(o, a, b)` (both in `o` and

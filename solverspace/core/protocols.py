@@ -1,5 +1,5 @@
 """The backend interface: one `typing.Protocol` per capability of the registry
-(`solverspace.backends.CAPABILITIES`; `backends.PROTOCOLS` maps each capability to its protocol).
+(`solverspace.registry.backends.CAPABILITIES`; `backends.PROTOCOLS` maps each capability to its protocol).
 
 A registered backend that declares a capability has the protocol's methods with the protocol's
 parameters: the same names, in the same places (positional or keyword-only), with the same

@@ -1,6 +1,6 @@
 """Read a space file's or a T1 file's text from disk (UTF-8, refusals naming file, line and byte).
 
-The lowest layer of loading: both `loader` (space files) and `t1_read` (T1 files) read through
+The lowest layer of loading: both `loader` (space files) and `t1.read` (T1 files) read through
 here, so neither has to import the other.
 """
 from __future__ import annotations

@@ -16,6 +16,7 @@ from fractions import Fraction
 from solverspace.core.records import Record
 from solverspace.lang import ir
 from solverspace.lang.rational import rational_names
+from solverspace.core.errors import ClosureTableError
 
 INF = math.inf
 
@@ -345,7 +346,6 @@ class Bounds(ir.DomainVisitor):
     def _closure(self, node: ir.Closure, parameter) -> Interval:
         """The hull of the closure's integer values, from its shared table (`solverspace.lang.closures`);
         a closure of strings is bounded like a value list of strings (by its number of strings)."""
-        from solverspace.core.errors import ClosureTableError
         try:
             values = self.model.closures.table(node).values
         except ClosureTableError:

@@ -15,6 +15,10 @@ from solverspace.lang import ir
 from solverspace.core.errors import SpaceDefinitionError
 from solverspace.core.records import MutableRecord
 from solverspace.core.strenum import StrEnum
+from solverspace.core.orders import ARITY
+from solverspace.lang.evaluate import compile_domain
+from solverspace.lang.lowering import fold, membership as lower_membership
+from solverspace.lang.printing import to_source
 
 _NOT_A_VALUE = (
     "{what} is a symbolic expression here, not a value, so Python's `if`, `and`, `or`, `not` "
@@ -127,13 +131,11 @@ class Sym:
         return Sym(ir.Abs(self.node))
 
     def _refuse(self, *args):
-        from solverspace.lang.printing import to_source
         raise SpaceDefinitionError(_NOT_A_VALUE.format(what=f"`{to_source(self.node)}`"), hint=_NOT_A_VALUE_HINT)
 
     __bool__ = __index__ = __int__ = __float__ = __iter__ = __len__ = _refuse
 
     def __repr__(self):
-        from solverspace.lang.printing import to_source
         return to_source(self.node)
 
 
@@ -165,7 +167,6 @@ class DomainObj:
 
     def __iter__(self):
         """Constant iterators iterate like Python's, so list comprehensions keep working."""
-        from solverspace.lang.evaluate import compile_domain
         if ir.refs(self.node):
             raise SpaceDefinitionError("an iterator that depends on parameters cannot be iterated at load time")
         return iter(compile_domain(self.node, "<iterator>")({}))
@@ -174,7 +175,6 @@ class DomainObj:
         raise SpaceDefinitionError("an iterator has no truth value at load time", hint=_NOT_A_VALUE_HINT)
 
     def __repr__(self):
-        from solverspace.lang.printing import to_source
         return to_source(self.node)
 
 
@@ -186,7 +186,6 @@ def membership(item, container, negate: bool):
     """Module-level `item in container` (`not in` with `negate`): Python's own test on plain
     values; with a parameter on either side, the equalities (or range bounds) that function bodies
     lower `in` to (`lowering.membership`)."""
-    from solverspace.lang.lowering import fold, membership as lower_membership
     sequence = isinstance(container, (list, tuple, set, frozenset))
     if not (isinstance(item, Sym) or isinstance(container, (Sym, DomainObj))
             or (sequence and any(isinstance(v, Sym) for v in container))):
@@ -453,6 +452,5 @@ def order_functions() -> dict:
         fn.__name__ = name
         return fn
 
-    from solverspace.core.orders import ARITY
     return {"permutation": permutation, "interleave": interleave, "sequence": sequence,
             **{name: function(name, arity) for name, arity in ARITY.items()}}

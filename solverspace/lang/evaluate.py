@@ -21,6 +21,7 @@ from solverspace.lang import ir
 from solverspace.core import orders
 from solverspace.core.errors import SpaceEvaluationError, check_text
 from solverspace.lang.printing import to_source
+from solverspace.lang.kinds import MIX_HINT, KindError
 
 Env = dict
 Value = int | Fraction | str | bool
@@ -362,7 +363,6 @@ def _check_one_kind(values: list, node: ir.Closure) -> None:
     text = next((v for v in values if type(v) is str), None)
     number = next((v for v in values if type(v) is not str), None)
     if text is not None and number is not None:
-        from solverspace.lang.kinds import MIX_HINT, KindError
         raise KindError(f"closure iterator {node.name!r} yields both strings and integers "
                                    f"(e.g. {text!r} and {number!r})", hint=MIX_HINT)
 

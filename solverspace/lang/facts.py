@@ -13,6 +13,9 @@ from functools import cached_property
 
 from solverspace.lang import ir
 from solverspace.core.errors import ClosureTableError
+from solverspace.lang.bounds import Bounds
+from solverspace.lang.dag import DAG
+from solverspace.lang.rational import rational_names
 
 
 class Analysis:
@@ -24,19 +27,16 @@ class Analysis:
     @cached_property
     def dag(self):
         """Vertices, uses and level sets (`solverspace.lang.dag`)."""
-        from solverspace.lang.dag import DAG
         return DAG(self.model)
 
     @cached_property
     def bounds(self):
         """Interval bounds of every named value (`solverspace.lang.bounds`)."""
-        from solverspace.lang.bounds import Bounds
         return Bounds(self.model)
 
     @cached_property
     def rational(self) -> frozenset[str]:
         """Derived values that may hold a fraction (they use exact `/`)."""
-        from solverspace.lang.rational import rational_names
         return frozenset(rational_names(self.model))
 
     @property

@@ -20,6 +20,8 @@ from solverspace.lang import ir
 from solverspace.core.errors import Location, SpaceDefinitionError, SpaceEvaluationError
 from solverspace.lang.printing import to_source
 from solverspace.core.strenum import StrEnum
+from solverspace.core.orders import ARITY, INT_RESULT, ITEM_RESULT
+from solverspace.lang.order_domains import order_items, check_items
 
 
 class ValueKind(StrEnum):
@@ -205,7 +207,6 @@ class Kinds(ir.DomainVisitor):
         return kind
 
     def _visit_OrderFn(self, n):
-        from solverspace.core.orders import ARITY, INT_RESULT, ITEM_RESULT
         order = n.args[0]
         if len(n.args) != ARITY[n.fn]:
             self.refuse(f"`{to_source(n)}`: {n.fn}() takes {ARITY[n.fn]} arguments", ORDERS_HINT)
@@ -244,7 +245,6 @@ class Kinds(ir.DomainVisitor):
         return None
 
     def _items_order(self, node):
-        from solverspace.lang.order_domains import order_items
         items = order_items(node)
         return tuple(i.value for i in items) if all(isinstance(i, ir.Const) for i in items) else None
     _items_Permutation = _items_Interleave = _items_Sequence = _items_order
@@ -268,7 +268,6 @@ class Kinds(ir.DomainVisitor):
         return self.dispatch("_domain_", node)
 
     def _domain_Permutation(self, node):
-        from solverspace.lang.order_domains import check_items
         try:
             check_items(node, f"`{to_source(node)}`")
         except SpaceDefinitionError as exc:

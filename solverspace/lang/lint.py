@@ -11,11 +11,11 @@ from solverspace.lang import ir
 from solverspace.core.errors import SpaceEvaluationError, did_you_mean
 from solverspace.lang.kinds import STR
 from solverspace.lang.model import Model, ParameterKind
+from solverspace.lang.evaluate import compile_domain
 
 
 def static_values(domain: ir.Domain) -> list | None:
     """The values of a domain that depends on nothing, or None."""
-    from solverspace.lang.evaluate import compile_domain
     if ir.refs(domain) or any(isinstance(n, ir.Closure) for n in ir.walk(domain)):
         return None
     try:

@@ -19,6 +19,8 @@ from typing import Callable
 
 from solverspace.lang import ir
 from solverspace.core.errors import Location, SpaceDefinitionError
+from solverspace.core.orders import ARITY
+from solverspace.lang.evaluate import Undefined, evaluate
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Div: "/", ast.Pow: "**"}
@@ -289,7 +291,6 @@ class FunctionLowerer:
 
     def order_call(self, node: ast.Call, name: str, env: dict) -> ir.Node:
         """The order iterators and functions (`solverspace.core.orders`) in a function body."""
-        from solverspace.core.orders import ARITY
         args = node.args
 
         def items(arg):
@@ -414,7 +415,6 @@ class _Membership(ir.DomainVisitor):
 
 def fold(node: ir.Expr) -> ir.Expr:
     """Evaluate a node whose children are all constants (leave undefined operations in place)."""
-    from solverspace.lang.evaluate import Undefined, evaluate
     children = node.children()
     if children and all(isinstance(c, ir.Const) for c in children) and isinstance(node, ir.Expr):
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from solverspace.core.errors import SpaceDefinitionError
 from solverspace.core.orders import ITEM_HINT, SEPARATOR
 from solverspace.lang import ir
+from solverspace.lang.printing import to_source
 
 
 # ------------------------------------------------------------------------------ load-time checks
@@ -23,7 +24,6 @@ def check_items(node: ir.Domain, what: str) -> tuple:
     values = []
     for n in nodes:
         if not isinstance(n, ir.Const) or type(n.value) is bool:
-            from solverspace.lang.printing import to_source
             raise SpaceDefinitionError(f"{what}: item `{to_source(n)}` is not a string or integer constant",
                                        hint=ITEM_HINT)
         if type(n.value) is str and (SEPARATOR in n.value or n.value == ""):

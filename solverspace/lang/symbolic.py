@@ -14,6 +14,7 @@ import sympy
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
 from solverspace.lang import ir
+from solverspace.lang.printing import to_source
 
 _STR_PREFIX = "str:"
 _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "==": sympy.Eq, "!=": sympy.Ne}
@@ -40,7 +41,6 @@ class ToSympy(ir.Visitor):
     def _visit_BinOp(self, n):
         a, b = self.visit(n.left), self.visit(n.right)
         if n.op in ("//", "%", "/") and b.is_zero:
-            from solverspace.lang.printing import to_source
             raise ValueError(f"`{to_source(n)}` divides by zero for every value: it has no SymPy form")
         if n.op == "+":
             return a + b

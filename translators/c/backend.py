@@ -26,23 +26,23 @@ from solverspace.analysis.plan import Plan
 from solverspace.core.results import Stats
 from solverspace.core.draws import Positions
 
-from solverspace.translators.c.codegen import (
+from .codegen import (
     CDEF, CDEF_FUNNEL, CGenerator, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, Generated, funnel_layout)
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.build import space_name, waiting
-from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
-from solverspace.translators.c.runtime import csv_row_width
-from solverspace.translators.c.shapes import build_shaped, is_built_shaped
-from solverspace.translators.order_slots import SlotJoins, refuse_orders
-from solverspace.translators.c import orders as c_orders
-from solverspace.translators.c.groups import GroupPositions, consecutive_groups, group_plan
+from .optimize import Options
+from .build import space_name, waiting
+from .plan_cache import generation_key, load_generated, store_generated
+from .runtime import csv_row_width
+from .shapes import build_shaped, is_built_shaped
+from ..order_slots import SlotJoins, refuse_orders
+from . import orders as c_orders
+from .groups import GroupPositions, consecutive_groups, group_plan
 
-if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none
     import numpy as np
 
     from solverspace.core.formats import Header
 
-MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c_rank)
+MAX_FILL_ROWS = 1 << 26  # a larger work unit is not listed to find a position in it (see c.rank)
 MIN_UNITS = 4096          # many small units: dynamic scheduling evens out uneven subtrees (seed 001)
 UNITS_PER_THREAD = 512
 DEFAULT_BATCH_ROWS = 1 << 22
@@ -196,7 +196,7 @@ class CEnumerator:
     def __init__(self, plan: Plan, options: Options = Options(), with_derived: tuple[str, ...] = (),
                  threads: int | None = None, funnel: bool = False, quick: bool = False):
         check_threads(threads)
-        self.quick = quick   # the quick (-O0) build of the same source (c_build.flags)
+        self.quick = quick   # the quick (-O0) build of the same source (c.build.flags)
         refuse_orders(plan, "C", "measure the funnel of")  # the backend's other answers go through slot_plan
         self.plan = plan
         self.options = Options.literal() if funnel else options
@@ -440,7 +440,7 @@ class CEnumerator:
         needed = np.unique(unit_of)
         result = np.empty(len(indices), dtype=self.generated.dtype)
         large = units.counts[needed] > MAX_FILL_ROWS
-        if large.any():  # too large to list: descend to each position (translators.c_rank)
+        if large.any():  # too large to list: descend to each position (translators.c.rank)
             ranker = self._ranker()
             for j in np.flatnonzero(np.isin(unit_of, needed[large])):
                 u = int(unit_of[j])
@@ -473,7 +473,7 @@ class CEnumerator:
         return result
 
     def _ranker(self):
-        from solverspace.translators.c.rank import UnitRanker
+        from .rank import UnitRanker
         if getattr(self, "_unit_ranker", None) is None:
             self._unit_ranker = UnitRanker(self)
         return self._unit_ranker

@@ -1,11 +1,11 @@
 """`best` compiled: the K best configurations by an objective, by branch and bound in C.
 
 Telamon's search (seed 003, Section 5) inside the generated enumerator. The walk is the listing
-nest (`translators.c_nest`, the plan's order, its domains, placements and early breaks); what
+nest (`translators.c.nest`, the plan's order, its domains, placements and early breaks); what
 differs is at the leaf and after each loop:
 
 - leaf: the objective is computed exactly as an integer pair (numerator, denominator > 0;
-  `translators.c_rational`) in `__int128` (`CWidePrinter`) and offered to the thread's sorted
+  `translators.c.rational`) in `__int128` (`CWidePrinter`) and offered to the thread's sorted
   list of its K best (objective, then the tie order of `solverspace.analysis.objective.tie_key`);
 - after loop i binds its value and its constraints admit it: where binding loop i can move the
   bound, the lower bound of the objective over every valid completion
@@ -38,20 +38,23 @@ from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.lang.kinds import STR
 from solverspace.analysis.objective import string_order, tie_key, tie_prefix_lengths
 
-from solverspace.translators.c.backend import call_c
-from solverspace.translators.c.build import space_name, waiting
-from solverspace.translators.c.plan_cache import load_search, search_key, store_search
+from .backend import call_c
+from .build import space_name, waiting
+from .plan_cache import load_search, search_key, store_search
 
 UNITS_PER_THREAD = 16   # dynamic scheduling evens out the units; the prefix walk above them cuts nothing
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, WIDE_HELPERS, CWidePrinter, c_name
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.rational import rational_pair
-from solverspace.translators.c.runtime import CANCEL_C, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
-from solverspace.translators.c.shapes import build_shaped
-from solverspace.translators.errors import UnsupportedConstruct
-from solverspace.translators.order_slots import refuse_orders
+from .codegen import CGenerator
+from .expr import C_HELPERS, WIDE_HELPERS, CWidePrinter, c_name
+from .nest import LoopNest
+from .optimize import Options
+from .rational import rational_pair
+from .runtime import CANCEL_C, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
+from .shapes import build_shaped
+from ..errors import UnsupportedConstruct
+from ..order_slots import refuse_orders
+from solverspace.analysis.bound_expr import lower_bound_expr
+from solverspace.analysis.lower_bound import PrefixBound
+from solverspace.analysis.search import SearchStats, objective_expr
 
 FITS = 2 ** 63   # numerators and denominators of compared pairs: |x| < 2**63
 
@@ -104,8 +107,6 @@ class BestGenerator:
     def level_bounds(self, slots: dict[int, tuple[list, list]]) -> dict[int, tuple[str, str]]:
         """Per loop position whose binding can move the bound: the bound's wide C pair, over the
         names the nest has computed there (`slots`: where it places each derived value)."""
-        from solverspace.analysis.bound_expr import lower_bound_expr   # only where a search is generated
-        from solverspace.analysis.lower_bound import PrefixBound
         moves = PrefixBound(self.plan, self.expr).moves
         known = {d.name for d in slots[-1][0]}
         result = {}
@@ -280,7 +281,7 @@ static void ss_offer(ss_best *bs, const ss_entry *c) {
 """
 
 DRIVERS_C = DOMAIN_LOOKUPS_C + r"""int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it */
 
 /* the work units: prefixes of depth s (the walk stops there), with the prefixes visited above */
 int64_t ss_best_prefixes(int s, int64_t *out, int64_t cap, ss_stats *st, int64_t *visited) {
@@ -478,7 +479,6 @@ def best_compiled(plan, objective: str, *, maximize: bool = True, top: int = 10,
     """`best` by the compiled search: branch and bound (`prune`) or every valid configuration
     evaluated in C. A `BestResult` whose `search` holds the statistics per loop level."""
     from solverspace.analysis.objective import BestResult, Ranked
-    from solverspace.analysis.search import SearchStats, objective_expr
     start = time.perf_counter()
     expr = objective_expr(plan.model, objective, top, expr)
     search = CompiledBest(plan, expr, maximize, threads)

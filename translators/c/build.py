@@ -29,7 +29,7 @@ with `ffi.dlopen`; that module has a sidecar of its own (`NAME.py.sha256`), writ
 library's, and an entry is used only when both match. Calls through the ABI cost a few hundred
 nanoseconds more than through a compiled wrapper; every call here runs a whole walk or query.
 
-Long waits are said, never silent, but only to whoever listens (issue 28): a compile and the
+Long waits are said, never silent, but only to whoever listens: a compile and the
 other waits of the C translators (`waiting`: generating a program, planning a search) are
 announced to the callables in `WAITS` (the command line adds one that prints the line on
 stderr, unless `--quiet`) and, when the program has imported `logging`, to the logger

@@ -7,10 +7,10 @@ prefix of depth `s` (found by running the nest with `stop = s`), and OpenMP hand
 threads dynamically. Each unit's rows go to its own offset (from a counting pass), so the output
 is identical for any number of threads.
 
-`CGenerator` coordinates the parts, each in its own module: `c_expr` (expressions),
-`c_domains` (domains, loop headers, closure tables), `c_nest` (the loop nests), `c_funnel`
-(funnel counters), `c_runtime` (the fixed C text: declarations, drivers, CSV formatter), and
-`c_optimize` (which optimizations apply where).
+`CGenerator` coordinates the parts, each in its own module: `c.expr` (expressions),
+`c.domains` (domains, loop headers, closure tables), `c.nest` (the loop nests), `c.funnel`
+(funnel counters), `c.runtime` (the fixed C text: declarations, drivers, CSV formatter), and
+`c.optimize` (which optimizations apply where).
 
 Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`, `ss_format_csv`.
 """
@@ -24,17 +24,17 @@ from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.analysis.plan import Plan
 
-from solverspace.translators.c.domains import MAX_BUFFER, DomainCode
-from solverspace.translators.c.expr import CExpressionPrinter
-from solverspace.translators.c.funnel import CDEF_FUNNEL, FunnelCounters, funnel_layout
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options, analyse, hoistable
-from solverspace.translators.c.runtime import (
+from .domains import MAX_BUFFER, DomainCode
+from .expr import CExpressionPrinter
+from .funnel import CDEF_FUNNEL, FunnelCounters, funnel_layout
+from .nest import LoopNest
+from .optimize import Options, analyse, hoistable
+from .runtime import (
     CANCEL_C, CANCEL_EVERY, CDEF, ERROR_COUNT_OVERFLOW, ERROR_STEP_ZERO, MEMO_BITS, MEMO_C, csv_formatter,
     drivers, preamble, wide_count_c)
-from solverspace.translators.errors import UnsupportedConstruct
+from ..errors import UnsupportedConstruct
 
-if TYPE_CHECKING:  # NumPy is imported where used: a count imports none (issue 13)
+if TYPE_CHECKING:  # NumPy is imported where used: a count imports none
     import numpy as np
 
 
@@ -72,7 +72,7 @@ class Generated(MutableRecord):
 
     @property
     def dtype(self) -> "np.dtype":
-        import numpy as np  # listing only: a count imports no NumPy (issue 13)
+        import numpy as np  # listing only: a count imports no NumPy
         return np.dtype([(c.name, c.dtype) for c in self.columns])
 
 

@@ -1,4 +1,4 @@
-"""Validity of many configurations in one C call, and the walks of the neighbour queries (issue 25).
+"""Validity of many configurations in one C call, and the walks of the neighbour queries.
 
 The Python check (`solverspace.analysis.config_check.ConfigChecker`) is the reference; this is
 the same decision compiled from the same plan with the C enumerator's own emitters (domains from
@@ -38,18 +38,18 @@ from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.core.errors import SolverspaceError
 
-from solverspace.translators.c.backend import call_c
-from solverspace.translators.c.build import space_name, waiting
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, c_name
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.plan_cache import generation_key, load_search, store_search
-from solverspace.translators.c.runtime import (
+from .backend import call_c
+from .build import space_name, waiting
+from .codegen import CGenerator
+from .expr import C_HELPERS, c_name
+from .nest import LoopNest
+from .optimize import Options
+from .plan_cache import generation_key, load_search, store_search
+from .runtime import (
     CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO, MEMO_BITS, MEMO_C)
-from solverspace.translators.c.shapes import build_shaped
-from solverspace.translators.errors import UnsupportedConstruct
-from solverspace.translators.order_slots import refuse_orders
+from .shapes import build_shaped
+from ..errors import UnsupportedConstruct
+from ..order_slots import refuse_orders
 
 __all__ = ["CDEF_CHECK", "CheckGenerator", "CompiledChecker", "UNITS_PER_THREAD"]
 
@@ -332,7 +332,7 @@ static void ss_memo_open(ss_memo *m, int width) {   /* an empty memo of MEMO_SIZ
 }
 static void ss_memo_close(ss_memo *m) { free(m->keys); free(m->vals); free(m->used); }
 int ss_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it */
 
 /* n full configurations (NPARAMS values each, definition order): out[i] = 1 valid, 0 not; -1 on an error */
 int ss_check_rows(const int64_t *rows, int64_t n, uint8_t *out, ss_stats *st) {

@@ -10,9 +10,9 @@ import itertools
 from solverspace.lang import ir
 from solverspace.core.errors import ClosureTableError
 
-from solverspace.translators.c.expr import c_name
-from solverspace.translators.c.runtime import ERROR_STEP_ZERO
-from solverspace.translators.errors import UnsupportedConstruct
+from .expr import c_name
+from .runtime import ERROR_STEP_ZERO
+from ..errors import UnsupportedConstruct
 
 MAX_BUFFER = 1 << 20
 LOOP_LIMIT = 2 ** 63  # a loop count is an int64
@@ -144,7 +144,7 @@ class DomainCode(ir.DomainVisitor):
         undefined flag (a `//` or `%` helper given `u`: its divisor's bounds hold 0) or stop on a
         range step of 0 (a `range` whose step's bounds hold 0). Written by a scratch copy, so the
         build's item list and tables do not change. A `tighten` cap is left out: it divides by a
-        coefficient proven >= 1, its operands free of division (`translators.c_optimize`)."""
+        coefficient proven >= 1, its operands free of division (`translators.c.optimize`)."""
         for node in ir.walk(parameter.domain):
             if isinstance(node, ir.Range):
                 step = self.bounds.expr(node.step)

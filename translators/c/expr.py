@@ -5,7 +5,7 @@
   where bounds prove both operands non-negative; a divisor that may be 0 sets the undefined flag
   `*u` (C's `&&`, `||` and `?:` short-circuit exactly like Python, so guards work).
 - Exact `/`: a fraction-valued expression is lowered to an integer pair (numerator,
-  denominator > 0) of IR expressions (`rational_pair`, `translators.c_rational`); comparisons cross-multiply and `//` of
+  denominator > 0) of IR expressions (`rational_pair`, `translators.c.rational`); comparisons cross-multiply and `//` of
   fractions is an integer floor division of the pair, so fractions may appear anywhere inside a
   comparison or a floor division (`(a / b) % m == 0`, `x <= y + 1 / z`). A fraction that would
   itself become a value (a loop bound, an output column) is refused.
@@ -20,8 +20,8 @@ from solverspace.lang import ir
 from solverspace.lang.bounds import Bounds, Interval
 from solverspace.lang.rational import may_be_fraction
 
-from solverspace.translators.c.rational import mul, rational_pair
-from solverspace.translators.errors import UnsupportedConstruct
+from .rational import mul, rational_pair
+from ..errors import UnsupportedConstruct
 
 C_HELPERS = r"""
 static inline int64_t ss_fdiv(int64_t a, int64_t b, int *u) {
@@ -230,7 +230,7 @@ WIDE_HELPERS = C_HELPERS.replace("int64_t", "__int128").replace("ss_fdiv(", "ss_
 
 
 class CWidePrinter(CExpressionPrinter):
-    """The printer for objectives and their bounds (`translators.c_best`): every value and
+    """The printer for objectives and their bounds (`translators.c.best`): every value and
     intermediate a `__int128` (names and literals cast), proven to fit 127 bits, so that a
     roofline model's products of FLOP counts and rates, cross-multiplied to compare fractions,
     do not overflow where 64 bits would."""

@@ -1,7 +1,7 @@
 """One counting walk for many settings at once: the *lanes* of a sweep (`solverspace sweep`).
 
 A sweep over the values of a setting often generates, for every value, the same C program up to
-some `INT64_C` literals (`translators.c_shapes`). Counting each program on its own repeats the
+some `INT64_C` literals (`translators.c.shapes`). Counting each program on its own repeats the
 whole walk V times. Here the V programs are run as one: the lane walk is the counting nest of the
 first point's plan, and every statement is written once per lane (from that lane's own plan and
 printer) and compared. A statement whose V texts are equal and that reads no lane-varying value is
@@ -44,13 +44,13 @@ from solverspace.lang import ir
 from solverspace.core.errors import SolverspaceError
 from solverspace.core.records import MutableRecord
 
-from solverspace.translators.c.build import LANES_LEVEL, build, cache_dir, write_atomically
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, c_name
-from solverspace.translators.c.nest import LoopNest, divisors_declaration
-from solverspace.translators.c.rational import rational_pair
-from solverspace.translators.c.runtime import CANCEL_C, MEMO_BITS, MEMO_C
-from solverspace.translators.c.shapes import split_literals
+from .build import LANES_LEVEL, build, cache_dir, write_atomically
+from .codegen import CGenerator
+from .expr import C_HELPERS, c_name
+from .nest import LoopNest, divisors_declaration
+from .rational import rational_pair
+from .runtime import CANCEL_C, MEMO_BITS, MEMO_C
+from .shapes import split_literals
 
 MAX_LANES = 64
 FORMAT = 2   # 2: a program's `top`
@@ -313,7 +313,7 @@ class LaneWalk:
 
     def divisor(self, i, following, body: list[str]) -> str | None:
         """The C of `e` where loop i may visit only the divisors of `e` for every lane
-        (`LoopNest.divisor_loop`, issue 28), else None: every lane's own nest must find that it
+        (`LoopNest.divisor_loop`), else None: every lane's own nest must find that it
         applies, with the same text of `e`, reading no lane-varying value, and the loop's body
         (`body`: its statements as the lane walk runs them) must hold no possible undefined
         operation. The caller makes sure loop i's domain does not vary by lane."""
@@ -482,7 +482,7 @@ def lane_drivers(max_prefix_depth: int, memo_widths: list[int], nlit: int) -> st
     return r"""
 void ss_lane_set(const int64_t *k, int nlanes) { memcpy(ss_lk, k, sizeof(int64_t) * NLIT * nlanes); }
 int ss_lane_max_prefix_depth(void) { return MAX_PREFIX_DEPTH; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it: a lane walk writes no rows */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it: a lane walk writes no rows */
 int64_t ss_lane_prefixes(int s, int64_t *out, uint64_t *masks, int64_t cap, ss_lstats *st, uint64_t all) {
     memset(st, 0, sizeof *st); st->all = all;
     lane_walk(NULL, 0, s, all, out, masks, cap, st, NULL);
@@ -538,9 +538,9 @@ int ss_lane_count(int s, const int64_t *prefixes, const uint64_t *masks, int64_t
 def program_shape(plan, options) -> str | None:
     """The shape key of the plan's generated program (its text between `INT64_C` literals), from
     the plan cache or generated now (and remembered); None when the C backend refuses the plan."""
-    from solverspace.translators.c.codegen import CDEF
-    from solverspace.translators.c.plan_cache import generation_key, load_generated, store_generated
-    from solverspace.translators.c.shapes import shape_key
+    from .codegen import CDEF
+    from .plan_cache import generation_key, load_generated, store_generated
+    from .shapes import shape_key
     from solverspace.lang.order_domains import order_nodes
     if order_nodes(plan.model):   # the C backend runs the slot model's program, not this plan's
         return None
@@ -605,7 +605,7 @@ class LaneError(SolverspaceError):
 
 def _call(fn, cancel):
     """Run `fn()` on the C thread; Ctrl-C sets the walk's cancel flag and waits for it to stop."""
-    from solverspace.translators.c.backend import C_THREAD
+    from .backend import C_THREAD
     job = C_THREAD.submit(fn, ())
     try:
         while not job.done.is_set():
@@ -689,7 +689,7 @@ def run_top(program: LaneProgram, base) -> LaneResult | None:
     lanes' own counts or is too big: more than `MAX_TOP_UNITS` prefixes, or an undefined
     operation below the prefixes of a module that memoises independent groups (a memo hit
     skips the tally, so a lane's tally would depend on the other lanes' prefixes)."""
-    from solverspace.translators.c.backend import Units
+    from .backend import Units
     from solverspace.core.results import Stats
     module = build(program.source, LANE_CDEF, quick=True)   # -O0: a few loops, walked once (the subtrees are base's)
     lib, ffi = module.lib, module.ffi

@@ -1,5 +1,5 @@
 """Repair compiled: the valid configuration nearest to a point of the index box, by branch and
-bound in C (issue 25).
+bound in C.
 
 The walk is the listing nest (`translators.c.nest`: the plan's order, its domains, derived values
 and constraints, undefined operations rejecting as everywhere else) run from each work unit's
@@ -30,7 +30,7 @@ Units are searched by increasing box distance, and the search stops at the first
 distance is above the incumbent's. Within a unit, leaves are reached in the lexicographic order
 of the per-loop keys; across units an incumbent is replaced by a strictly nearer configuration,
 or by one at the same distance whose keys compare smaller: the answer is the smallest by
-(distance, (|i_p - t_p|, i_p) for p in plan order), the tie order of `solverspace.repair`.
+(distance, (|i_p - t_p|, i_p) for p in plan order), the tie order of `solverspace.moves.repair`.
 
 One module per plan serves every query: the target's indices, the value lists and the box tree
 are runtime inputs (`ss_nearest`). A query runs in one thread, on the C thread (`call_c`), so
@@ -42,14 +42,14 @@ from solverspace.lang import ir
 from solverspace.lang.kinds import STR
 from solverspace.core.errors import SolverspaceError
 
-from solverspace.translators.c.backend import call_c
-from solverspace.translators.c.codegen import CGenerator
-from solverspace.translators.c.expr import C_HELPERS, c_name
-from solverspace.translators.c.nest import LoopNest
-from solverspace.translators.c.optimize import Options
-from solverspace.translators.c.runtime import CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
-from solverspace.translators.c.shapes import build_shaped
-from solverspace.translators.order_slots import refuse_orders
+from .backend import call_c
+from .codegen import CGenerator
+from .expr import C_HELPERS, c_name
+from .nest import LoopNest
+from .optimize import Options
+from .runtime import CANCEL_C, CANCEL_EVERY, DOMAIN_LOOKUPS_C, ERROR_STEP_ZERO
+from .shapes import build_shaped
+from ..order_slots import refuse_orders
 
 __all__ = ["CDEF_NEAREST", "LOOKUP_SPAN", "CompiledNearest", "NearestGenerator", "NearestNest"]
 
@@ -256,7 +256,7 @@ static inline int ss_it_next(ss_it *it, const ss_near *ns, int64_t *k, int64_t *
 
 TREE_C = r"""
 int ss_max_prefix_depth(void) { return 0; }
-int ss_row_size(void) { return 0; }   /* c_build's load check calls it */
+int ss_row_size(void) { return 0; }   /* c.build's load check calls it */
 
 /* ---------------------------------------------------------------- the box tree
    Per unit, and per value of each of the `E` loops below its prefix (a node: a prefix one loop

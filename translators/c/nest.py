@@ -3,7 +3,7 @@
 int64 or wide counts) and, in a funnel build, `walk_funnel`. Each walk runs from a prefix (the
 first `plen` loops fixed) or stops at depth `stop` writing prefixes; derived values and
 constraints are placed after the loop of their last input, with the undefined-value tally and
-looks at the cancel flag. The domains' C comes from `translators.c_domains`.
+looks at the cancel flag. The domains' C comes from `translators.c.domains`.
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from solverspace.lang import ir
 from solverspace.lang.dag import connected_groups
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.c.domains import DomainCode
-from solverspace.translators.c.expr import CExpressionPrinter, c_name
-from solverspace.translators.c.funnel import FunnelCounters
-from solverspace.translators.c.rational import rational_pair
-from solverspace.translators.c.runtime import CANCEL_EVERY, ERROR_COUNT_OVERFLOW
+from .domains import DomainCode
+from .expr import CExpressionPrinter, c_name
+from .funnel import FunnelCounters
+from .rational import rational_pair
+from .runtime import CANCEL_EVERY, ERROR_COUNT_OVERFLOW
 
 
 def divisors_declaration(level: int) -> str:
@@ -26,7 +26,7 @@ def divisors_declaration(level: int) -> str:
 
 class LoopNest:
     """Writes the walks of one build. `item` numbers a name in the build's item list (messages
-    name undefined items by number); `levels` and `hoisted` come from `translators.c_optimize`;
+    name undefined items by number); `levels` and `hoisted` come from `translators.c.optimize`;
     `columns` are the row's fields (for `walk_list`); counts are int64 (`count_words` 1, checked
     for overflow when `checked`) or `count_words` 64-bit words."""
 
@@ -186,7 +186,7 @@ class LoopNest:
              after: dict[int, list[str]] | None = None) -> list[str]:
         """Nested loops over `order[i]` for i in `indices`, `leaf` innermost; `after[i]`: lines
         placed in loop i after its derived values and constraints (the branch and bound's
-        tests, `translators.c_best`)."""
+        tests, `translators.c.best`)."""
         by_name = {level.parameter.name: (i, level) for i, level in enumerate(self.plan.levels)}
         lines, closes = [], []
         quotient = None   # where the loop before is a divisor loop over a range: its quotient e / v
@@ -260,7 +260,7 @@ class LoopNest:
         return lines
 
     def divisor_loop(self, i: int, following: int | None, order, body: list[str], tested: bool) -> str | None:
-        """The C of `e` where loop i may visit only the values that divide `e` (issue 28), else
+        """The C of `e` where loop i may visit only the values that divide `e`, else
         None. That is where the next loop of the nest (`following`) solves `v * w == e` with v
         this loop's parameter itself as the coefficient: a value v not dividing e gives that loop
         no value, so nothing is counted or listed under it. Skipping such a v must change
@@ -353,7 +353,7 @@ class LoopNest:
         return None
 
     def early_split(self, order: list[str]):
-        """(k, components, attached) like `component_split`, where that finds none (issue 28):
+        """(k, components, attached) like `component_split`, where that finds none:
         the first loop position k, above the prefix depth too, from which the remaining loops fall
         into independent groups, a hoisted parameter whose domain reads some of them linking those
         (it is `attached` to their group, multiplied in at the group's leaf). Four pairs

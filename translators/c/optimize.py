@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from solverspace.core.records import MutableRecord, Record
 from solverspace.lang import ir
 from solverspace.analysis.plan import Plan
+from solverspace.core.errors import SolverspaceError
 
 if TYPE_CHECKING:
     from solverspace.lang.bounds import Bounds
@@ -48,7 +49,6 @@ class Options(Record):
     def parse(cls, literal: bool = False, disable=(), only=None) -> "Options":
         for name in (*disable, *(only or ())):
             if name not in ALL_OPTIMIZATIONS:
-                from solverspace.core.errors import SolverspaceError
                 raise SolverspaceError(f"unknown optimization {name!r}", hint=f"known: {', '.join(ALL_OPTIMIZATIONS)}")
         if literal:
             return cls.literal()

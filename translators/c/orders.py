@@ -13,7 +13,7 @@ from __future__ import annotations
 from solverspace.core.draws import Positions
 from solverspace.core.results import rows_to_array
 
-from solverspace.translators.order_slots import slots
+from ..order_slots import slots
 
 
 def rows(backend, plan, *, strict=False, with_derived=(), progress=None):

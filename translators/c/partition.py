@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from solverspace.core.results import Stats
 
-from solverspace.translators.c.backend import CEnumerator
+from .backend import CEnumerator
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,7 +47,7 @@ def restricted(enumerator: CEnumerator, depth: int, prefixes: "np.ndarray", coun
     `depth`), with their counts when known. It shares the loaded module (nothing is built)
     unless `wide`: the build that counts in wide integers, needed when the space has 2**63
     configurations or more and counts are given (positions inside a large unit are found with
-    subtree counts, `c_rank`, which would wrap in int64; a block counted here rebuilds by itself)."""
+    subtree counts, `c.rank`, which would wrap in int64; a block counted here rebuilds by itself)."""
     if wide and enumerator.generated.count_words == 1:
         enumerator = enumerator.wide_twin()
     return enumerator.with_units(enumerator.units_of(depth, prefixes, counts))

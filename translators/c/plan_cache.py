@@ -24,7 +24,7 @@ before (the first sweep after a count: every point has the count's derived value
 constants elsewhere) imports no SymPy.
 
 A model with a closure iterator (a Python function, whose behaviour is not in its written form)
-is never cached. Entries live beside the compiled modules (`c_build.cache_dir()`), are written
+is never cached. Entries live beside the compiled modules (`c.build.cache_dir()`), are written
 atomically and hold their own key; one that does not parse or whose key differs is a miss.
 """
 from __future__ import annotations
@@ -36,8 +36,9 @@ from pathlib import Path
 
 from solverspace.lang import bounds, ir
 
-from solverspace.translators.c.build import cache_dir, write_atomically
-from solverspace.translators.c.codegen import Column, Generated
+from .build import cache_dir, write_atomically
+from .codegen import Column, Generated
+from .optimize import Options
 
 FORMAT = 1   # of the entries' JSON
 _VERSION: list[str] = []
@@ -140,7 +141,6 @@ def search_key(plan, expr, maximize: bool) -> str | None:
     """The key of a compiled search's entry: `generation_key`'s written model (default options,
     no derived columns) with the objective's IR and its direction; None where either cannot be
     written out (a closure)."""
-    from solverspace.translators.c.optimize import Options
     base = generation_key(plan, Options(), (), False, False)
     if base is None or any(isinstance(n, ir.Closure) for n in ir.walk(expr)):
         return None

@@ -11,13 +11,13 @@ Instead the output order is descended one loop at a time, from the unit's prefix
   skipped by its subtree count from the compiled `ss_count_prefix`.
 
 Counts, codes and admitted values come from `translators.c.subtree.SubtreeCounter` (shared with
-the moves of issue 25). `ss_count_prefix` counts under a prefix of the counting order (the non-hoisted loops), with
+the search moves: quantiles, designs, repair). `ss_count_prefix` counts under a prefix of the counting order (the non-hoisted loops), with
 every hoisted parameter multiplied in; the hoisted parameters already fixed are divided out
 again: their domain sizes depend only on loops before them, so they are common factors.
 """
 from __future__ import annotations
 
-from solverspace.translators.c.subtree import SubtreeCounter
+from .subtree import SubtreeCounter
 
 
 class UnitRanker:

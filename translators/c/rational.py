@@ -1,7 +1,7 @@
 """Exact `/` without fractions: an expression that may be a fraction rewritten as a pair of
 integer IR expressions (numerator, denominator > 0), undefined exactly where the expression is.
 
-The C printer (`translators.c_expr`) uses the pair to compare fractions by cross-multiplying and
+The C printer (`translators.c.expr`) uses the pair to compare fractions by cross-multiplying and
 to floor-divide them; the rewrite itself is IR to IR and knows nothing of C.
 
     rational_pair(node, model, rational) -> (numerator, denominator)

@@ -3,11 +3,11 @@
 the exported drivers that run the walks over work units, and the CSV formatter.
 
 Exported functions (see CDEF): `ss_prefixes`, `ss_count_units`, `ss_fill_units`, `ss_format_csv`,
-`ss_fill_list`, `ss_count_prefix`, and, in a funnel build, `ss_funnel` (`translators.c_funnel`).
+`ss_fill_list`, `ss_count_prefix`, and, in a funnel build, `ss_funnel` (`translators.c.funnel`).
 """
 from __future__ import annotations
 
-from solverspace.translators.c.expr import C_HELPERS, c_name
+from .expr import C_HELPERS, c_name
 
 CDEF = """
 typedef struct { int64_t count; int64_t undefined; int32_t error; int32_t undef_item; } ss_stats;
@@ -343,7 +343,7 @@ def csv_row_width(columns) -> int:
 
 
 def csv_formatter(columns) -> str:
-    """`ss_format_csv`: rows (`columns`, `translators.c_codegen.Column`) as CSV text, in parallel."""
+    """`ss_format_csv`: rows (`columns`, `translators.c.codegen.Column`) as CSV text, in parallel."""
     decls, parts = [], []
     for j, c in enumerate(columns):
         if j:

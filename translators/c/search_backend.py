@@ -1,4 +1,4 @@
-"""`best` compiled: the registry's `bnb` and `exhaustive` backends (`solverspace.backends`).
+"""`best` compiled: the registry's `bnb` and `exhaustive` backends (`solverspace.registry.backends`).
 
 The search walks the plan's loop nest in generated C (`translators.c.best`): `bnb` cuts
 subtrees by sound bounds of the objective, `exhaustive` evaluates every valid configuration.
@@ -7,6 +7,10 @@ are `analysis.reference_backend.ReferenceSearch`) because it chooses the compile
 analysis layer may not import a translator; the fallback to the Python walk is an import downward.
 """
 from __future__ import annotations
+from ..errors import UnsupportedConstruct
+from .best import best_compiled
+from .build import CompilerError
+from solverspace.analysis.search import best
 
 
 class SearchBackend:
@@ -19,10 +23,6 @@ class SearchBackend:
         self.name, self.time_limit, self.threads = engine, time_limit, threads
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None):
-        from solverspace.analysis.search import best
-        from solverspace.translators.c.best import best_compiled
-        from solverspace.translators.c.build import CompilerError
-        from solverspace.translators.errors import UnsupportedConstruct
         try:
             return best_compiled(plan, objective, maximize=maximize, top=top, prune=self.name == "bnb",
                                  time_limit=self.time_limit, threads=self.threads, progress=progress)

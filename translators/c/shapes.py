@@ -26,7 +26,7 @@ import json
 import re
 from pathlib import Path
 
-from solverspace.translators.c.build import CompilerError, build, cache_dir, is_built, write_atomically
+from .build import CompilerError, build, cache_dir, is_built, write_atomically
 
 FORMAT = 1
 LITERAL = re.compile(r"INT64_C\((-?\d+)\)")

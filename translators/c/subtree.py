@@ -1,11 +1,11 @@
-"""Counts of valid completions under a prefix of the plan's loop order (issue 25), compiled.
+"""Counts of valid completions under a prefix of the plan's loop order, compiled.
 
 A *node* is a prefix of the plan's loop order (`plan.order`) with values bound: the first
 `index` loops, each value admitted by the plan's constraints at its loop (the reference
 evaluator's levels, so the same semantics by construction), with the derived values computed
 there. Its `count` is the number of valid configurations that extend it. `SubtreeCounter.expand`
 lists a node's children (the admitted values of the next loop, in domain order) with their
-counts; the moves of issue 25 (conditional quantiles and designs, repair) descend the loops this
+counts; the search moves (conditional quantiles and designs, repair) descend the loops this
 way without listing the space.
 
 Where the counts come from:
@@ -35,9 +35,10 @@ from dataclasses import dataclass
 
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined
-from solverspace.translators.c.codegen import ERROR_COUNT_OVERFLOW
-from solverspace.translators.errors import UnsupportedConstruct
-from solverspace.translators.order_slots import OrderSlots
+from .codegen import ERROR_COUNT_OVERFLOW
+from ..errors import UnsupportedConstruct
+from ..order_slots import OrderSlots
+from solverspace.lang.kinds import ORDER
 
 __all__ = ["MAX_CACHED", "DIRECT_ROWS", "Node", "SubtreeCounter", "refuse_orders_for"]
 
@@ -46,9 +47,8 @@ DIRECT_ROWS = 1 << 22    # a count under a subtree of at most this many configur
 
 
 def refuse_orders_for(plan, what: str) -> None:
-    """Refuse a space with order-valued parameters for `what` (a move of issue 25), naming the first."""
+    """Refuse a space with order-valued parameters for `what` (a search move), naming the first."""
     if OrderSlots.through_slots(plan):   # C runs the slot model: no counts per order parameter
-        from solverspace.lang.kinds import ORDER
         model = plan.model
         owner = next(p for p in model.parameters if model.kinds.of(p.name) == ORDER)
         raise UnsupportedConstruct("C", owner.domain,

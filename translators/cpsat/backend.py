@@ -1,4 +1,4 @@
-"""The CP-SAT backend: the facade over the CP-SAT modules, and what `solverspace.backends`
+"""The CP-SAT backend: the facade over the CP-SAT modules, and what `solverspace.registry.backends`
 registers as ``"cpsat"`` (`CpSatBackend`).
 
 Every entry point takes its options as arguments (`time_limit` in seconds, `workers` solver
@@ -6,15 +6,15 @@ threads, `seed` CP-SAT's random seed) and passes them down; nothing reads a muta
 
 The modules, bottom to top (none imports a module above it):
 
-- `cpsat_val`: `Val`, `Codes`, `CpSatRefusal`, CP-SAT's limits, linear-expression helpers;
-- `cpsat_literals`: one lowering's CP model, variables, literals, relations, conversions;
-- `cpsat_expr`: expressions and assertions (one method per IR node and operator);
-- `cpsat_lower`: `Lowering`, the model's items: parameters, domains, closures, derived values;
-- `cpsat_solver`: `Options` and `new_solver`, the one place a CpSolver is configured;
-- `cpsat_count` (with `cpsat_wide`): exact counting by structure (`Counter`);
-- `cpsat_run` (count + undefined tally), `cpsat_explain` (completion and minimal conflicts),
-  `cpsat_best` (best by objective), `cpsat_sample` (exact uniform sampling), `cpsat_hash`
-  (ApproxMC2 counts and UniGen2 samples), `cpsat_samplers` (the two as samplers);
+- `cpsat.val`: `Val`, `Codes`, `CpSatRefusal`, CP-SAT's limits, linear-expression helpers;
+- `cpsat.literals`: one lowering's CP model, variables, literals, relations, conversions;
+- `cpsat.expr`: expressions and assertions (one method per IR node and operator);
+- `cpsat.lower`: `Lowering`, the model's items: parameters, domains, closures, derived values;
+- `cpsat.solver`: `Options` and `new_solver`, the one place a CpSolver is configured;
+- `cpsat.count` (with `cpsat.wide`): exact counting by structure (`Counter`);
+- `cpsat.run` (count + undefined tally), `cpsat.explain` (completion and minimal conflicts),
+  `cpsat.best` (best by objective), `cpsat.sample` (exact uniform sampling), `cpsat.hashing`
+  (ApproxMC2 counts and UniGen2 samples), `cpsat.samplers` (the two as samplers);
 - `cpsat` (this module): the backend and the public functions, re-exporting the names other
   code imports from here (`Lowering`, `CpSatRefusal`, `LowerBound`, ...).
 """
@@ -23,18 +23,18 @@ from __future__ import annotations
 from solverspace.core.errors import BackendUnavailableError
 
 from solverspace.analysis.objective import BestResult, Ranked
-from solverspace.translators.cpsat.best import best as best_of_plan
-from solverspace.translators.cpsat.explain import Completion
-from solverspace.translators.cpsat.explain import complete as complete_plan
-from solverspace.translators.cpsat.hashing import ApproximateCount, NearUniformSampler
-from solverspace.translators.cpsat.hashing import approximate_count as approximate_count_of_plan
-from solverspace.translators.cpsat.lower import EXPLICIT_DOMAIN, LIMIT, Codes, CpSatRefusal, Lowering, Val
-from solverspace.translators.cpsat.run import CpSatStats, LowerBound, count_plan
-from solverspace.translators.cpsat.sample import SelfReducibleSampler
-from solverspace.translators.cpsat.samplers import CpSatSampler, XorSampler
-from solverspace.translators.cpsat.solver import Options
-from solverspace.translators.cpsat import orders as cpsat_orders
-from solverspace.translators.order_slots import SlotJoins, with_order_slots
+from .best import best as best_of_plan
+from .explain import Completion
+from .explain import complete as complete_plan
+from .hashing import ApproximateCount, NearUniformSampler
+from .hashing import approximate_count as approximate_count_of_plan
+from .lower import EXPLICIT_DOMAIN, LIMIT, Codes, CpSatRefusal, Lowering, Val
+from .run import CpSatStats, LowerBound, count_plan
+from .sample import SelfReducibleSampler
+from .samplers import CpSatSampler, XorSampler
+from .solver import Options
+from . import orders as cpsat_orders
+from ..order_slots import SlotJoins, with_order_slots
 
 __all__ = ["ApproximateCount", "BestResult", "Codes", "Completion", "CpSatBackend", "CpSatRefusal", "CpSatSampler",
            "CpSatStats", "EXPLICIT_DOMAIN", "LIMIT", "LowerBound", "Lowering", "NearUniformSampler", "Options",
@@ -84,14 +84,14 @@ class CpSatBackend:
 
     def best(self, plan, objective: str, *, maximize: bool = True, top: int = 10, progress=None,
              expr=None) -> BestResult:
-        """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`);
+        """The `top` best distinct configurations by `objective` (see `translators.cpsat.best`);
         `expr`: the objective already lowered (a slot plan's: `order_slots.OrderSlots`)."""
         return best_of_plan(plan, objective, maximize=maximize, top=top, progress=progress, expr=expr,
                             **self.options())
 
     def approximate_count(self, plan, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0) -> ApproximateCount:
         """ApproxMC2: a count within a factor (1 + epsilon) with probability >= 1 - delta (see
-        `translators.cpsat_hash`); `seed` draws the hashes. No time limit: a cell is enumerated
+        `translators.cpsat.hashing`); `seed` draws the hashes. No time limit: a cell is enumerated
         to its end."""
         return approximate_count_of_plan(plan, epsilon, delta, seed=seed, options=Options(workers=self.workers or 1))
 
@@ -124,14 +124,14 @@ def count(space, *, strict: bool = False, progress=None, undefined: bool = True,
 def complete(space, assignment: dict, *, time_limit: float | None = None, workers: int | None = None,
              seed: int = 0) -> Completion:
     """Feasibility of a partial assignment: a valid completion, or a minimal set of constraints
-    that together rule it out (see `translators.cpsat_explain`)."""
+    that together rule it out (see `translators.cpsat.explain`)."""
     return with_order_slots(CpSatBackend(time_limit=time_limit, workers=workers, seed=seed)).complete(_plan(space),
                                                                                                       assignment)
 
 
 def best(space, objective: str, *, maximize: bool = True, top: int = 10, time_limit: float | None = None,
          workers: int | None = None, seed: int = 0) -> BestResult:
-    """The `top` best distinct configurations by `objective` (see `translators.cpsat_best`)."""
+    """The `top` best distinct configurations by `objective` (see `translators.cpsat.best`)."""
     backend = with_order_slots(CpSatBackend(time_limit=time_limit, workers=workers, seed=seed))
     return backend.best(_plan(space), objective, maximize=maximize, top=top)
 

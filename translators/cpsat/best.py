@@ -13,8 +13,8 @@ walked one configuration at a time by lexicographic minimisation. A fractional o
 (`fmas_per_block / loads_per_block`) is optimised exactly by Dinkelbach's iteration: maximise
 `q*p - r*d` for the current ratio r/q until no configuration improves on it.
 
-Layering: cpsat_lower (`Val`, `LIMIT`), cpsat_solver, cpsat_count (`Counter`) -> **cpsat_best** ->
-cpsat (the facade's `best`). The objective is parsed by `solverspace.analysis.objective.parse_objective`.
+Layering: cpsat.lower (`Val`, `LIMIT`), cpsat.solver, cpsat.count (`Counter`) -> **cpsat.best** ->
+cpsat.backend (the facade's `best`). The objective is parsed by `solverspace.analysis.objective.parse_objective`.
 """
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.analysis.objective import BestResult, Ranked, parse_objective, string_order, tie_key
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.count import Counter, Factor
-from solverspace.translators.cpsat.lower import LIMIT, CpSatRefusal, Val
-from solverspace.translators.cpsat.solver import Options, new_solver
+from .count import Counter, Factor
+from .lower import LIMIT, CpSatRefusal, Val
+from .solver import Options, new_solver
 
 #: Tie classes up to this size are enumerated and sorted instead of walked one by one.
 TIE_ENUMERATION = 2000

@@ -32,7 +32,7 @@ proofs by CP-SAT):
    would take is compared with the joint enumeration's, estimated from the mean group count. The
    component falls back to the joint enumeration when that is cheaper (GEMM on every device: the
    outer solutions barely share separator assignments and most have no reader pair at all).
-5. **Sinks with a default are counted in Python** (`Counter.sinks`, `translators.cpsat_sinks`):
+5. **Sinks with a default are counted in Python** (`Counter.sinks`, `translators.cpsat.sinks`):
    a parameter with a small constant domain, read by constraints only (no other parameter or
    weight), one of whose values CP-SAT proves accepted whatever the others are, leaves the
    enumeration; each solution of the rest is weighed by the number of its accepted values,
@@ -41,8 +41,8 @@ proofs by CP-SAT):
    Hotspot's `blocks_per_sm` (default 0) and `loop_unroll_factor_t` (default 1) take its
    141,271 CP-SAT solutions to 33,216. Not while sampling (its tables list every parameter).
 
-Layering: cpsat_lower (`Lowering`) -> cpsat_solver (`Options`, `new_solver`), cpsat_sinks -> **cpsat_count** ->
-cpsat_run / cpsat_best / cpsat_explain / cpsat_sample / cpsat_hash -> cpsat (the facade).
+Layering: cpsat.lower (`Lowering`) -> cpsat.solver (`Options`, `new_solver`), cpsat.sinks -> **cpsat.count** ->
+cpsat.run / cpsat.best / cpsat.explain / cpsat.sample / cpsat.hashing -> cpsat.backend (the facade).
 
 CP-SAT's enumeration slows down as the solutions of one solve accumulate (quadratically: 40,000
 solutions of a single free variable take 40 times as long as 5,000), so a component with more
@@ -68,10 +68,10 @@ from solverspace.lang.dag import connected_groups
 from solverspace.core.errors import Location, SpaceEvaluationError
 from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 
-from solverspace.translators.cpsat.lower import CpSatRefusal, Lowering
-from solverspace.translators.cpsat.sinks import SINK_VALUES, SinkCount
-from solverspace.translators.cpsat.solver import Options, feasibility, invalid_model, new_solver
-from solverspace.translators.cpsat.wide import residue_classes, size as domain_size, wide_parameter
+from .lower import CpSatRefusal, Lowering
+from .sinks import SINK_VALUES, SinkCount
+from .solver import Options, feasibility, invalid_model, new_solver
+from .wide import residue_classes, size as domain_size, wide_parameter
 
 
 @dataclass(frozen=True)
@@ -407,7 +407,7 @@ class Counter:
     def residue_split(self, component: Component, fixed: dict):
         """(wide parameter, [(representative, class size)], the sub-problem over the rest, stride)
         when a parameter of the component has a wide constant range used only modulo a constant
-        (see `translators.cpsat_wide`), else None. The sub-problem, with the parameter held at a
+        (see `translators.cpsat.wide`), else None. The sub-problem, with the parameter held at a
         representative, counts each configuration of its class once; the class's values are
         `representative + stride * j`, j below its size."""
         params, factors = self.restored(component)
@@ -587,7 +587,7 @@ class Counter:
         return found
 
     def sinks(self, component: Component, fixed: dict, deadline) -> Component:
-        """The component with its sinks (`translators.cpsat_sinks`) summed out in Python: a
+        """The component with its sinks (`translators.cpsat.sinks`) summed out in Python: a
         parameter with a constant domain of at most `SINK_VALUES` values, whose conditions (other
         than its domain) are constraints and derived values' definedness that no other sink's
         conditions share and no weight reads, and *with a default*: a value that CP-SAT proves

@@ -9,7 +9,7 @@ of them admits a configuration. An undefined derived value (`q = a // b` with `b
 named, with the operation that fails, instead of being blamed on the domains. If no rule is
 needed, the domains alone rule the values out.
 
-Layering: cpsat_count (`Counter`), cpsat_run (`failing_expression`) -> **cpsat_explain** -> cpsat
+Layering: cpsat.count (`Counter`), cpsat.run (`failing_expression`) -> **cpsat.explain** -> cpsat.backend
 (the facade's `complete`).
 """
 from __future__ import annotations
@@ -22,9 +22,9 @@ from solverspace.lang import ir
 from solverspace.core.orders import format_value
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.count import Counter, Factor
-from solverspace.translators.cpsat.run import failing_expression
-from solverspace.translators.cpsat.solver import Options, new_solver
+from .count import Counter, Factor
+from .run import failing_expression
+from .solver import Options, new_solver
 
 
 @dataclass

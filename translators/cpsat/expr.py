@@ -2,11 +2,11 @@
 and operator (`ir.Visitor` dispatch), and `require`, which posts a condition directly instead of
 reifying it where the semantics allow.
 
-Lowering an expression gives a `Val` and a definedness literal `ok` (see `translators.cpsat_lower`
+Lowering an expression gives a `Val` and a definedness literal `ok` (see `translators.cpsat.lower`
 for the rules). Names (`Ref`) are resolved by the item layer above (`param`, `derived`).
 
-Layering: cpsat_val -> cpsat_literals -> **cpsat_expr** -> cpsat_lower -> ... (see
-`translators.cpsat_val`).
+Layering: cpsat.val -> cpsat.literals -> **cpsat.expr** -> cpsat.lower -> ... (see
+`translators.cpsat.val`).
 """
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from ortools.sat.python import cp_model
 from solverspace.lang import ir
 from solverspace.lang.bounds import Interval, division_interval, point
 
-from solverspace.translators.cpsat.literals import LoweringBase
-from solverspace.translators.cpsat.val import (
+from .literals import LoweringBase
+from .val import (
     NEGATE, Val, add_vals, as_linear, bool_val, clamp, const_bool, const_int, neg, rat, scale, sub, sub_vals)
 
 
 class ExpressionLowering(LoweringBase):
     """Expressions and assertions over the parameters' variables (`param`) and the derived
-    values (`derived`), both provided by the item layer (`cpsat_lower.Lowering`)."""
+    values (`derived`), both provided by the item layer (`cpsat.lower.Lowering`)."""
 
     def param(self, name: str) -> Val:
         raise NotImplementedError

@@ -26,7 +26,7 @@ cell costs about one pass of the search over the whole space (K40c GEMM: 6 s per
 spaces we have, the exact self-reducibility sampler is faster (see bench/sample.py); this mode
 is for spaces whose exact counts do not finish, with the guarantee above, stated not improved.
 
-Layering: cpsat_solver (`Options`, `new_solver`), cpsat_count (`Counter`) -> **cpsat_hash** -> cpsat
+Layering: cpsat.solver (`Options`, `new_solver`), cpsat.count (`Counter`) -> **cpsat.hashing** -> cpsat.backend
 (the facade re-exports `approximate_count`).
 """
 from __future__ import annotations
@@ -41,8 +41,8 @@ from ortools.sat.python import cp_model
 
 from solverspace.core.errors import OptionError
 
-from solverspace.translators.cpsat.count import Counter
-from solverspace.translators.cpsat.solver import Options, new_solver
+from .count import Counter
+from .solver import Options, new_solver
 
 #: UniGen2's parameters, as in its reference implementation.
 KAPPA = 0.638

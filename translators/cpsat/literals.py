@@ -1,9 +1,9 @@
 """The state of one CP-SAT lowering and its primitives: variables, literals, relations folded from
 bounds, conversions between kinds of `Val`, refusal messages, and reading values back.
 
-Layering: cpsat_val -> **cpsat_literals** -> cpsat_expr -> cpsat_lower -> ... (see
-`translators.cpsat_val`). `LoweringBase` knows nothing of IR expressions beyond naming them in
-refusals; `cpsat_expr` lowers expressions on top of it and `cpsat_lower` the model's items.
+Layering: cpsat.val -> **cpsat.literals** -> cpsat.expr -> cpsat.lower -> ... (see
+`translators.cpsat.val`). `LoweringBase` knows nothing of IR expressions beyond naming them in
+refusals; `cpsat.expr` lowers expressions on top of it and `cpsat.lower` the model's items.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from solverspace.lang.bounds import short_number
 from solverspace.core.errors import Location
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.val import (
+from .val import (
     LIMIT, NEGATE, Codes, CpSatRefusal, Val, const_int, decide, lit_key, linear)
 
 

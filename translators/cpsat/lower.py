@@ -30,9 +30,9 @@ with `==` and `!=`. Closure iterators become table constraints, tabulated in Pyt
 combination of their inputs' values. A construct that cannot be lowered raises `CpSatRefusal`,
 which names the expression, the item that contains it and its line.
 
-Layering: cpsat_val (Val, Codes, CpSatRefusal) -> cpsat_literals (variables, literals) ->
-cpsat_expr (expressions) -> **cpsat_lower** (items, domains: `Lowering`) -> cpsat_solver ->
-cpsat_count -> cpsat_run / cpsat_best / cpsat_explain / cpsat_sample / cpsat_hash -> cpsat (the
+Layering: cpsat.val (Val, Codes, CpSatRefusal) -> cpsat.literals (variables, literals) ->
+cpsat.expr (expressions) -> **cpsat.lower** (items, domains: `Lowering`) -> cpsat.solver ->
+cpsat.count -> cpsat.run / cpsat.best / cpsat.explain / cpsat.sample / cpsat.hashing -> cpsat.backend (the
 backend facade). Nothing here imports a module above it.
 """
 from __future__ import annotations
@@ -45,10 +45,10 @@ from solverspace.core.errors import ClosureTableError
 from solverspace.lang.evaluate import Undefined, compile_domain
 from solverspace.lang.printing import to_source
 
-from solverspace.translators.cpsat.expr import ExpressionLowering
-from solverspace.translators.cpsat.val import (
+from .expr import ExpressionLowering
+from .val import (
     EXPLICIT_DOMAIN, LIMIT, Codes, CpSatRefusal, Val, add, coded_hull, const_int, cp_domain, sub)
-from solverspace.translators.cpsat.wide import size as domain_size
+from .wide import size as domain_size
 
 __all__ = ["Codes", "CpSatRefusal", "EXPLICIT_DOMAIN", "LIMIT", "Lowering", "Val"]
 

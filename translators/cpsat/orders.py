@@ -13,7 +13,10 @@ from __future__ import annotations
 from solverspace.lang import ir
 from solverspace.core.results import rows_to_array
 
-from solverspace.translators.order_slots import slots
+from ..order_slots import slots
+from .explain import Completion
+from solverspace.analysis.objective import parse_objective
+from solverspace.lang.printing import to_source
 
 
 def _join(layout, configuration: dict | None) -> dict | None:
@@ -33,11 +36,10 @@ def _join(layout, configuration: dict | None) -> dict | None:
 
 
 def complete(plan, assignment: dict, complete_plan, **options):
-    """`cpsat_explain.complete` through the slot model (see the module docstring)."""
+    """`cpsat.explain.complete` through the slot model (see the module docstring)."""
     slot, layout = slots(plan, "CP-SAT")
     mapped = layout.slot_values(assignment)
     if mapped is None:   # an order longer than its iterator allows: no completion
-        from solverspace.translators.cpsat.explain import Completion
         return Completion(dict(assignment), False)
     result = complete_plan(slot, mapped, **options)
     model = plan.model
@@ -53,7 +55,6 @@ def complete(plan, assignment: dict, complete_plan, **options):
         key = name.split("#")[0]
         item = model.constraint.get(key) or model.derived_value.get(key)
         if item is not None and any(isinstance(n, ir.OrderFn) for n in ir.walk(item.expr)):
-            from solverspace.lang.printing import to_source
             text = to_source(item.expr)   # the slot model's text would name slots
         failing.setdefault(key, (text, _join(layout, config)))
     result.undefined = original(result.undefined)
@@ -85,9 +86,8 @@ class OrderSampler:
 
 
 def best(plan, objective: str, best_of_plan, **options):
-    """`cpsat_best.best` through the slot model: the objective (which may use the order
+    """`cpsat.best.best` through the slot model: the objective (which may use the order
     functions) lowered in the order model, translated to slots; configurations joined back."""
-    from solverspace.analysis.objective import parse_objective
     slot, layout = slots(plan, "CP-SAT")
     expr = layout.rewrite(parse_objective(plan.model, objective), None)
     result = best_of_plan(slot, objective, expr=expr, **options)

@@ -11,8 +11,8 @@ Strict mode turns the first reachable undefined operation into `UndefinedOperati
 the same way, naming the expression and a configuration; an evaluation error the reference would
 raise (a range step of 0) is searched for the same way and raised as `SpaceEvaluationError`.
 
-Layering: cpsat_count (`Counter`) -> **cpsat_run** -> cpsat (the facade, `CpSatBackend.count`);
-`cpsat_explain` uses `failing_expression` from here.
+Layering: cpsat.count (`Counter`) -> **cpsat.run** -> cpsat.backend (the facade, `CpSatBackend.count`);
+`cpsat.explain` uses `failing_expression` from here.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 from solverspace.lang.printing import to_source
 from solverspace.core.results import Stats
 
-from solverspace.translators.cpsat.count import Counter, Factor, Problem
-from solverspace.translators.cpsat.solver import Options, invalid_model, new_solver
+from .count import Counter, Factor, Problem
+from .solver import Options, invalid_model, new_solver
 
 
 class LowerBound(int):
@@ -42,7 +42,7 @@ class CpSatStats(Stats):
     """`Stats` plus whether the count is exact (False: a time limit stopped it, and `count` is a
     `LowerBound`), whether the undefined tally is (False: it is a lower bound), the CP-SAT
     solutions enumerated, the seconds spent and the `strategy` per component ("joint" or
-    "separated", see cpsat_count); `discarded`: solutions enumerated in sub-problems stopped at
+    "separated", see cpsat.count); `discarded`: solutions enumerated in sub-problems stopped at
     their cap and counted again in parts (work thrown away, not in `solutions`)."""
 
     __match_args__ = (*Stats.__match_args__, "exact", "undefined_exact", "solutions", "seconds", "strategy",

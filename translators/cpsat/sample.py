@@ -1,7 +1,7 @@
 """Exactly uniform samples with CP-SAT counts as the oracle (self-reducibility).
 
 For spaces the compiled enumerator does not accept, or whose prefixes it cannot count one by one.
-A configuration is drawn the way `cpsat_count` counts, each step in proportion to exact counts,
+A configuration is drawn the way `cpsat.count` counts, each step in proportion to exact counts,
 so every valid configuration has probability exactly 1/size:
 
 - **Peeled parameters** (a parameter whose only condition is its own domain) are drawn in
@@ -23,8 +23,8 @@ each draw keeps its slot, so a batch of k is k independent uniform draws in orde
 CP-SAT's own random seeds and solution hints are not used to sample: they do not give a uniform
 distribution (the OR-Tools maintainers say so); here the randomness is ours (NumPy PCG64).
 
-Layering: cpsat_count (`Counter`, its problems and weights) -> **cpsat_sample** -> cpsat (the
-facade re-exports `SelfReducibleSampler`); `solverspace.sampling` drives it.
+Layering: cpsat.count (`Counter`, its problems and weights) -> **cpsat.sample** -> cpsat.backend (the
+facade re-exports `SelfReducibleSampler`); `solverspace.scale.sampling` drives it.
 """
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ import itertools
 
 import numpy as np
 
-from solverspace.translators.cpsat.count import (
+from .count import (
     Component, Counter, CountResult, Factor, Problem, Weight, peeled_params, rest_at)
-from solverspace.translators.cpsat.solver import Options
-from solverspace.translators.cpsat.wide import size as domain_size
+from .solver import Options
+from .wide import size as domain_size
 
 #: A component with at most this many CP-SAT solutions is listed while counted and drawn from
 #: the list (K40c GEMM: 59,166 rows, about 10 MB); larger ones are split on their first parameter.

@@ -1,7 +1,7 @@
 """The CP-SAT backend's sampling methods, as samplers: `cpsat` (exact counts as the oracle of
-self-reducibility, translators.cpsat_sample) and `cpsat-xor` (near-uniform, UniGen2 with random
-XOR cells, translators.cpsat_hash). Both draw configurations, not positions (CP-SAT has no
-canonical order). `solverspace.sampling` gets them through the backend registry."""
+self-reducibility, translators.cpsat.sample) and `cpsat-xor` (near-uniform, UniGen2 with random
+XOR cells, translators.cpsat.hashing). Both draw configurations, not positions (CP-SAT has no
+canonical order). `solverspace.scale.sampling` gets them through the backend registry."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,9 @@ import numpy as np
 from solverspace.core.draws import SampleSizeError, check_sample_size, collect_rows
 from solverspace.core.results import rows_to_array
 
-from solverspace.translators.cpsat.solver import Options
+from .solver import Options
+from .hashing import NearUniformSampler
+from .sample import SelfReducibleSampler
 
 
 class CpSatSampler:
@@ -21,7 +23,6 @@ class CpSatSampler:
 
     def __init__(self, plan, threads=None, *, seed: int = 0, progress=None, settings: dict | None = None,
                  **options):
-        from solverspace.translators.cpsat.sample import SelfReducibleSampler
         plan = getattr(plan, "plan", plan)   # a Space or a Plan
         settings = dict(settings or {"workers": threads}, time_limit=None)  # a stopped count cannot give uniform draws
         self.columns = plan.model.parameter_names
@@ -38,7 +39,7 @@ class CpSatSampler:
 
 
 class XorSampler:
-    """Near-uniform configurations from random XOR cells (UniGen2); see translators.cpsat_hash."""
+    """Near-uniform configurations from random XOR cells (UniGen2); see translators.cpsat.hashing."""
 
     name = "cpsat-xor"
 
@@ -50,7 +51,6 @@ class XorSampler:
 
     def _for_seed(self, seed: int):
         """The hashing state of one seed (its ApproxMC2 count included): a new seed starts over."""
-        from solverspace.translators.cpsat.hashing import NearUniformSampler
         if getattr(self, "seed", None) != seed:
             self.sampler, self.seed = NearUniformSampler(self.plan, self.options, seed), seed
         return self.sampler

@@ -8,7 +8,7 @@ one solution per value: the component without the sink and its conditions is enu
 solution is weighed by that number (variable elimination, as for peeled parameters). Counting
 whether or not the sink is worth it gives the same count: the weight is exact, and a solution
 of the other conditions with no accepted sink value weighs 0. Whether it pays is decided by
-`cpsat_count.Counter.sinks` (CP-SAT proves that some value of the sink is accepted whatever the
+`cpsat.count.Counter.sinks` (CP-SAT proves that some value of the sink is accepted whatever the
 others are, so the enumeration without it lists at most as many solutions as with it).
 
 The weight depends on the other parameters only through the maximal sub-expressions of the
@@ -20,7 +20,7 @@ evaluated it (`b == 0 or a // b < 2`), is harmless: an undefined key is remember
 and raises `Undefined` only where the residual reads it, exactly where the condition would have
 evaluated it. Python's meaning throughout (`solverspace.lang.evaluate`), derived values inlined.
 
-Layering: imports only `solverspace.lang.ir` and `solverspace.lang.evaluate`; used by cpsat_count.
+Layering: imports only `solverspace.lang.ir` and `solverspace.lang.evaluate`; used by cpsat.count.
 """
 from __future__ import annotations
 

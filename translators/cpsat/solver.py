@@ -1,9 +1,9 @@
 """CP-SAT solver setup: the options every CP-SAT entry point takes (`Options`: time limit, workers,
 seed) and the one place a `cp_model.CpSolver` is built from them (`new_solver`).
 
-Layering: cpsat_val -> cpsat_literals -> cpsat_expr -> cpsat_lower -> **cpsat_solver** ->
-cpsat_count -> cpsat_run / cpsat_best / cpsat_explain / cpsat_sample / cpsat_hash -> cpsat (see
-`translators.cpsat_val`). Imports only OR-Tools and `cpsat_val`.
+Layering: cpsat.val -> cpsat.literals -> cpsat.expr -> cpsat.lower -> **cpsat.solver** ->
+cpsat.count -> cpsat.run / cpsat.best / cpsat.explain / cpsat.sample / cpsat.hashing -> cpsat.backend (see
+`translators.cpsat.val`). Imports only OR-Tools and `cpsat.val`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from solverspace.translators.cpsat.val import CpSatRefusal
+from .val import CpSatRefusal
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Options:
     time_limit: float | None = None
     workers: int | None = None
     seed: int = 0
-    sinks: bool = True      # count sinks in Python (cpsat_count.Counter.sinks); validation turns it off
+    sinks: bool = True      # count sinks in Python (cpsat.count.Counter.sinks); validation turns it off
 
     @property
     def worker_count(self) -> int:

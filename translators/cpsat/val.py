@@ -2,9 +2,9 @@
 `CpSatRefusal`, CP-SAT's domain limits and the small helpers on linear expressions and constant
 domains.
 
-Layering (bottom to top; no module imports one above it): **cpsat_val** -> cpsat_literals ->
-cpsat_expr -> cpsat_lower -> cpsat_solver -> cpsat_count -> cpsat_run / cpsat_best /
-cpsat_explain / cpsat_sample / cpsat_hash -> cpsat (the backend facade). This module imports only
+Layering (bottom to top; no module imports one above it): **cpsat.val** -> cpsat.literals ->
+cpsat.expr -> cpsat.lower -> cpsat.solver -> cpsat.count -> cpsat.run / cpsat.best /
+cpsat.explain / cpsat.sample / cpsat.hashing -> cpsat.backend (the backend facade). This module imports only
 OR-Tools and `solverspace.core.errors`.
 """
 from __future__ import annotations

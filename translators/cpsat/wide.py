@@ -12,7 +12,7 @@ which needs `M` sub-counts instead of `len(range)` solutions (`require(p % 7 == 
 classes come from the range's arithmetic, never from listing it. A parameter used any other way
 (`x < 10**9`, `x // 7`) is left to the enumeration.
 
-Layering: imports only `solverspace.lang.ir`; used by cpsat_lower (`size`) and cpsat_count.
+Layering: imports only `solverspace.lang.ir`; used by cpsat.lower (`size`) and cpsat.count.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def residue_classes(values: range, modulus: int) -> list[tuple[int, int]]:
 
 
 def factor_nodes(model, factor) -> list:
-    """The IR a counting factor reads (see `cpsat_count.Factor`)."""
+    """The IR a counting factor reads (see `cpsat.count.Factor`)."""
     if factor.name in model.parameter and factor.kind in ("domain", "domain_undefined"):
         return [model.parameter[factor.name].domain]
     if factor.name in model.derived_value and factor.kind in ("defined", "undefined"):

@@ -1,4 +1,4 @@
-"""Optuna on the valid set (issue 27; the optional extra `solverspace[optuna]`).
+"""Optuna on the valid set (the optional extra `solverspace[optuna]`).
 
 Optuna's constraints are soft (judged after a trial) and a categorical parameter's choices may
 not change between trials, so define-by-run cannot narrow them. We know the valid set exactly;
@@ -55,13 +55,13 @@ try:
     from optuna.samplers import BaseSampler, TPESampler
     from optuna.trial import TrialState
 except ImportError as exc:                      # pragma: no cover - the extra is installed in CI
-    raise ImportError("solverspace.optuna needs Optuna: pip install 'solverspace[optuna]'") from exc
+    raise ImportError("solverspace.integrations.optuna needs Optuna: pip install 'solverspace[optuna]'") from exc
 
 import numpy as np
 
 from solverspace.core.errors import ArgumentTypeError, OptionError, SolverspaceError, SpaceDefinitionError
 from solverspace.core.orders import SEPARATOR
-from solverspace.analysis.neighbors import METHODS as NEIGHBOR_METHODS
+from solverspace.moves.neighbors import METHODS as NEIGHBOR_METHODS
 from solverspace.analysis.tune_db import APPLICATION, bound_text, canonical_key
 
 EXACT_FLOAT_INT = 2 ** 53       # Optuna keeps an IntDistribution's values as floats: beyond this, categorical
@@ -323,7 +323,7 @@ class SolverspaceSampler(BaseSampler):
             if param_distribution != ours:
                 raise StudyMismatchError(
                     f"parameter {param_name!r} was asked for with {param_distribution}, but the space's value list "
-                    f"gives {ours}", hint="ask for the space's parameters with solverspace.optuna.suggest(trial, space)")
+                    f"gives {ours}", hint="ask for the space's parameters with solverspace.integrations.optuna.suggest(trial, space)")
             if key is None:   # not proposed (an objective asking before the sampler ran: not through Optuna)
                 raise SolverspaceError(f"internal error: trial #{trial.number} asks for {param_name!r} and no "
                                        f"configuration was proposed to it")
@@ -366,7 +366,7 @@ class SolverspaceSampler(BaseSampler):
                 raise StudyMismatchError(
                     f"parameter {name!r}: trial #{trial.number} of the study has {dist}, but the space's value list "
                     f"gives {ours}",
-                    hint="use a new study for this space, ask with solverspace.optuna.suggest(trial, space), or "
+                    hint="use a new study for this space, ask with solverspace.integrations.optuna.suggest(trial, space), or "
                          "export records with export_records(..., space=space)")
         if any(name not in trial.params for name in self.codec.names):
             return _NOT_A_CONFIGURATION

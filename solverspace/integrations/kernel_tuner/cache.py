@@ -1,4 +1,4 @@
-"""Kernel Tuner cache files as records of `tune` (issue 26), and T4 results files.
+"""Kernel Tuner cache files as records of `tune`, and T4 results files.
 
 Kernel Tuner's cache format (`kernel_tuner.util.process_cache`, `store_cache`, `read_cache`,
 version 1.5): one JSON object

@@ -6,7 +6,7 @@ Without this, a user who always runs the default backend would never get the com
 a space the reference can answer: every call would pay the reference again.
 
 - The current command is never delayed or changed by it: the job (the plan, pickled) is written
-  to the cache directory and one detached process (`python -m solverspace.background`, its own
+  to the cache directory and one detached process (`python -m solverspace.registry.background`, its own
   session, lower priority, no terminal) is started when none is running; any failure to do so
   is ignored. The answer given now is the reference's, as before.
 - One background builder at a time per cache directory (a lock file, `background.lock`): it
@@ -18,7 +18,7 @@ a space the reference can answer: every call would pay the reference again.
 - Off with `SOLVERSPACE_BACKGROUND_BUILD=0` (or `AutoBackend(build_behind=False)`); only spaces
   whose reference walk went past `AUTO_BUILD_WORK` candidate values are built (smaller ones are
   answered by the reference about as fast as a warm compiled call), and only where it pays
-  (`pays`: two later calls must save what the build costs; issue 28: on the small T1 files the
+  (`pays`: two later calls must save what the build costs; measured on the small T1 files, the
   build cost more CPU than Kernel Tuner's whole process, and the -O0 module of a quick answer
   counts them as fast as the -O2 one). `SOLVERSPACE_BACKGROUND_BUILD=always`: paying or not.
   Spaces with orders and
@@ -66,7 +66,7 @@ def pays(saving: float) -> bool:
     reference answer the saving is the reference's walk (measured), behind a quick (-O0) answer
     the walk times `O0_SAVING` (40 million candidate values and more: past `AUTO_QUICK_WORK`, so
     none at the defaults). So a one-off count of a small T1 file spends no CPU behind its answer
-    (issue 28: with the build, 0.85 CPU-s on gemm_milo against Kernel Tuner's 0.61)."""
+    (with the build it was 0.85 CPU-s on gemm_milo, against Kernel Tuner's 0.61)."""
     return saving * PAYBACK_CALLS >= BUILD_COST
 
 
@@ -118,7 +118,7 @@ def spawn_builder(folder: Path) -> None:
     path = os.environ.get("PYTHONPATH")
     env = dict(os.environ, SOLVERSPACE_CACHE=str(folder),
                PYTHONPATH=root + (os.pathsep + path if path else ""))
-    _SPAWNED.append(subprocess.Popen([sys.executable, "-m", "solverspace.background", str(folder)], env=env,
+    _SPAWNED.append(subprocess.Popen([sys.executable, "-m", "solverspace.registry.background", str(folder)], env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
                                      cwd=str(folder)))

@@ -1,4 +1,4 @@
-"""Neighbours of a valid configuration without listing the space (issue 25): Kernel Tuner's five
+"""Neighbours of a valid configuration without listing the space: Kernel Tuner's five
 methods (`kernel_tuner/searchspace.py`, `Searchspace.get_neighbors`), with their exact meaning in
 parameter indices (positions in the value lists, `value_lists`). For a valid configuration `c`
 with parameter indices `i(c)` and the valid configurations `V`:
@@ -46,7 +46,7 @@ from typing import Callable
 
 from solverspace.core.errors import SpaceDefinitionError, did_you_mean
 from solverspace.analysis.config_check import ConfigChecker, contains
-from solverspace.analysis.value_lists import ParamIndex
+from solverspace.moves.value_lists import ParamIndex
 
 __all__ = ["METHODS", "NeighborError", "Neighbors", "method_name"]
 

@@ -8,7 +8,7 @@ on the thread count, and the first m rows of a sample of n are themselves a unif
 Spaces of 2**63 configurations or more get positions as Python ints (`draw_big_positions`).
 A sample is held in memory before it is written: at most `draws.MAX_SAMPLE` rows.
 
-Each method belongs to a backend of the registry (`solverspace.backends`: `exact` to `c`,
+Each method belongs to a backend of the registry (`solverspace.registry.backends`: `exact` to `c`,
 `reference` to `reference`, `cpsat` and `cpsat-xor` to `cpsat`), which makes its sampler; this
 module draws from it and says what the sample guarantees. Positions and sizes: `solverspace.core.draws`.
 
@@ -17,12 +17,12 @@ Methods:
   outer loops (its work units), then fills only the units that hold the drawn positions. Exactly
   uniform; memory is bounded by the prefix table plus one batch of units.
 - `reference`: lists the whole space in Python (small spaces only; exactly uniform).
-- `cpsat`: exact counts from CP-SAT as the oracle of self-reducibility (translators.cpsat_samplers),
+- `cpsat`: exact counts from CP-SAT as the oracle of self-reducibility (translators.cpsat.samplers),
   for spaces the compiled enumerator does not accept. Exactly uniform; it draws configurations,
   not positions (it has no canonical order), so its samples differ from the other methods' for
   the same seed. Without replacement, repeated draws are skipped: the result is distributed as
   n distinct configurations drawn one after another uniformly among those not yet drawn.
-- `cpsat-xor`: near-uniform (UniGen2 with random XOR cells, translators.cpsat_hash), for spaces
+- `cpsat-xor`: near-uniform (UniGen2 with random XOR cells, translators.cpsat.hashing), for spaces
   whose exact counts do not finish: each sample has probability within a factor 1 + epsilon
   (epsilon 16) of 1/size; the size it reports is an ApproxMC estimate with (0.8, 0.8).
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solverspace.backends import REGISTRY, backend_for_method, get_backend
+from solverspace.registry.backends import REGISTRY, backend_for_method, get_backend
 from solverspace.core.draws import SampleSizeError
 from solverspace.core.options import check_seed, check_threads
 

@@ -1,8 +1,8 @@
 """The `auto` backend: the policy that picks, per question, the reference or the compiled
 enumerator (and, past the reference's budget where C refuses, CP-SAT), so that small spaces
 wait for no compiler; and for a large or wide model, whose module would take long to build,
-the backend estimated cheapest from the model (`Shape`, `Costs`: issue 28), said with its
-reason. Registered as ``"auto"`` in `solverspace.backends`.
+the backend estimated cheapest from the model (`Shape`, `Costs`), said with its
+reason. Registered as ``"auto"`` in `solverspace.registry.backends`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from solverspace.core.records import Record
 from solverspace.core.results import Stats, rows_to_array
 from solverspace.lang import ir
 from solverspace.analysis.reference import WALK_LIMIT, DomainTooLargeError, ReferenceEnumerator, WorkBudgetExceeded
-from solverspace.factories import c_backend, cpsat_backend
+from solverspace.registry.factories import c_backend, cpsat_backend
 
 
 class BeyondBudgetError(BackendUnavailableError):
@@ -42,7 +42,7 @@ AUTO_REFERENCE_BUDGET = 40_000  # candidate values: about 0.05-0.3 s of the refe
 AUTO_REFERENCE_LIMIT = 700_000  # ... and at most this many when the walk so far says the whole fits:
                                 # 0.6-1.2 s of the reference, about what generating and compiling cost
 AUTO_BUILD_WORK = 40_000        # a reference answer past this many candidate values leaves the module
-                                # to be built in the background (solverspace/background.py): below it,
+                                # to be built in the background (solverspace/registry/background.py): below it,
                                 # the reference is about as fast as a warm compiled call
 AUTO_QUICK_WORK = 20_000_000    # a space compiled cold whose reference walk is estimated at most this
                                 # many candidate values gets the quick (-O0) build now and the -O2 one
@@ -244,7 +244,7 @@ class AutoBackend:
 
     After a reference answer that tried more than `AUTO_BUILD_WORK` candidate values and took
     long enough that the build pays (`background.pays`), the module is left to be built in a
-    detached background process (`solverspace.background`), so that the next call of the same
+    detached background process (`solverspace.registry.background`), so that the next call of the same
     space runs compiled; the answer now is not delayed or changed by it. `build_work` given: past
     that many candidate values, paying or not. `build_behind`: None follows
     `$SOLVERSPACE_BACKGROUND_BUILD` (on unless 0; `always`: paying or not), True builds behind
@@ -259,7 +259,7 @@ class AutoBackend:
 
     Quick builds: when the reference stopped and the walk is estimated at most `quick_work`
     candidate values (`ReferenceEnumerator.estimated_work`), and builds behind the answer are on,
-    the module is compiled quickly (-O0, `c_build.flags`: a quarter of the compile time, C that
+    the module is compiled quickly (-O0, `c.build.flags`: a quarter of the compile time, C that
     runs a few times slower, which a small space does not notice) to answer now (and with the
     default budget the reference goes on only up to `quick_limit`, since the quick build costs
     less than the -O2 one), and the
@@ -475,7 +475,7 @@ class AutoBackend:
             self._beyond_budget(refusal, None)
 
     def _builds_behind(self) -> bool:
-        from solverspace import background
+        from solverspace.registry import background
         return self.build_behind is not False and (self.build_behind is not None or background.enabled())
 
     def _quick_backend(self, compiled, plan, slots: bool):
@@ -490,20 +490,20 @@ class AutoBackend:
         """Whether a build behind the answer pays (`background.pays`): behind a reference answer,
         each later call saves its `seconds`; behind a quick one (`seconds`: the estimated walk),
         what -O2 saves on that walk."""
-        from solverspace import background
+        from solverspace.registry import background
         return background.pays(seconds * background.O0_SAVING if quick else seconds)
 
     def _forced(self) -> bool:
         """Builds behind every answer past the threshold, paying or not (`build_behind=True`, or
         `SOLVERSPACE_BACKGROUND_BUILD=always`)."""
-        from solverspace import background
+        from solverspace.registry import background
         return self.build_behind is True or background.always()
 
     def _leave_build(self, plan, with_derived) -> None:
         """The module of this plan, built behind the answer (never raises, never waits)."""
         if not self._builds_behind():
             return
-        from solverspace import background
+        from solverspace.registry import background
         self.scheduled += background.schedule(plan, self.c_options, with_derived)
 
     def _go_on(self, work: int, fraction: float) -> int | None:

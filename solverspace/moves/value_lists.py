@@ -1,7 +1,7 @@
-"""Each parameter's *value list* and parameter indices (issue 25).
+"""Each parameter's *value list* and parameter indices.
 
 A parameter's value list is the superset domain `export-t1` writes (`superset_values`, shared with
-`solverspace.t1_write`): every value its domain takes for some values of its inputs, the inputs
+`solverspace.io.t1.write`): every value its domain takes for some values of its inputs, the inputs
 themselves taken from their own value lists, in loop order, with derived values inlined. It holds
 every value the parameter takes in a valid configuration (and may hold more: constraints are not
 applied). It is sorted in one documented order (`value_key`):
@@ -29,6 +29,9 @@ from typing import Callable
 from solverspace.core.errors import Location, SpaceDefinitionError, SpaceEvaluationError
 from solverspace.core.orders import domain_size
 from solverspace.lang import ir
+from solverspace.analysis.objective import string_order
+from solverspace.analysis.plan import loop_order
+from solverspace.lang.evaluate import Undefined, compile_domain, compile_expr
 
 __all__ = ["ValueListError", "MAX_LIST_VALUES", "MAX_INPUT_COMBINATIONS", "inline_derived", "superset_values",
            "value_key", "value_lists", "ParamIndex"]
@@ -61,7 +64,6 @@ def superset_values(model, p, domain: ir.Domain, supersets: dict, refuse: Callab
     (raising `Undefined` where one is undefined). `refuse(message, line)` builds the exception
     raised past `max_values` values or `max_combinations` combinations, or when evaluating the
     domain fails."""
-    from solverspace.lang.evaluate import Undefined, compile_domain
     if inputs is None:
         inputs = [q for q in model.parameter_names if q in ir.refs(domain)]
     evaluate = compile_domain(domain, p.name, closure_globals=dict(model.closure_globals),
@@ -108,7 +110,6 @@ def superset_values(model, p, domain: ir.Domain, supersets: dict, refuse: Callab
 def value_key(model, order: dict[str, int] | None = None):
     """The sort key of the documented value order (module docstring): numbers ascending, strings
     in `best`'s tie order, orders by their items."""
-    from solverspace.analysis.objective import string_order
     codes = string_order(model) if order is None else order
     unknown = len(codes)
 
@@ -124,7 +125,6 @@ def value_key(model, order: dict[str, int] | None = None):
 
 def value_lists(model) -> dict[str, tuple]:
     """Each parameter's value list (definition order of the parameters), sorted by `value_key`."""
-    from solverspace.analysis.plan import loop_order
     dag = model.analysis.dag
 
     def refuse(message, line=None):
@@ -147,7 +147,6 @@ def derived_for(model, name: str) -> Callable[[dict], None]:
     """A function that adds to an environment of parameter values every derived value that
     `name` reads, directly or through other derived values (closures' inputs included), in
     dependency order, with the evaluator every backend is checked against."""
-    from solverspace.lang.evaluate import compile_expr
     uses = model.analysis.dag.uses
     needed: set[str] = set()
     stack = [name]

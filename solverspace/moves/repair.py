@@ -1,7 +1,7 @@
-"""Repair: the valid configuration nearest to a point of the index box (issue 25).
+"""Repair: the valid configuration nearest to a point of the index box.
 
 A point of the index box is one parameter index per parameter (positions in the value lists,
-`solverspace.analysis.value_lists`); it need not be valid. Its repair is the valid configuration
+`solverspace.moves.value_lists`); it need not be valid. Its repair is the valid configuration
 at the smallest L1 distance sum_p |i_p - t_p| in parameter indices, found exactly by branch and
 bound over the plan's loop order:
 

@@ -21,8 +21,11 @@ from solverspace.core.errors import Location, SpaceDefinitionError
 from solverspace.lang.lowering import fold_tree
 from solverspace.lang.model import Model, Parameter
 from solverspace.lang.printing import to_source
-from solverspace.analysis.value_lists import inline_derived, superset_values
-from solverspace.t1_format import MAX_VALUES
+from solverspace.moves.value_lists import inline_derived, superset_values
+from solverspace.io.t1.format import MAX_VALUES
+from solverspace.analysis.plan import loop_order
+from solverspace.core.output import atomic_output, check_output_path
+from solverspace.lang.evaluate import compile_domain
 
 __all__ = ["export_t1", "write_t1", "T1ExportError", "MAX_EXPORT_COMBINATIONS"]
 
@@ -36,7 +39,7 @@ class T1ExportError(SpaceDefinitionError):
 def export_t1(model: Model, *, name: str | None = None) -> dict:
     """The model as a T1 document (a dict ready for `json.dump`).
 
-    >>> from solverspace.loader import load_source
+    >>> from solverspace.io.loader import load_source
     >>> doc = export_t1(load_source("x = range(1, 4)\\ny = range(x, 4)\\nreject_if(x + y > 4)"))
     >>> [(p["Name"], p["Values"]) for p in doc["ConfigurationSpace"]["TuningParameters"]]
     [('x', '[1, 2, 3]'), ('y', '[1, 2, 3]')]
@@ -48,7 +51,6 @@ def export_t1(model: Model, *, name: str | None = None) -> dict:
 
 def write_t1(model: Model, path: str | Path, *, name: str | None = None) -> dict:
     """Export to a T1 file (written to a temporary name, then renamed); returns the document."""
-    from solverspace.core.output import atomic_output, check_output_path
     path = check_output_path(path)
     document = export_t1(model, name=name)
     with atomic_output(path, "w", encoding="utf-8") as handle:
@@ -78,7 +80,6 @@ class _T1Exporter(ir.DomainVisitor):
         return ir.substitute(node, self.inlined)
 
     def run(self, name: str) -> dict:
-        from solverspace.analysis.plan import loop_order
         model = self.model
         ordered = next((p for p in model.parameters if model.kinds.of(p.name) == "order"), None)
         if ordered is not None:   # T1 has no order functions to write position(...) with
@@ -224,7 +225,6 @@ class _T1Exporter(ir.DomainVisitor):
         return ir.IfExp(node.cond, self.member(x, node.then, p), self.member(x, node.orelse, p))
 
     def _member_Closure(self, node, x, p):  # no inputs (checked in `parameter`): its fixed value list
-        from solverspace.lang.evaluate import compile_domain
         values = compile_domain(node, p.name, closure_globals=dict(self.model.closure_globals),
                                 max_closure_values=self.model.max_closure_values)({})
         return _or(tuple(ir.Compare("==", x, ir.Const(v)) for v in values))

@@ -1,9 +1,9 @@
-"""solverspace as the search space *under* Kernel Tuner (issue 26): a lazy `Searchspace` with the
+"""solverspace as the search space *under* Kernel Tuner: a lazy `Searchspace` with the
 interface Kernel Tuner 1.5's strategies use, and `tune_kernel` with Kernel Tuner's own signature.
 
 A Kernel Tuner user changes one import::
 
-    from solverspace.kernel_tuner import tune_kernel        # was: from kernel_tuner import tune_kernel
+    from solverspace.integrations.kernel_tuner.searchspace import tune_kernel        # was: from kernel_tuner import tune_kernel
     results, env = tune_kernel("matmul", source, size, args, tune_params, restrictions=restrictions)
 
 `tune_kernel` builds our space from `tune_params` and `restrictions` exactly as Kernel Tuner does
@@ -18,9 +18,9 @@ How the space is built from Kernel Tuner's arguments (`build_space`):
 
 - `tune_params` (name -> list of values, in Kernel Tuner's order) become the parameters; a
   parameter's *Kernel Tuner index* of a value is its position in that list, as in Kernel Tuner.
-- string restrictions are read by our safe T1 reader (`solverspace.t1_read`: parsed with `ast`,
+- string restrictions are read by our safe T1 reader (`solverspace.io.t1.read`: parsed with `ast`,
   never `eval`) and compiled; one it cannot translate runs as a Python predicate through the safe
-  evaluator (`solverspace.t1_python`: a whitelist, closures, bounded values, never `eval`), said
+  evaluator (`solverspace.io.t1.predicates`: a whitelist, closures, bounded values, never `eval`), said
   once on stderr with the reader's reason; one even that refuses is refused with both reasons;
 - callables are Python predicates, evaluated on each configuration, exactly as Kernel Tuner's own
   build calls them: a lone function of one argument with several parameters gets the configuration
@@ -63,7 +63,7 @@ import numpy as np
 
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
-from solverspace.t1_python import UnsafeExpression, compile_predicate
+from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate
 from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
@@ -80,7 +80,7 @@ TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list
 
 
 def _say(message: str) -> None:
-    say(f"solverspace.kernel_tuner: {message}")
+    say(f"solverspace.integrations.kernel_tuner: {message}")
 
 
 # ---------------------------------------------------------------------------------- building the space
@@ -188,7 +188,7 @@ def _lambda_text(restriction, names: list, parameters: list):
         text = unparse_constraint_lambda(found[0])
     except Exception:                   # no Kernel Tuner, no source, a form its rewrite does not take
         return None
-    from solverspace.t1_read import load_t1_text
+    from solverspace.io.t1.read import load_t1_text
     condition = {"Parameters": _names_in(text, names), "Expression": text}
     try:
         load_t1_text(json.dumps({"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": [condition]}}),
@@ -231,7 +231,7 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
     builds its own (strings through the T1 reader; Kernel Tuner's block-size rule), and the
     callable restrictions as Python predicates (config dict -> bool) left to filter it."""
     from solverspace.space import Space
-    from solverspace.t1_read import load_t1_text
+    from solverspace.io.t1.read import load_t1_text
     if not isinstance(tune_params, dict) or not tune_params:
         raise OptionError("tune_params: expected a non-empty dict {name: [values]}",
                           hint="e.g. tune_params = {'block_size_x': [32, 64, 128]}")
@@ -290,7 +290,7 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
 def _untranslated(parameters: list, conditions: list) -> list:
     """The conditions the T1 reader refuses, each with its reason (the reader's message, first
     line), in their order; a refusal of the parameters themselves is raised."""
-    from solverspace.t1_read import load_t1_text
+    from solverspace.io.t1.read import load_t1_text
 
     def read(some: list) -> None:
         load_t1_text(json.dumps({"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": some}}),
@@ -1025,7 +1025,7 @@ class replaced_searchspace:
     def __enter__(self):
         import kernel_tuner.interface as interface
         if getattr(_LOCAL, "factory", None) is not None:
-            raise OptionError("solverspace.kernel_tuner.tune_kernel is already running in this thread",
+            raise OptionError("solverspace.integrations.kernel_tuner.tune_kernel is already running in this thread",
                               hint="call it again after the first call returns")
         with _LOCK:
             if _ACTIVE["count"] == 0:

@@ -1,4 +1,4 @@
-"""What runs on a Dask worker for `--engine dask` (`solverspace.dask_engine` is the driver).
+"""What runs on a Dask worker for `--engine dask` (`solverspace.scale.dask_engine` is the driver).
 
 A task carries plain values: a `Job` (the space's path, the settings given, the options, and the
 run's identity) and a block of prefixes. Each worker process loads the space and the compiled
@@ -16,6 +16,11 @@ from pathlib import Path
 
 from solverspace.core import manifest as shards
 from solverspace.core.errors import SolverspaceError
+from solverspace.io.loader import resolve_space_path, BUILTIN_SPACES
+from solverspace.registry.backends import get_backend
+from solverspace.space import Space
+from solverspace.translators.c.partition import count_block, restricted
+from solverspace.translators.c.plan_cache import generation_key, generator_version
 
 
 class EngineError(SolverspaceError, ValueError):
@@ -36,7 +41,6 @@ class Job:
 
     @classmethod
     def make(cls, space, settings=None, **options) -> "Job":
-        from solverspace.loader import BUILTIN_SPACES
         name = str(space)
         if name not in BUILTIN_SPACES:
             name = str(Path(name).resolve())
@@ -44,12 +48,10 @@ class Job:
 
 
 def load_space(job: Job):
-    from solverspace.space import Space
     return Space.load(job.space, dict(job.settings), max_closure_values=job.max_closure_values)
 
 
 def c_backend(job: Job, threads: int | None):
-    from solverspace.backends import get_backend
     return get_backend("c", "write", threads=threads, literal=job.literal or None, disable=job.disable or None)
 
 
@@ -57,8 +59,6 @@ def identity(space, job: Job) -> str:
     """A hash of what decides the rows: the space file's bytes, every setting's value, the plan's
     loop order, the options, the derived columns, and the tool's code (`generator_version`), plus
     the model written out in full where it can be (no closure iterator)."""
-    from solverspace.loader import resolve_space_path
-    from solverspace.translators.c.plan_cache import generation_key, generator_version
     backend = c_backend(job, None)
     written = json.dumps({
         "generator": generator_version(),
@@ -107,13 +107,11 @@ def _refusals(task):
 
 @_refusals
 def count_task(job, threads, depth, prefixes, strict):
-    from solverspace.translators.c.partition import count_block
     return count_block(worker_enumerator(job, threads), depth, prefixes, strict)
 
 
 @_refusals
 def write_task(job, threads, depth, prefixes, counts, path, fmt, strict):
-    from solverspace.translators.c.partition import restricted
     enumerator = restricted(worker_enumerator(job, threads), depth, prefixes, counts)
     rows = enumerator.write(Path(path), fmt, strict=strict)
     size, digest = shards.file_digest(Path(path))
@@ -122,7 +120,6 @@ def write_task(job, threads, depth, prefixes, counts, path, fmt, strict):
 
 @_refusals
 def rows_task(job, threads, depth, prefixes, counts, positions, wide):
-    from solverspace.translators.c.partition import restricted
     return restricted(worker_enumerator(job, threads), depth, prefixes, counts, wide).rows_at(positions)
 
 

@@ -11,7 +11,7 @@ Both kinds of string are parsed with `ast`:
 - `Values` are evaluated by a small whitelisted evaluator (`_ListEvaluator`): literals, lists,
   `+ - * // % / **` on integers, `+` and `*` on lists, `range(...)`, `list(...)` and list
   comprehensions (with `if` filters) whose variables are the only names allowed.
-- Each `Expression` is a Kernel Tuner restriction (Python): `t1_conditions.read_condition`
+- Each `Expression` is a Kernel Tuner restriction (Python): `t1.conditions.read_condition`
   checks it node by node and rewrites the forms Python has into the language with Python's
   meaning (`in` a list, `and`/`or` as values, truth of a value, float literals, powers by a
   parameter, ...) or refuses the form by name; the result is wrapped in a synthetic
@@ -38,8 +38,8 @@ from solverspace.lang.evaluate import allow_integers_of_any_length
 from solverspace.lang.lowering import FunctionLowerer, balance_chains, fold_tree, normalise_truth
 from solverspace.lang.model import Constraint, ConstraintKind, Model, Parameter, ParameterKind, one_spelling
 from solverspace.core.sources import read_text
-from solverspace.t1_conditions import ConditionRefused, read_condition
-from solverspace.t1_format import MAX_VALUES, T1_TYPES
+from solverspace.io.t1.conditions import ConditionRefused, read_condition
+from solverspace.io.t1.format import MAX_VALUES, T1_TYPES
 
 __all__ = ["load_t1", "load_t1_text", "T1_TYPES", "MAX_VALUES", "MAX_WORK"]
 
@@ -244,7 +244,7 @@ class _T1Importer:
         return Constraint(name, fold_tree(lowered), False, ConstraintKind.EXPRESSION, line)
 
     def read_condition(self, what, node, source, line) -> ast.expr:
-        """The expression in the language's subset (`t1_conditions`), or a refusal naming the form
+        """The expression in the language's subset (`t1.conditions`), or a refusal naming the form
         with its column."""
         values = {name: tuple(item.value for item in parameter.domain.items)
                   for name, parameter in self.names.items()}

@@ -2,8 +2,10 @@
 
 The backends themselves live beside their engines (`analysis.reference_backend`,
 `translators.c.backend`, `translators.c.search_backend`, `translators.cpsat.backend`), the `auto`
-policy in `solverspace.auto`, and the factories that make them from options in
-`solverspace.factories`; this module is the table and the lookup.
+policy in `solverspace.registry.auto`, and the factories that make them from options in
+`solverspace.registry.factories`; this module is the table and the lookup. A row names its factory
+as a `"module:attr"` string, imported when the backend is first made (`BackendEntry.make`):
+importing the registry imports no policy, compiler or solver.
 
 Every answer goes CLI -> `Space` -> `get_backend(name, capability, **options)` -> backend, and
 validation uses the same registry. Each entry declares its capabilities as data (so asking
@@ -35,11 +37,8 @@ from typing import Callable
 
 from solverspace.core import protocols
 from solverspace.core.errors import BackendUnavailableError, OptionError
+from solverspace.core.lazy import resolve
 from solverspace.core.records import Record
-from solverspace.auto import (  # noqa: F401  (the `auto` policy's names, importable from the registry too)
-    AUTO_BUILD_WORK, AUTO_QUICK_LIMIT, AUTO_QUICK_WORK, AUTO_REFERENCE_BUDGET, AUTO_REFERENCE_LIMIT, AutoBackend,
-    BeyondBudgetError, auto_backend)
-from solverspace.factories import c_backend, cpsat_backend, reference_backend, search_backend, slots_applied
 
 CAPABILITIES = {
     "count": "count configurations",
@@ -68,7 +67,8 @@ PROTOCOLS: dict[str, type] = {   # the methods a backend with the capability has
 
 
 class BackendEntry(Record):
-    """A registered backend: what it does and how to make one (imports stay lazy). A record
+    """A registered backend: what it does and how to make one (`factory`: the `"module:attr"` of the
+    function that makes it from its options, imported by `make`). A record
     (`solverspace.core.records`): a frozen dataclass written out."""
 
     __match_args__ = ("name", "summary", "capabilities", "options", "factory", "sampling_methods", "threads_option")
@@ -76,12 +76,12 @@ class BackendEntry(Record):
     summary: str
     capabilities: frozenset[str]
     options: tuple[str, ...]                  # keyword options its factory accepts
-    factory: Callable[..., object]
+    factory: "str | Callable[..., object]"    # "module:attr" of the function that makes one
     sampling_methods: tuple[str, ...]         # `solverspace sample --method` values it provides
     threads_option: str | None                # the option that sets its parallelism
 
     def __init__(self, name: str, summary: str, capabilities: frozenset[str], options: tuple[str, ...],
-                 factory: Callable[..., object], sampling_methods: tuple[str, ...] = (),
+                 factory: "str | Callable[..., object]", sampling_methods: tuple[str, ...] = (),
                  threads_option: str | None = None):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "summary", summary)
@@ -91,32 +91,43 @@ class BackendEntry(Record):
         object.__setattr__(self, "sampling_methods", sampling_methods)
         object.__setattr__(self, "threads_option", threads_option)
 
+    def make(self, **options):
+        """A backend made by the factory with `options` (its module imported now, if not yet). A
+        row added at run time may give the factory itself instead of its name."""
+        factory = resolve(self.factory) if isinstance(self.factory, str) else self.factory
+        return factory(**options)
+
 
 REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("auto", "the compiled enumerator when built or needed, the reference for small spaces",
                  frozenset({"count", "list", "write"}),
                  ("threads", "optimizations", "literal", "disable", "budget", "limit", "build_behind", "build_work",
                   "quick_work"),
-                 auto_backend, (), "threads"),
+                 "solverspace.registry.auto:auto_backend", (), "threads"),
     BackendEntry("c", "compiled C/OpenMP enumerator",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),
-                 ("threads", "optimizations", "literal", "disable"), c_backend, ("exact",), "threads"),
+                 ("threads", "optimizations", "literal", "disable"), "solverspace.registry.factories:c_backend",
+                 ("exact",), "threads"),
     BackendEntry("reference", "pure Python over the literal plan (the ground truth, small spaces)",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "check"}),
-                 (), reference_backend, ("reference",)),
+                 (), "solverspace.registry.factories:reference_backend", ("reference",)),
     BackendEntry("bnb", "branch and bound over the loop nest, cut by sound bounds of the objective (compiled C)",
-                 frozenset({"best"}), ("time_limit", "threads"), search_backend("bnb"), (), "threads"),
+                 frozenset({"best"}), ("time_limit", "threads"), "solverspace.registry.factories:bnb", (), "threads"),
     BackendEntry("exhaustive", "every valid configuration evaluated (compiled C)",
-                 frozenset({"best"}), ("time_limit", "threads"), search_backend("exhaustive"), (), "threads"),
+                 frozenset({"best"}), ("time_limit", "threads"), "solverspace.registry.factories:exhaustive", (), "threads"),
     BackendEntry("bnb-reference", "branch and bound over the reference's walk (Python: any space, slower)",
-                 frozenset({"best"}), ("time_limit",), search_backend("bnb-reference")),
+                 frozenset({"best"}), ("time_limit",), "solverspace.registry.factories:bnb_reference"),
     BackendEntry("exhaustive-reference", "every valid configuration evaluated in Python (the ground truth of best)",
-                 frozenset({"best"}), ("time_limit",), search_backend("exhaustive-reference")),
+                 frozenset({"best"}), ("time_limit",), "solverspace.registry.factories:exhaustive_reference"),
     BackendEntry("cpsat", "OR-Tools CP-SAT (counting, checking, optimising)",
                  frozenset({"count", "sample", "check", "best", "approximate"}),
-                 ("time_limit", "workers", "seed", "sinks"), cpsat_backend, ("cpsat", "cpsat-xor"), "workers"),
+                 ("time_limit", "workers", "seed", "sinks"), "solverspace.registry.factories:cpsat_backend",
+                 ("cpsat", "cpsat-xor"), "workers"),
 )}
 BACKENDS = REGISTRY   # the name the command line's choices read
+#: What wraps a C or CP-SAT backend made by hand, as the factories wrap the ones they make (orders
+#: answered through slots); imported when such a backend is first given.
+SLOTS_WRAPPER = "solverspace.translators.order_slots:with_order_slots"
 
 
 def backends_with(capability: str) -> tuple[str, ...]:
@@ -153,7 +164,7 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     if not isinstance(name, str):  # a backend object: a registered one must have the capability too
         if capability is not None and getattr(name, "name", None) in REGISTRY:
             require(name.name, capability)
-        return slots_applied(name)   # a C or CP-SAT backend made by hand: orders through slots too
+        return resolve(SLOTS_WRAPPER)(name)   # a C or CP-SAT backend made by hand: orders through slots too
     if capability is not None:
         entry = require(name, capability)
     else:
@@ -165,8 +176,8 @@ def get_backend(name: "str | object", capability: str | None = None, **options):
     if unknown:
         raise OptionError(f"the {name} backend takes no option {unknown[0]!r}",
                           hint=f"its options: {', '.join(entry.options)}" if entry.options else "it takes no options")
-    return entry.factory(**given)
+    return entry.make(**given)
 
 
-__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "PROTOCOLS", "BackendEntry", "AutoBackend", "BeyondBudgetError",
-           "backends_with", "backend_for_method", "get_backend", "require"]
+__all__ = ["BACKENDS", "REGISTRY", "CAPABILITIES", "PROTOCOLS", "BackendEntry", "backends_with", "backend_for_method",
+           "get_backend", "require"]

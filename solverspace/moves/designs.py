@@ -1,9 +1,9 @@
-"""Conditional quantiles, space-filling designs and conditional samples over the valid set (issue 25).
+"""Conditional quantiles, space-filling designs and conditional samples over the valid set.
 
 **Conditional quantiles** (`Quantiles.from_unit`): a point u of [0, 1)^D (coordinate j for the
 j-th parameter in column order, `space.parameters`) maps to one valid configuration, parameter by
 parameter in the plan's loop order (`plan.order`, as `explain` shows it). At each loop the
-admitted values are taken in value-list order (`solverspace.analysis.value_lists`: numbers
+admitted values are taken in value-list order (`solverspace.moves.value_lists`: numbers
 ascending, strings in `best`'s tie order), each with its count of valid completions under the
 values already chosen (`translators.c.subtree`: compiled subtree counts); the coordinate u_j
 picks the value whose cumulative count covers floor(u_j * total), total being the count under
@@ -93,7 +93,7 @@ class Quantiles:
         self.compiled_nearest = None           # translators.c.nearest.CompiledNearest, built when first asked for
 
     def nearest(self):
-        """The compiled nearest search of the space (`solverspace.repair`), built once."""
+        """The compiled nearest search of the space (`solverspace.moves.repair`), built once."""
         if self.compiled_nearest is None:
             from solverspace.translators.c.nearest import CompiledNearest
             self.compiled_nearest = CompiledNearest(self.space.plan, self.param_index.lists, self.rows.units)

@@ -1,7 +1,7 @@
 """Counting, enumerating and sampling on a Dask cluster (`--engine dask`).
 
 The driver (this process) loads the space, compiles it once and lists the prefixes of the outer
-loops at a depth with many more prefixes than workers (`translators.c_partition`). Dask tasks
+loops at a depth with many more prefixes than workers (`translators.c.partition`). Dask tasks
 count contiguous blocks of prefixes; the exact per-prefix counts make contiguous partitions of
 about equal rows; each partition is one task that lists its rows with its prefixes fixed. Tasks
 carry plain values (`Job`: the space's path, the settings given, the options, and the run's
@@ -35,10 +35,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from solverspace.core import manifest as shards
-from solverspace.dask_tasks import (
+from solverspace.scale.dask_tasks import (
     EngineError, Job, c_backend, count_task, identity, load_space, outcome, rows_task, write_task)
 from solverspace.core.errors import SolverspaceError, UndefinedOperationError
 from solverspace.core.results import Stats
+from solverspace.core.draws import draw_positions
+from solverspace.core.formats import require_pyarrow
+from solverspace.io.loader import resolve_space_path
+from solverspace.scale.sampling import SampleInfo
+from solverspace.translators.c.backend import SpaceTooLargeError, EnumeratorPositions
+from solverspace.translators.c.partition import prefix_table, balanced_partitions, prefix_digest
 from solverspace.core.messages import say
 
 DASK_HINT = 'install the dask extra: from a solverspace checkout, pip install ".[dask]"'
@@ -153,7 +159,6 @@ class DaskEngine:
     def __init__(self, space, job: Job, *, scheduler: str | None = None, workers: int | None = None,
                  threads: int | None = None, partitions: int | None = None, strict: bool = False,
                  progress: bool = True):
-        from solverspace.loader import resolve_space_path
         if space.model.source != str(resolve_space_path(job.space)):
             space = load_space(job)   # loaded from a relative path: as the workers load it (absolute)
         self.space, self.strict, self.partitions = space, strict, partitions
@@ -206,7 +211,6 @@ class DaskEngine:
     def split(self, depth: int | None = None) -> Split:
         """The prefix table: at `depth`, or at the shallowest depth with enough prefixes for
         balanced partitions on this many workers."""
-        from solverspace.translators.c.partition import prefix_table
         parts = self.partitions or PARTITIONS_PER_WORKER * self.n_workers
         minimum = max(MIN_UNITS, UNITS_PER_PARTITION * parts)
         found, prefixes, stats = prefix_table(self._driver_enumerator(), minimum, depth)
@@ -270,7 +274,6 @@ class DaskEngine:
         return Stats(count=sum(split.counts), undefined=split.undefined, first_undefined=split.first_undefined)
 
     def _partitions(self, split: Split) -> list[tuple[int, int]]:
-        from solverspace.translators.c.partition import balanced_partitions
         total = sum(split.counts)
         parts = self.partitions or max(PARTITIONS_PER_WORKER * self.n_workers, -(-total // ROWS_PER_PARTITION))
         return balanced_partitions(split.counts, parts)
@@ -279,12 +282,9 @@ class DaskEngine:
     def enumerate(self, directory, fmt: str = "parquet") -> dict:
         """Write one shard per partition into `directory` (resuming a previous run of the same
         command); returns the manifest."""
-        from solverspace.translators.c.backend import SpaceTooLargeError
-        from solverspace.translators.c.partition import prefix_digest
         if fmt not in ("parquet", "npy"):
             raise EngineError(f"--engine dask writes .parquet or .npy shards, not {fmt!r}", hint="--format parquet or npy")
         if fmt == "parquet":
-            from solverspace.core.formats import require_pyarrow
             require_pyarrow()
         directory = _output_directory(directory)
         run = hashlib.sha256(f"{self.job.identity}\0{fmt}".encode()).hexdigest()
@@ -347,7 +347,6 @@ class DaskEngine:
 
     def _resumed_split(self, manifest: dict, directory: Path) -> Split:
         """The prefix table at the manifest's depth, which must be this run's (same digest)."""
-        from solverspace.translators.c.partition import prefix_digest
         deepest = self._driver_enumerator().generated.max_prefix_depth
         if manifest["depth"] > deepest:
             shards.refuse(directory, f"its prefix depth {manifest['depth']} is deeper than this space's loops "
@@ -362,9 +361,6 @@ class DaskEngine:
         """(rows, SampleInfo): the single-process `exact` sample, its rows filled by tasks."""
         import numpy as np
 
-        from solverspace.core.draws import draw_positions
-        from solverspace.sampling import SampleInfo
-        from solverspace.translators.c.backend import EnumeratorPositions
         split = self.count_units(self.split())
         total = sum(split.counts)
         positions = draw_positions(total, n, seed, replace)

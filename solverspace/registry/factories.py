@@ -1,5 +1,6 @@
-"""How each registered backend is made from its options (`solverspace.backends` names these
-factories in its table; `solverspace.auto` makes its C and CP-SAT backends with them).
+"""How each registered backend is made from its options (`solverspace.registry.backends` names these
+factories in its table, as `"module:attr"` strings; `solverspace.registry.auto` makes its C and
+CP-SAT backends with them).
 
 Imports stay lazy: making a reference backend imports no compiler or solver. Every backend made
 here whose class declares `order_slots` (C, CP-SAT) comes wrapped in `translators.order_slots.OrderSlots`,
@@ -30,8 +31,13 @@ def search_backend(engine: str):
     return factory
 
 
+#: The engines of `best`, one factory each (the registry's rows name them).
+bnb, exhaustive = search_backend("bnb"), search_backend("exhaustive")
+bnb_reference, exhaustive_reference = search_backend("bnb-reference"), search_backend("exhaustive-reference")
+
+
 def c_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(), quick: bool = False):
-    """`optimizations`: a `c_optimize.Options`; or `literal` (all off) / `disable` (names);
+    """`optimizations`: a `c.optimize.Options`; or `literal` (all off) / `disable` (names);
     `quick`: the quick (-O0) builds (`auto` on small spaces; not a registry option)."""
     from solverspace.translators.c.backend import CBackend
     return slots_applied(CBackend.configured(threads=threads, optimizations=optimizations, literal=literal,

@@ -1,10 +1,10 @@
 """Kernel Tuner restriction strings that the T1 reader cannot translate, run as Python predicates
-without `eval` (issue 26).
+without `eval`.
 
 Kernel Tuner runs a restriction string as Python (it compiles `def r(<params>): return <string>`
 in its own module's globals), so it accepts forms our language has no place for: bitwise `&`,
 `|`, `^`, `~`, `round()`, `len()`, a substring test `'a' in kind`, indexing a constant list by a
-parameter, `**` or `<<` by a parameter with many values. `t1_conditions` refuses those (they
+parameter, `**` or `<<` by a parameter with many values. `t1.conditions` refuses those (they
 cannot be compiled); `compile_predicate` runs them instead, in Python, on each configuration:
 
 - the string is parsed with `ast` (mode `eval`) and checked node by node against a whitelist;

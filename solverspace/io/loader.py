@@ -73,7 +73,7 @@ def resolve_space_path(space: str | Path) -> Path:
 
 def load(space: str | Path, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
     """Load a space file (or a built-in space by name) with optional setting overrides; a
-    `.json` path is a T1 tuning-problem file (`solverspace.t1_read.load_t1`)."""
+    `.json` path is a T1 tuning-problem file (`solverspace.io.t1.read.load_t1`)."""
     return load_text(*read_space(space), settings, max_closure_values=max_closure_values)
 
 
@@ -88,7 +88,7 @@ def load_text(text: str, filename: str, settings: dict | None = None, *, max_clo
     """A space from the text of the file `filename`: T1 JSON where its name ends in `.json`."""
     settings = check_settings(settings)
     if Path(filename).suffix.lower() == ".json":   # load_t1 refuses settings, naming the file, before reading
-        from solverspace.t1_read import load_t1, load_t1_text   # only T1 files need it
+        from solverspace.io.t1.read import load_t1, load_t1_text   # only T1 files need it
         return load_t1(filename, settings) if settings else load_t1_text(text, filename)
     return load_source(text, filename, settings, max_closure_values=max_closure_values)
 

@@ -3,7 +3,7 @@
 
 Each combination is its own space: a setting may change ranges, constraints or the structure.
 With the C backend (`c`, or `auto`), combinations whose models differ only in integer constants
-are counted together in ONE walk (`method` "one-pass", `translators.c_lanes`): every point is a
+are counted together in ONE walk (`method` "one-pass", `translators.c.lanes`): every point is a
 lane of the walk, statements that do not depend on the point run once, the others once per lane
 still alive, and each lane gets exactly the count and undefined tally of its own program (up to 64
 lanes a pass). The lane program is remembered by the points' programs (`lanes_*.json` beside the
@@ -24,7 +24,7 @@ import re
 import time
 from typing import Callable, Iterator
 
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.core.errors import OptionError
 from solverspace.core.records import Record
 
@@ -124,7 +124,7 @@ def _compiled(chosen):
     if getattr(chosen, "name", None) == "c":
         return chosen
     if getattr(chosen, "name", None) == "auto":
-        from solverspace.backends import get_backend
+        from solverspace.registry.backends import get_backend
         return get_backend("c", **chosen.c_options)
     return None
 
@@ -148,7 +148,7 @@ def _chunks(members: list[int]) -> list[list[int]]:
 
 
 def _shape_groups(group: list[int], spaces, compiled) -> list[list[int]]:
-    """`group` split by the shape of each point's generated program (`translators.c_shapes`:
+    """`group` split by the shape of each point's generated program (`translators.c.shapes`:
     the text between its integer literals); only when that splits it. A point the C backend
     refuses is left out (its per-point count says why)."""
     from solverspace.translators.c.lanes import program_shape

@@ -1,4 +1,4 @@
-"""The T1 format's vocabulary shared by the reader (`t1_read`) and the writer (`t1_write`).
+"""The T1 format's vocabulary shared by the reader (`t1.read`) and the writer (`t1.write`).
 
 A T1 file describes a space as `ConfigurationSpace.TuningParameters[]` (`Name`, `Type`,
 `Values`) and `ConfigurationSpace.Conditions[]` (`Parameters`, `Expression`).
