@@ -512,8 +512,13 @@ class Space:
         return default_path(self.model.source, builtin)
 
     def funnel(self, backend="c", *, progress=None, **options):
-        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.analysis.funnel`)."""
-        return _backend(backend, "funnel", **options).funnel(self.plan, progress=progress)
+        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.analysis.funnel`),
+        on the literal plan: every value of every domain as written, the constraints as filters (the
+        plan's structured domains, `solverspace.analysis.structure`, would hide what they prune)."""
+        plan = self.plan
+        if plan.model is not self.model:
+            plan = make_plan(self.model, list(plan.order), structured=False)
+        return _backend(backend, "funnel", **options).funnel(plan, progress=progress)
 
     def emit(self, backend="c", *, with_derived=(), **options) -> str:
         """The program a compiling backend generates for this space (C for `c`)."""
