@@ -86,3 +86,11 @@ def test_kernel_tuner_form_spaces_agree_many(text):
 @_SLOW
 def test_generated_spaces_and_their_export_agree_many(source):
     assert compare_forms(source) == []
+
+
+def test_check_names_the_rules_and_domains_as_written():
+    text = _t1({"dim": "list(range(1, 65))", "blk": "list(range(1, 1025))", "vec": "[1, 2]", "mul": "[0, 1]"},
+               ["dim <= blk and blk % dim == 0", "mul == 0 if vec == 1 else True"])
+    space = Space(load_t1_text(text, "kt.json"))
+    result = space.check({"dim": 2, "blk": 3, "vec": 1, "mul": 1})
+    assert [r.rule for r in result.rejections] == ["condition_1", "condition_2"]
