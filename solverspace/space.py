@@ -132,6 +132,18 @@ class Space:
                                            hint=did_you_mean(name, self.model.derived_value))
         return tuple(names)
 
+    @property
+    def literal_plan(self) -> Plan:
+        """The plan over the space as written: the same loop order, every domain as written, every
+        constraint a test (`plan` may hold domains the constraints narrowed and tabulated,
+        `solverspace.analysis.structure`). What names rules (`check`, `complete`) or measures
+        them (`funnel`) reads this one, so it names the user's rules and domains."""
+        if self.plan.model is self.model:
+            return self.plan
+        if getattr(self, "_literal_plan", None) is None:
+            self._literal_plan = make_plan(self.model, list(self.plan.order), structured=False)
+        return self._literal_plan
+
     # ------------------------------------------------------------------------------ answers
     # Every answer: `get_backend(name, capability, **options)` from the one registry
     # (solverspace.registry.backends), then the backend's method for that capability.
@@ -492,13 +504,13 @@ class Space:
     def check(self, assignment: dict) -> CheckResult:
         """Validity of a full assignment with every rejecting rule, or a completion of a partial one."""
         self._check_assignment(assignment)
-        return get_backend("reference", "check").check(self.plan, assignment)
+        return get_backend("reference", "check").check(self.literal_plan, assignment)
 
     def complete(self, assignment: dict, backend="cpsat", **options):
         """A valid completion of a partial assignment, or (CP-SAT) a minimal set of rules that
         together rule it out."""
         self._check_assignment(assignment)
-        return _backend(backend, "check", **options).complete(self.plan, assignment)
+        return _backend(backend, "check", **options).complete(self.literal_plan, assignment)
 
     def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="bnb", progress=None,
              **options):
@@ -538,8 +550,10 @@ class Space:
         return default_path(self.model.source, builtin)
 
     def funnel(self, backend="c", *, progress=None, **options):
-        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.analysis.funnel`)."""
-        return _backend(backend, "funnel", **options).funnel(self.plan, progress=progress)
+        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.analysis.funnel`),
+        on the literal plan: every value of every domain as written, the constraints as filters (the
+        plan's structured domains, `solverspace.analysis.structure`, would hide what they prune)."""
+        return _backend(backend, "funnel", **options).funnel(self.literal_plan, progress=progress)
 
     def emit(self, backend="c", *, with_derived=(), **options) -> str:
         """The program a compiling backend generates for this space (C for `c`)."""

@@ -13,6 +13,7 @@ import heapq
 from solverspace.core.records import Record
 from solverspace.lang.dag import DAG
 from solverspace.lang.model import Constraint, Derived, Model, Parameter
+from solverspace.analysis.structure import structure
 
 
 class Level(Record):
@@ -86,10 +87,15 @@ def loop_order(model: Model, dag: DAG) -> list[str]:
     return order
 
 
-def make_plan(model: Model, order: list[str] | None = None) -> Plan:
-    """The literal plan; `order` may give another legal loop order."""
+def make_plan(model: Model, order: list[str] | None = None, *, structured: bool = True) -> Plan:
+    """The literal plan; `order` may give another legal loop order. With `structured` (the
+    default), long arithmetic value lists are narrowed by the constraints at their loops
+    (`solverspace.analysis.structure`: same valid set, rows and undefined tally), so the plan's
+    model may differ from `model` in those domains."""
+    order = order or loop_order(model, model.analysis.dag)
+    if structured:
+        model = structure(model, order)
     dag = model.analysis.dag
-    order = order or loop_order(model, dag)
     position = {p: i for i, p in enumerate(order)}
     for p in order:
         late = [q for q in dag.parameter_inputs[p] if position[q] >= position[p]]

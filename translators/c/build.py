@@ -108,9 +108,12 @@ def announce(message: str) -> None:
 
 
 def duration(seconds: float) -> str:
-    """`about 2 s`, `about 3 min`: an estimate in words."""
+    """`about 0.4 s`, `about 12 s`, `about 3 min`: an estimate in words (tenths below 10 s, so
+    that a build of a third of a second is not announced as one of a second)."""
+    if seconds < 10:
+        return f"about {max(0.1, round(seconds, 1)):g} s"
     if seconds < 90:
-        return f"about {max(1, round(seconds))} s"
+        return f"about {round(seconds)} s"
     return f"about {round(seconds / 60)} min"
 
 

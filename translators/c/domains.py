@@ -172,10 +172,11 @@ class DomainCode(ir.DomainVisitor):
         start, stop, step = (p.print(e, parameter) for e in (domain.start, domain.stop, domain.step))
         caps = []
         for coefficient, bound, strict, constraint in tighten:
-            e = p.print(bound, constraint)
-            k = p.print(coefficient, constraint) if coefficient is not None else "INT64_C(1)"
-            # v * k <= e  <=>  v <= floor(e / k);  v * k < e  <=>  v <= ceil(e / k) - 1   (k > 0)
-            last = f"ss_fdiv({e}, {k}, u)" if not strict else f"(-ss_fdiv(-({e}), {k}, u) - 1)"
+            # v * k <= e  <=>  v <= e // k;  v * k < e  <=>  v <= (e - 1) // k   (k > 0), printed by
+            # the printer's rules (C's own `/` where e is proven non-negative: no undefined flag)
+            p.print(bound, constraint)   # refused as written, where its values do not fit 64 bits
+            e = ir.BinOp("-", bound, ir.Const(1)) if strict else bound
+            last = p.print(e if coefficient is None else ir.BinOp("//", e, coefficient), constraint)
             caps.append(f"{ind}{{ int64_t cap_ = {last} + 1; if (step_{i} > 0 && cap_ < stop_) stop_ = cap_; }}")
         return [
             f"{ind}start_{i} = {start}; {{ int64_t stop_ = {stop}; step_{i} = {step};",
