@@ -14,7 +14,7 @@ answer leaves behind: the bench is the subreaper of its children, as `bench/late
 - `KT`: a process that builds Kernel Tuner 1.5's `Searchspace` from the same file (as
   `bench/latency.py` does; stopped after `--kt-timeout` seconds: `>N`), and the ratios `KT/cold+bg`
   (target >= 1: never behind, compiler included) and `KT/warm`;
-- `drop-in`: our `solverspace.kernel_tuner.Searchspace` built from the file's `tune_params` and
+- `drop-in`: our `solverspace.integrations.kernel_tuner.searchspace.Searchspace` built from the file's `tune_params` and
   restriction strings, warm: CPU seconds and peak memory (targets for the GEMM exports: < 5 s, < 1 GB).
 
 Files: the 16 T1 files of tests/data/peer_spaces, the K40c GEMM space exported by `export-t1`
@@ -51,8 +51,8 @@ TARGETS = {"gemm-k40c (T1 export)": (1.0, 10.0), "gemm-h100-single-optin (T1 exp
 
 DROPIN_CHILD = r"""
 import json, resource, sys
-from solverspace.t1_read import load_t1
-from solverspace.kernel_tuner import Searchspace
+from solverspace.io.t1.read import load_t1
+from solverspace.integrations.kernel_tuner.searchspace import Searchspace
 path = sys.argv[1]
 tune_params = {p.name: [i.value for i in p.domain.items] for p in load_t1(path).parameters}
 restrictions = [c["Expression"] for c in json.load(open(path))["ConfigurationSpace"]["Conditions"]]

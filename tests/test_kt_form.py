@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from solverspace.analysis.plan import make_plan
 from solverspace.lang.printing import to_source
 from solverspace.space import Space
-from solverspace.t1_read import load_t1_text
+from solverspace.io.t1.read import load_t1_text
 from validation.generate import spaces
 from validation.kt_form import compare_forms, compare_structured, kt_spaces
 

@@ -3,7 +3,7 @@ the form it was written in, and the structured plan of a Kernel Tuner-form space
 
 Two checks, each returning a list of differences (empty when the forms agree):
 
-- `compare_forms(source)`: a space file and its own `export-t1` (`solverspace.t1.export_t1`, every
+- `compare_forms(source)`: a space file and its own `export-t1` (`solverspace.io.t1.export_t1`, every
   parameter a value list, every dependency a restriction string), loaded back as a T1 file: the same
   count, the same rows in the reference and in C (as sets: the export's loop order is the plan's, but
   a value list walks in its own order), and every row of one form valid in the other.
@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 from solverspace.analysis.plan import make_plan
 from solverspace.core.errors import SolverspaceError
-from solverspace.loader import load_source
+from solverspace.io.loader import load_source
 from solverspace.space import Space
-from solverspace.t1_read import load_t1_text
-from solverspace.t1_write import export_t1
+from solverspace.io.t1.read import load_t1_text
+from solverspace.io.t1.write import export_t1
 
 __all__ = ["kt_form", "compare_forms", "compare_structured", "kt_spaces"]
 
