@@ -24,7 +24,8 @@ next loop solves `v * w == e` visits only the divisors of `e`, as in the per-poi
 
 What the lanes cannot do is refused while generating (`NotLaneable`, with the reason), and the
 sweep counts those points one by one: plans whose structure differs (loop order, breaks, hoisted
-parameters, independent groups, closure tables, categorical codes), statements whose texts differ
+parameters, independent groups, closure tables, categorical codes, which derived values and rules
+are computed and tested where: a setting that switches a rule on or off), statements whose texts differ
 in more than literals, a lane-varying domain other than a range, a lane-varying solved level or
 hoisted parameter, a lane-varying statement inside an independent group (the group's memoised
 count is shared by all lanes), orders. At run time, a lane-varying range whose start or step
