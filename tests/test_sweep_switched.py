@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import tempfile
 
 import pytest
@@ -158,6 +159,17 @@ def test_the_hand_written_sweep_after_a_count_answers(cache):
     found = list(sweep(load(STRICT_OFF), grid, "c", **OPTIONS))
     assert [(p.count, p.method) for p in found] == [(88, "one-pass"), (102, "one-pass")]
     assert [p.count for p in found] == [Space.from_source(STRICT_OFF, p.settings).count("reference") for p in found]
+
+
+def test_the_hand_written_sweep_from_the_command_line(cache, tmp_path, capsys):
+    from solverspace.cli import main
+    path = tmp_path / "strict.py"
+    path.write_text(STRICT_OFF, encoding="utf-8")
+    assert main(["count", str(path), "--backend", "c"]) == 0
+    capsys.readouterr()
+    assert main(["sweep", str(path), "--set", "strict=1", "--set", "LIMIT=30,40", "--backend", "c", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(line["count"], line["method"]) for line in lines] == [(88, "one-pass"), (102, "one-pass")]
 
 
 def test_a_base_point_with_a_rule_the_points_lack_counts_nothing_for_them(cache):
