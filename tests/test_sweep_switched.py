@@ -8,6 +8,7 @@ refused (it crashed, or counted the subtrees with the base point's rules)."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import itertools
 import json
 import tempfile
@@ -60,6 +61,7 @@ require(t * b <= LIMIT)
 """
 
 OPTIONS = {"threads": 1}
+REFUSALS = ("UnsupportedConstruct", "CpSatRefusal")   # CP-SAT's refusals of a construct
 
 
 def load(source):
@@ -75,18 +77,22 @@ def run(source, grid, backend, **options) -> list[tuple] | str:
         return type(exc).__name__
 
 
-def cpsat(source, grid) -> list[tuple | None] | str:
+def cpsat(source, grid) -> list[tuple | None] | str | None:
     """CP-SAT's sweep, or, where it refuses the space at some point, each point's count (None where
-    refused)."""
+    refused); None without OR-Tools."""
+    if importlib.util.find_spec("ortools") is None:
+        return None
     found = run(source, grid, "cpsat", workers=1)
-    if found != "UnsupportedConstruct":
+    if found not in REFUSALS:
         return found
     answers = []
     for point in [dict(zip(grid, values)) for values in _product(grid)]:
         try:
             stats = Space.from_source(source, point).stats("cpsat", workers=1)
             answers.append((point, int(stats.count), int(stats.undefined), "per-point"))
-        except UnsupportedConstruct:
+        except SolverspaceError as exc:
+            if type(exc).__name__ not in REFUSALS:
+                raise
             answers.append(None)
     return answers
 
@@ -126,7 +132,8 @@ def _every_engine(source, grid) -> dict[str, object]:
         pass
     found["after a count"] = run(source, grid, "c")
     found["reference"] = run(source, grid, "reference")
-    found["cpsat"] = cpsat(source, grid)
+    if (answers := cpsat(source, grid)) is not None:
+        found["cpsat"] = answers
     found["literal one-pass"] = run(source, grid, "c", literal=True)
     found["literal per-point"] = run(source, grid, "c", literal=True, one_pass=False)
     return found
