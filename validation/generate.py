@@ -30,6 +30,11 @@
   to thousands of values (some starting at an earlier parameter), multiplied into a count past
   2**64: C and CP-SAT count it exactly, the sampler draws positions past 64 bits.
 
+- settings that switch rules and parameters (`switches` of the spaces): a setting `T` and
+  module-level `if`s on it (or on `S`), with an `else` at times, around parameters, derived
+  values and rules, so that the settings decide which exist; swept over `S` and `T` in every
+  sweep engine (`tests/test_sweep_switched.py`).
+
 `independent_spaces()` draws T1-style spaces: constant value lists, constraints over chains and
 stars of parameters (CP-SAT conditions on the articulations of such constraint graphs).
 
@@ -1009,7 +1014,6 @@ class _Gen:
             if local:
                 del self.s.ints["t"]
         self.s.blocks.append(_Block("\n".join(lines), movable=True))
-
 
     # ---------------------------------------------------------------- switched rules
     def add_switched(self, index: int, switch: str) -> int:
