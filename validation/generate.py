@@ -30,6 +30,11 @@
   to thousands of values (some starting at an earlier parameter), multiplied into a count past
   2**64: C and CP-SAT count it exactly, the sampler draws positions past 64 bits.
 
+- settings that switch rules and parameters (`switches` of the spaces): a setting `T` and
+  module-level `if`s on it (or on `S`), with an `else` at times, around parameters, derived
+  values and rules, so that the settings decide which exist; swept over `S` and `T` in every
+  sweep engine (`tests/test_sweep_switched.py`).
+
 `independent_spaces()` draws T1-style spaces: constant value lists, constraints over chains and
 stars of parameters (CP-SAT conditions on the articulations of such constraint graphs).
 
@@ -1010,12 +1015,55 @@ class _Gen:
                 del self.s.ints["t"]
         self.s.blocks.append(_Block("\n".join(lines), movable=True))
 
+    # ---------------------------------------------------------------- switched rules
+    def add_switched(self, index: int, switch: str) -> int:
+        """A module-level `if` on a setting (the switch `switch`, or `S` against a constant) around
+        parameters (named from `p{index}`), derived values and rules, sometimes with an `else`
+        that adds others (or the same parameter names, defined otherwise): the settings then
+        decide which rules and parameters the space has, which a sweep over them must follow
+        point by point (another structure) and never mix into another point's walk. What the
+        branches define is read only inside them; the number of parameter names used is returned."""
+        s = self.s
+        saved = (dict(s.ints), set(s.static), {k: list(v) for k, v in s.cats.items()}, list(s.rationals),
+                 list(s.bools), list(s.params), s.candidates, s.blocks, s.helper, s.helper_arity)
+        tests = [switch, f"{switch} == 1", f"not {switch}"]
+        if "S" in s.settings:
+            tests.append(f"S {self.pick(['>', '<=', '=='])} {self.small(-2, 3)}")
+        lines = [f"if {self.pick(tests)}:"]
+        used, candidates = 0, s.candidates
+        for branch in range(1 + self.boolean(0.4)):
+            if branch:
+                lines.append("else:")
+            s.ints, s.static, s.cats = dict(saved[0]), set(saved[1]), {k: list(v) for k, v in saved[2].items()}
+            s.rationals, s.bools, s.params, s.candidates, s.blocks = list(saved[3]), list(saved[4]), list(saved[5]), \
+                saved[6], []
+            s.helper, s.helper_arity = saved[8], saved[9]   # a helper `def` in a branch exists only there
+            kinds = self.draw(st.lists(st.sampled_from(["param", "derived", "constraint", "constraint"]),
+                                       min_size=1, max_size=3))
+            if "derived" in kinds and "constraint" not in kinds:   # a derived value alone changes no count
+                kinds.append("constraint")
+            added = 0
+            for kind in kinds:
+                if kind == "param":
+                    self.add_param(index + added)
+                    added += 1
+                elif kind == "derived":
+                    self.add_derived()
+                else:
+                    self.add_constraint()
+            used, candidates = max(used, added), max(candidates, s.candidates)
+            lines += ["    " + line for block in s.blocks for line in block.text.split("\n")]
+        s.ints, s.static, s.cats, s.rationals, s.bools, s.params = saved[:6]
+        s.candidates, s.blocks, s.helper, s.helper_arity = candidates, saved[7], saved[8], saved[9]
+        s.blocks.append(_Block("\n".join(lines)))
+        return used
+
 
 @st.composite
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
            max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
            orders: float = 0.0, cost: float = 0.0, swept: bool = False, odd: float = 0.0,
-           names: float = 0.0, products: float = 0.0) -> str:
+           names: float = 0.0, products: float = 0.0, switches: float = 0.0) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
     with the reference cannot take one: `validate` can, and the generated-space test asks for it).
@@ -1030,7 +1078,12 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     spelled, at its definition, its uses or both, in characters Python reads as the plain name
     (`respell`): the space means what it means with the plain spelling.
     `products`: the probability that two more parameters follow, tied by a product equality
-    (`_Gen.add_product`: the C walks' divisor loops)."""
+    (`_Gen.add_product`: the C walks' divisor loops).
+    `switches`: the probability that the space has a switch setting `T` (0 or 1) and one or two
+    module-level `if`s on `T` or `S` around rules, derived values and parameters
+    (`_Gen.add_switched`): settings that add or remove rules and parameters, for sweeps over
+    `S` and `T` in every engine (`tests/test_sweep_switched.py`). 0 by default, so the spaces
+    drawn for other tests stay as they were (the draws come after theirs)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     if odd and draw(st.integers(0, 99)) < odd * 100:
@@ -1065,6 +1118,12 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     if products and draw(st.integers(0, 99)) < products * 100:
         gen.add_product(params)
         params += 2
+    if switches and draw(st.integers(0, 99)) < switches * 100:
+        value = draw(st.integers(0, 1))
+        header.append(f"T = setting({value}, choices=[0, 1])")
+        state.settings["T"] = value
+        for _ in range(draw(st.integers(1, 2))):
+            params += gen.add_switched(params, "T")
     if state.settings and draw(st.integers(0, 9)) == 0:  # a constraint decided at load time
         state.blocks.append(_Block(f"require(S {draw(st.sampled_from(['>', '!=']))} {draw(st.integers(-4, -2))})"))
     if wide and draw(st.integers(0, 99)) < wide * 100:

@@ -24,7 +24,8 @@ next loop solves `v * w == e` visits only the divisors of `e`, as in the per-poi
 
 What the lanes cannot do is refused while generating (`NotLaneable`, with the reason), and the
 sweep counts those points one by one: plans whose structure differs (loop order, breaks, hoisted
-parameters, independent groups, closure tables, categorical codes), statements whose texts differ
+parameters, independent groups, closure tables, categorical codes, which derived values and rules
+are computed and tested where: a setting that switches a rule on or off), statements whose texts differ
 in more than literals, a lane-varying domain other than a range, a lane-varying solved level or
 hoisted parameter, a lane-varying statement inside an independent group (the group's memoised
 count is shared by all lanes), orders. At run time, a lane-varying range whose start or step
@@ -137,6 +138,34 @@ class LaneWalk:
             solved = {g.levels[self.by_name[name]].solve is None for g in self.gens}
             if len(breaks) > 1 or len(solved) > 1:
                 raise NotLaneable(f"the points' plans differ at {name}")
+        self.check_same_rules()
+
+    def check_same_rules(self) -> None:
+        """NotLaneable unless every lane computes the same derived values and tests the same rules,
+        at the same places in the same order: the walk writes the first lane's slots (`slots`), so
+        a rule or derived value that a setting adds to or removes from some points (one under an
+        `if` on a setting) must not share it. (A top program's base point is a lane too: its
+        module counts the subtrees below the prefixes with its own rules.)"""
+        first = self.slots(self.gens[0].plan)
+        names0 = {at: ([d.name for d in ds], [c.name for c in cs]) for at, (ds, cs) in first.items()}
+        for g in self.gens[1:]:
+            names = {at: ([d.name for d in ds], [c.name for c in cs]) for at, (ds, cs) in self.slots(g.plan).items()}
+            if names != names0:
+                only = sorted(set(_all_names(names)) ^ set(_all_names(names0)))
+                raise NotLaneable("the points' rules or derived values differ"
+                                  + (f" ({', '.join(only)} in some points only)" if only else " in where they are tested"))
+
+    def slots(self, plan) -> dict[int, tuple[list, list]]:
+        """Each loop's derived values and rules in `plan` (by the lane walk's loop order; -1: before
+        the loops), each at the innermost loop of the parameters it reads."""
+        position = {p: i for i, p in enumerate(self.order)}
+        slots: dict[int, tuple[list, list]] = {i: ([], []) for i in range(-1, len(self.order))}
+        inputs = plan.analysis.dag.parameter_inputs
+        for d in [*plan.prelude_derived, *(d for lv in plan.levels for d in lv.derived)]:
+            slots[max((position[q] for q in inputs[d.name]), default=-1)][0].append(d)
+        for c in [*plan.prelude_constraints, *(c for lv in plan.levels for c in lv.constraints)]:
+            slots[max((position[q] for q in inputs[c.name]), default=-1)][1].append(c)
+        return slots
 
     # ------------------------------------------------------------------------------ texts
     def item(self, name: str) -> int:
@@ -353,13 +382,7 @@ class LaneWalk:
         self.varying.clear()
         g0, nest0 = self.gens[0], self.nests[0]
         order = self.order
-        position = {p: i for i, p in enumerate(order)}
-        slots: dict[int, tuple[list, list]] = {i: ([], []) for i in range(-1, len(order))}
-        inputs = g0.plan.analysis.dag.parameter_inputs
-        for d in [*g0.plan.prelude_derived, *(d for lv in g0.plan.levels for d in lv.derived)]:
-            slots[max((position[q] for q in inputs[d.name]), default=-1)][0].append(d)
-        for c in [*g0.plan.prelude_constraints, *(c for lv in g0.plan.levels for c in lv.constraints)]:
-            slots[max((position[q] for q in inputs[c.name]), default=-1)][1].append(c)
+        slots = self.slots(g0.plan)
         splits = {repr(n.component_split(order)) for n in self.nests}
         if len(splits) > 1:
             raise NotLaneable("the points' independent groups differ")
@@ -452,6 +475,10 @@ class LaneWalk:
                             LANE_HELPERS, tables.pop(), walk,
                             lane_drivers(self.gens[0].max_prefix_depth, self.memo_widths, nlit)])
         return LaneProgram(source + "\n", literals, self.gens[0].max_prefix_depth, list(self.gens[0].items), top)
+
+
+def _all_names(slots: dict) -> list[str]:
+    return [name for derived, constraints in slots.values() for name in (*derived, *constraints)]
 
 
 def _source(expr) -> str:
