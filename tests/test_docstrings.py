@@ -9,8 +9,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("solverspace", "translators", "gemm", "validation")
 ISSUE = re.compile(r"\bissues? ?[-#]?\d+", re.IGNORECASE)
-#: Files another engineer holds this round; their narration goes when they next edit them.
-NOT_YET = {"validation/generate.py"}
 
 
 def issue_mentions(text: str) -> list[int]:
@@ -25,6 +23,5 @@ def test_the_check_sees_every_spelling():
 
 def test_no_library_text_names_an_issue_number():
     found = {str(path.relative_to(ROOT)): lines for folder in FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))
-             if str(path.relative_to(ROOT)) not in NOT_YET
              for lines in [issue_mentions(path.read_text(encoding="utf-8"))] if lines}
     assert found == {}

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
-from solverspace.backends import get_backend
+from solverspace.registry.backends import get_backend
 from solverspace.core.errors import SolverspaceError
-from solverspace.sweep import sweep
+from solverspace.scale.sweep import sweep
 from solverspace.translators.c.lanes import LaneWalk, NotLaneable, top_program
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces

@@ -11,7 +11,7 @@
   `/` (as an operand of comparisons, or as a fraction-valued derived value that is compared),
   `min`, `max`, `abs`, `if_then_else`, comparisons as 0/1 values, reassignment, module-level
   `if` on a setting; `//` and `%` get negative operands and divisors that can be 0;
-- strings and integers together (issue 11): closures reading a categorical parameter, closures
+- strings and integers together: closures reading a categorical parameter, closures
   that yield strings (read by other closures), closures over sparse inputs (values far apart),
   and `==`/`!=` between a categorical and an integer (`refused_spaces()` draws what every backend
   must refuse alike: mixed string/integer value lists and branches, ordering a string);
@@ -22,7 +22,7 @@
   categorical, in bodies and at module level), iterator algebra inside `@iterator` bodies, and a
   plain helper `def` (with `if`) called from bodies, ranges and derived values (inlined).
 
-- order parameters (`orders` of the spaces, issue 15): permutations, interleavings and
+- order parameters (`orders` of the spaces): permutations, interleavings and
   sequences with a derived position or length that later ranges and expressions use, and a
   constraint with before/first/last/contains/position (undefined where a sequence lacks the item);
 
@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 CATEGORIES = ("a", "bb", "tex", "ldg", "ü", "x_1")
-# strings every writer must write with the same bytes (issue 23): a separator, a quote, line
+# strings every writer must write with the same bytes: a separator, a quote, line
 # breaks, the empty string, blanks and control characters, non-ASCII (`spaces(odd=...)`)
 ODD_CATEGORIES = ('q,"x"', "new\nline", "cr\rx", "", " sp", "tab\tx", "\x1f", "\x7f", "é;t", "back\\slash")
 NUL_CATEGORY = "nul\0byte"   # refused wherever a value is read (`nul_spaces`)
@@ -755,7 +755,7 @@ class _Gen:
             lines += [f"    if {sparse} > {self.small(-2, 10)}:", "        yield -1"]
         self._add_closure_param(name, lines, -1, m - 1, 2)
 
-    # ---------------------------------------------------------------- orders (issue 15)
+    # ---------------------------------------------------------------- orders
     def order_param(self, name: str, cap: int) -> None:
         """An order parameter (permutation, interleaving or sequence of 2-3 items, at most `cap`
         orders), an integer derived from it that later expressions may use (its length, or the
@@ -849,7 +849,7 @@ class _Gen:
 
     # ---------------------------------------------------------------- wide block
     def cost_expr(self, depth: int = 3) -> str:
-        """A performance model for `cost(...)` (issue 14): integer expressions with every
+        """A performance model for `cost(...)`: integer expressions with every
         operator, exact fractions (`a / b`, possibly undefined where b is 0), `min`/`max` of
         terms (a roofline's shape), and branches on a categorical parameter."""
         if depth <= 0 or self.boolean(0.2):
@@ -1298,7 +1298,7 @@ def _wide_uses(draw, name: str, narrow: list[str], w: int) -> list[str]:
 
 @st.composite
 def independent_spaces(draw, *, max_parameters: int = 6) -> str:
-    """A T1-style space (issue 13): every parameter a constant value list (the shape of Kernel
+    """A T1-style space: every parameter a constant value list (the shape of Kernel
     Tuner's and the T1 files' spaces), constraints over chains and stars of two or three
     parameters (products, sums, `%`, comparisons), so that some parameters are articulations of
     the constraint graph, which CP-SAT's counting conditions on (`cpsat_count._count_conditioned`).
