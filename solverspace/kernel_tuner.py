@@ -63,7 +63,7 @@ from typing import Callable
 import numpy as np
 
 from solverspace.core.errors import OptionError, SpaceDefinitionError
-from solverspace.t1_python import UnsafeExpression, compile_predicate
+from solverspace.t1_python import UnsafeExpression, compile_predicate, parse_restriction
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
            "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "tune_kernel"]
@@ -105,11 +105,7 @@ def _plain_values(name: str, values) -> list:
 
 def _names_in(text: str, names) -> list:
     import ast
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise OptionError(f"restriction {text!r} is not a Python expression: {exc.msg}",
-                          hint="a Kernel Tuner string restriction is a Python boolean expression of parameter names")
+    tree = parse_restriction(text)
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     return [n for n in names if n in used]
 

@@ -60,7 +60,7 @@ from typing import Any, Callable
 from solverspace.core.errors import OptionError, did_you_mean, python_name
 
 __all__ = ["MAX_DEPTH", "MAX_INT_BITS", "MAX_LENGTH", "MAX_ROUND_DIGITS", "MAX_TEXT", "MAX_WORK", "CALLS",
-           "UnsafeExpression", "PythonPredicate", "check_text", "compile_predicate"]
+           "UnsafeExpression", "PythonPredicate", "check_text", "compile_predicate", "parse_restriction"]
 
 MAX_TEXT = 10_000          # characters of a restriction string; a longer one is refused before it is parsed
 MAX_DEPTH = 100            # levels of nesting (after chains are flattened); deeper is refused when read
@@ -183,11 +183,16 @@ def _check_size(size: int, what: str) -> None:
 def _integers(function, what: str, product: bool = False):
     """An integer operation's work: its operands' words (`product`: their product, as for `*`, `/`, `//`, `%`)."""
     def apply(run: _Run, a, b):
-        if _is_int(a) and _is_int(b):
-            wa, wb = _words(a), _words(b)
-            run.spend(wa * wb if product else wa + wb, what)
-        else:
-            run.spend(run.cost(a) + run.cost(b), what)
+        if isinstance(a, int) and isinstance(b, int):      # the common case, inline
+            wa, wb = (a.bit_length() >> 6) + 1, (b.bit_length() >> 6) + 1
+            run.work += wa * wb if product else wa + wb
+            if run.work > MAX_WORK:
+                run.spend(0, what)
+            result = function(a, b)
+            if isinstance(result, int) and result.bit_length() <= MAX_INT_BITS:
+                return result
+            return run.check(result)
+        run.spend(run.cost(a) + run.cost(b), what)
         return run.check(function(a, b))
     return apply
 
@@ -315,6 +320,9 @@ def _call_round(run: _Run, *args):
 
 
 def _call_str(run: _Run, *args):
+    if len(args) == 1 and isinstance(args[0], int) and args[0].bit_length() <= 64:     # the common case
+        run.spend(22, "str()")
+        return str(args[0])
     if args:
         length = run.printed(args[0])
         if length > MAX_LENGTH:
@@ -508,7 +516,11 @@ class _Compiler:
             a = left(run)
             for function, right in steps:
                 b = right(run)
-                run.spend(run.cost(a) + run.cost(b), "a comparison")
+                if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not (
+                        isinstance(a, int) and a.bit_length() > 64 or isinstance(b, int) and b.bit_length() > 64):
+                    run.work += 2
+                else:
+                    run.spend(run.cost(a) + run.cost(b), "a comparison")
                 if not function(a, b):
                     return False
                 a = b
@@ -606,19 +618,25 @@ class PythonPredicate:
 def compile_predicate(text: str, names) -> PythonPredicate:
     """The restriction string `text` over the parameters `names`, checked and compiled into a
     `PythonPredicate`; `UnsafeExpression` (an `OptionError`) names what is not run and why."""
+    tree = parse_restriction(text)
+    compiler = _Compiler(text, list(names))
+    evaluate = compiler.build(tree.body, 0)
+    return PythonPredicate(text, evaluate, compiler.reading.sizes)
+
+
+def parse_restriction(text: str) -> ast.Expression:
+    """A restriction string's syntax tree (`ast.parse`, mode `eval`); a string past `MAX_TEXT`
+    characters, one that is not an expression, or one nested past Python's parser is refused."""
     if not isinstance(text, str):
         raise UnsafeExpression(f"restriction {text!r}: expected a string")
     check_text(text)
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise UnsafeExpression(f"restriction {text!r} is not a Python expression: {exc.msg}",
+        return ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError) as exc:      # ValueError: a NUL character
+        raise UnsafeExpression(f"restriction {text!r} is not a Python expression: {getattr(exc, 'msg', exc)}",
                                hint="a Kernel Tuner string restriction is a Python boolean expression of "
                                     "parameter names") from None
-    except (RecursionError, MemoryError, ValueError) as exc:
+    except (RecursionError, MemoryError) as exc:
         raise UnsafeExpression(f"restriction {text!r} cannot be parsed ({type(exc).__name__}): it is nested too "
                                f"deeply for Python's parser (Python and Kernel Tuner cannot compile it either)",
                                hint="split it into several restrictions") from None
-    compiler = _Compiler(text, list(names))
-    evaluate = compiler.build(tree.body, 0)
-    return PythonPredicate(text, evaluate, compiler.reading.sizes)
