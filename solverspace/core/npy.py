@@ -36,7 +36,8 @@ def read_npy(path: str | Path, decode: bool = True):
     if sidecar.exists():
         hint = "write the file again (enumerate/sample -o); the two files go together"
         meta = read_json(read_text(sidecar, "category table", error=SolverspaceError, hint=hint), sidecar,
-                         "category table", error=SolverspaceError, hint=hint)
+                         "category table", error=SolverspaceError, hint=hint,
+                         invalid=f"is not a category table of {str(path)!r} (not JSON)")
         tables = meta.get("columns", {}) if isinstance(meta, dict) else None
         if not isinstance(tables, dict) or not all(isinstance(t, list) for t in tables.values()):
             raise SolverspaceError(f"{sidecar}: not a category table of {path}: expected "

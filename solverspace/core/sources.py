@@ -90,27 +90,25 @@ def read_bytes(path, what: str, *, error: type = SpaceDefinitionError, limit: in
     `limit` (default `read_limit(what)`); anything else is refused with `error` naming the file."""
     limit = read_limit(what) if limit is None else limit
     check_regular(path, what, error=error, hint=hint)     # a FIFO or a device is refused before it is opened
+    chunks, total = [], 0
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+                while total <= limit and (chunk := os.read(fd, min(1 << 24, limit + 1 - total))):
+                    chunks.append(chunk)
+                    total += len(chunk)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise error(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}", hint=hint) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):    # replaced between the two looks
-            raise _not_regular(path, what, info.st_mode, error, hint)
-        if info.st_size > limit:
-            raise _too_large(path, what, f"{info.st_size:,} bytes", limit, error)
-        chunks, total = [], 0
-        while chunk := os.read(fd, min(1 << 24, limit + 1 - total)):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                raise _too_large(path, what, "still growing", limit, error)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise error(f"cannot read {what} {str(path)!r}: {exc.strerror or exc}", hint=hint) from None
-    finally:
-        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):        # replaced between the two looks
+        raise _not_regular(path, what, info.st_mode, error, hint)
+    if info.st_size > limit or total > limit:
+        raise _too_large(path, what, f"{info.st_size:,} bytes" if info.st_size > limit else "still growing",
+                         limit, error)
+    return b"".join(chunks)
 
 
 def _too_large(path, what: str, size: str, limit: int, error: type) -> SolverspaceError:
