@@ -384,14 +384,10 @@ class CacheCheck:
         lines = [f"{self.cache}: {self.entries} entries; the space has {self.size} valid configurations"]
         lines.append(f"{len(self.missing)} valid configuration(s) missing from the cache"
                      + (" (Kernel Tuner's simulation mode stops at the first one it meets)" if self.missing else ""))
-        lines.extend(f"    missing: {cache_key(c)}" for c in self.missing[:limit])
-        if len(self.missing) > limit:
-            lines.append(f"    ... and {len(self.missing) - limit} more")
+        _listed(lines, self.missing, limit, lambda c: f"    missing: {cache_key(c)}")
         lines.append(f"{len(self.invalid)} cache entr{'y' if len(self.invalid) == 1 else 'ies'} the space calls invalid")
-        lines.extend(f"    invalid: {key}" + (f" (marked {error} in the cache)" if error else "")
-                     for key, error in self.invalid[:limit])
-        if len(self.invalid) > limit:
-            lines.append(f"    ... and {len(self.invalid) - limit} more")
+        _listed(lines, self.invalid, limit,
+                lambda item: f"    invalid: {item[0]}" + (f" (marked {item[1]} in the cache)" if item[1] else ""))
         if self.agreeing_invalid:
             lines.append(f"{self.agreeing_invalid} entries marked InvalidConfig that the space calls invalid too "
                          "(they agree)")
@@ -400,16 +396,12 @@ class CacheCheck:
         if self.repeated:
             lines.append(f"{len(self.repeated)} key(s) given more than once with different entries (Kernel Tuner "
                          "keeps the last one given)")
-            lines.extend(f"    repeated: {key} ({', '.join(map(_objective_text, times))})"
-                         for key, times in self.repeated[:limit])
-            if len(self.repeated) > limit:
-                lines.append(f"    ... and {len(self.repeated) - limit} more")
+            _listed(lines, self.repeated, limit,
+                    lambda item: f"    repeated: {item[0]} ({', '.join(map(_objective_text, item[1]))})")
         if self.disagreeing:
             lines.append(f"{len(self.disagreeing)} entr{'y' if len(self.disagreeing) == 1 else 'ies'} whose parameter "
                          "fields are not their key (the key decides which configuration Kernel Tuner takes it for)")
-            lines.extend(f"    key {key} holds the fields {fields}" for key, fields in self.disagreeing[:limit])
-            if len(self.disagreeing) > limit:
-                lines.append(f"    ... and {len(self.disagreeing) - limit} more")
+            _listed(lines, self.disagreeing, limit, lambda item: f"    key {item[0]} holds the fields {item[1]}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
@@ -419,6 +411,13 @@ class CacheCheck:
                 "agreeing_invalid": self.agreeing_invalid, "failed": self.failed,
                 "repeated": [{"key": k, "objective": [_json_number(t) for t in times]} for k, times in self.repeated],
                 "disagreeing": [{"key": k, "fields": f} for k, f in self.disagreeing]}
+
+
+def _listed(lines: list, items: list, limit: int, line) -> None:
+    """The first `limit` items, one line each (`line(item)`), and how many more there are."""
+    lines.extend(line(item) for item in items[:limit])
+    if len(items) > limit:
+        lines.append(f"    ... and {len(items) - limit} more")
 
 
 def _json_number(value):
