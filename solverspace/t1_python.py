@@ -94,6 +94,14 @@ def _words(value: int) -> int:
     return (value.bit_length() >> 6) + 1
 
 
+def _short(value) -> str:
+    """A value for a message: its repr, or what it is when that would be long."""
+    if _is_int(value) and value.bit_length() > 64:
+        return f"(an integer of {value.bit_length():,} bits)"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int)        # bool included, as in Python's arithmetic
 
@@ -214,8 +222,8 @@ def _multiply(run: _Run, a, b):
         if isinstance(sequence, _SEQUENCES) and _is_int(count):
             size = run.size(sequence) * max(count, 0)
             if size > MAX_LENGTH:
-                raise _Stop(f"a {type(sequence).__name__} of size {run.size(sequence):,} repeated {count!r} times: "
-                            f"size {size:,}, more than MAX_LENGTH={MAX_LENGTH:,} (items, nested items counted, "
+                raise _Stop(f"a {type(sequence).__name__} of size {run.size(sequence):,} repeated {_short(count)} times: "
+                            f"size {_short(size) if size.bit_length() > 64 else format(size, ',')}, more than MAX_LENGTH={MAX_LENGTH:,} (items, nested items counted, "
                             f"and characters)")
             run.spend(size, "*")
             return run.remember(sequence * count, size)
@@ -230,9 +238,9 @@ _plain_multiply = _integers(operator.mul, "*", product=True)
 
 def _power(run: _Run, a, b):
     if _is_int(a) and _is_int(b) and b > 0 and abs(a) > 1:
-        bits = b * math.log2(abs(a))
+        bits = b * math.log2(abs(a)) if b.bit_length() <= 64 else math.inf
         if bits > MAX_INT_BITS + 1:
-            raise _Stop(f"{a!r} ** {b!r} has more than MAX_INT_BITS={MAX_INT_BITS:,} bits")
+            raise _Stop(f"{_short(a)} ** {_short(b)} has more than MAX_INT_BITS={MAX_INT_BITS:,} bits")
         words = int(bits) // 64 + 1
         run.spend(words * words // 4 + 1, "**")
         return run.check(a ** b)
@@ -242,7 +250,7 @@ def _power(run: _Run, a, b):
 
 def _shift_left(run: _Run, a, b):
     if _is_int(a) and _is_int(b) and a and b > 0 and abs(a).bit_length() + b > MAX_INT_BITS:
-        raise _Stop(f"{a!r} << {b!r} has more than MAX_INT_BITS={MAX_INT_BITS:,} bits")
+        raise _Stop(f"{_short(a)} << {_short(b)} has more than MAX_INT_BITS={MAX_INT_BITS:,} bits")
     return _plain_shift(run, a, b)
 
 
@@ -311,7 +319,7 @@ def _call_pow(run: _Run, *args):
 def _call_round(run: _Run, *args):
     if len(args) == 2 and _is_int(args[1]):
         if abs(args[1]) > MAX_ROUND_DIGITS:
-            raise _Stop(f"round(..., {args[1]!r}): more than MAX_ROUND_DIGITS={MAX_ROUND_DIGITS:,} digits")
+            raise _Stop(f"round(..., {_short(args[1])}): more than MAX_ROUND_DIGITS={MAX_ROUND_DIGITS:,} digits")
         words = abs(args[1]) // 19 + 1
         run.spend(words * words + run.cost(args[0]), "round()")
     else:
