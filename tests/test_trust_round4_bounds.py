@@ -305,3 +305,20 @@ def test_cache_check_reports_repeated_keys_and_fields_that_are_not_their_key(tmp
         with pytest.raises(OptionError, match=f"key {cache_key(row)} is given 2 times with different entries"):
             measure.once(dict(zip(space.parameters, row)))
     assert measure.once(dict(zip(space.parameters, rows[3]))) == pytest.approx((1.0 + sum(rows[3])) / 1000)
+
+
+def test_t1_value_lists_count_the_words_of_large_integers():
+    """A `Values` string of 1,000,000 integers of 60,000 bits each (7.5 GB) is refused by its work,
+    one of 80,000 bits by its size; ordinary value lists of a million small integers still read."""
+    from solverspace.t1_read import load_t1_text
+
+    def values(text: str) -> int:
+        document = {"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Type": "int", "Values": text}]}}
+        return len(load_t1_text(json.dumps(document)).parameters[0].domain.items)
+    product = "*".join(["2**2000"] * 30)
+    with pytest.raises(SolverspaceError, match="takes more than 2000000 steps.*64-bit words of large integers"):
+        values(f"[{product} + i for i in range(1000000)]")
+    with pytest.raises(SolverspaceError, match="the product is too large"):
+        values("[" + "*".join(["2**2000"] * 40) + "]")
+    assert values("[2**2000 * 2**2000 + i for i in range(1000)]") == 1000       # 4,000-bit values
+    assert values("[i * 3 for i in range(200000)]") == 200_000
