@@ -113,7 +113,7 @@ def test_kernel_tuner_itself_cannot_build_these():
     ("len(kind * (block_size_x * 1000)) & 1 == 0", r"MAX_LENGTH", "run"),
     ("len([tile] * 10 ** 9) & 1 == 0", r"MAX_LENGTH", "run"),
     ("round(tile, -10 ** 8) & 1 == 0", r"MAX_ROUND_DIGITS", "run"),
-    ("len(sum([[tile] * 10000] * 10000, [])) > 0", r"concatenates sequences", "run"),
+    ("len(sum([[tile] * 10] * 10, [])) > 0", r"concatenates sequences", "run"),
     ("kind % 2 == tile", r"formatting", "run"),
     ("kind < tile or tile & 1", r"TypeError", "run"),
 ])

@@ -69,7 +69,8 @@ from typing import Callable, Protocol, runtime_checkable
 from solverspace.lang import ir
 from solverspace.lang.bounds import INF
 from solverspace.lang.evaluate import Undefined, compile_expr
-from solverspace.core.errors import OptionError, SolverspaceWarning, SpaceDefinitionError
+from solverspace.core.errors import OptionError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError
+from solverspace.core.sources import read_bytes, space_kind
 from solverspace.analysis.lower_bound import PrefixBound, bottleneck
 from solverspace.analysis.objective import model_or_declared, tie_key
 from solverspace.core.orders import format_value
@@ -326,8 +327,8 @@ def run_identity(model, bound_text: str, measure: str, repeat: int, aggregate: s
     printed = "\n".join(str(x) for x in (*model.parameters, *model.derived, *model.constraints))
     path = Path(model.source)
     try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    except OSError:
+        text = read_bytes(path, space_kind(path)).decode("utf-8") if path.is_file() else ""
+    except (SolverspaceError, UnicodeDecodeError):
         text = ""
     settings = {s.name: s.value for s in model.settings}
     description = {"space": model.source, "settings": settings, "bound": bound_text, "measure": measure,

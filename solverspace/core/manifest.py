@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from solverspace.core.errors import SolverspaceError
 from solverspace.core.output import atomic_output
+from solverspace.core.sources import read_json, read_text
 
 NAME = "_manifest.json"
 FORMAT = "solverspace-shards"
@@ -56,13 +58,11 @@ def read(directory: Path) -> dict | None:
     """The directory's manifest, None if it has none; an unreadable one is an error (never
     overwritten: it may describe shards worth keeping)."""
     path = Path(directory) / NAME
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ManifestError(f"cannot read the manifest {str(path)!r}: {exc}",
-                            hint="remove the directory (or the manifest and its shards) and run again") from None
+    hint = "remove the directory (or the manifest and its shards) and run again"
+    manifest = read_json(read_text(path, "manifest", error=ManifestError, hint=hint), path, "manifest",
+                         error=ManifestError, hint=hint)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ManifestError(f"{str(path)!r} is not a solverspace shard manifest",
                             hint="write to an empty or new directory")
@@ -100,6 +100,8 @@ def complete_shard(directory: Path, entry: dict) -> bool:
     if entry.get("sha256") is None:
         return False
     path = Path(directory) / entry["file"]
+    if not path.is_file():          # a FIFO or a device in its place is not a shard (and never ends)
+        return False
     try:
         return file_digest(path) == (entry["bytes"], entry["sha256"])
     except OSError:

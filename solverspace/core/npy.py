@@ -11,10 +11,10 @@ layout and reads it back.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from solverspace.core.errors import SolverspaceError
+from solverspace.core.sources import check_regular, read_json, read_text
 
 CATEGORIES_SUFFIX = ".categories.json"
 FORMAT = "solverspace-npy-categories-1"
@@ -29,18 +29,19 @@ def read_npy(path: str | Path, decode: bool = True):
     """A `.npy` file written by solverspace: with `decode`, a structured array whose categorical
     columns hold their strings; without, `(codes array, {column: table})` as stored (compact)."""
     import numpy as np
+    check_regular(path, ".npy file", error=SolverspaceError)
     array = np.load(path, allow_pickle=False)
     sidecar = categories_path(path)
     tables: dict[str, list[str]] = {}
     if sidecar.exists():
-        try:
-            meta = json.loads(sidecar.read_text(encoding="utf-8"))
-            tables = meta.get("columns", {}) if isinstance(meta, dict) else None
-            if not isinstance(tables, dict) or not all(isinstance(t, list) for t in tables.values()):
-                raise ValueError("expected {\"columns\": {name: [values]}}")
-        except (ValueError, UnicodeDecodeError) as exc:   # JSONDecodeError is a ValueError
-            raise SolverspaceError(f"{sidecar}: not a category table of {path}: {exc}",
-                                   hint="write the file again (enumerate/sample -o); the two files go together") from None
+        hint = "write the file again (enumerate/sample -o); the two files go together"
+        meta = read_json(read_text(sidecar, "category table", error=SolverspaceError, hint=hint), sidecar,
+                         "category table", error=SolverspaceError, hint=hint,
+                         invalid=f"is not a category table of {str(path)!r} (not JSON)")
+        tables = meta.get("columns", {}) if isinstance(meta, dict) else None
+        if not isinstance(tables, dict) or not all(isinstance(t, list) for t in tables.values()):
+            raise SolverspaceError(f"{sidecar}: not a category table of {path}: expected "
+                                   "{\"columns\": {name: [values]}}", hint=hint)
         _check(path, array, tables, meta.get("rows"))
     if not decode:
         return array, tables

@@ -50,7 +50,7 @@ from solverspace.lang.model import (
     Constraint, ConstraintKind, Derived, Model, Parameter, ParameterKind, Setting, one_spelling)
 from solverspace.core.options import check_kind, check_path, check_settings
 from solverspace.core.value_text import integer_refusal, integer_text
-from solverspace.core.sources import read_text  # its home before sources.py; validation imports it from here
+from solverspace.core.sources import read_text, space_kind  # read_text: validation imports it from here
 
 CO_GENERATOR = 0x20   # inspect.CO_GENERATOR: a generator function's code flag (inspect itself costs ~3 ms to import)
 
@@ -81,7 +81,7 @@ def read_space(space: str | Path) -> tuple[str, str]:
     """(text, file name) of a space file, a T1 `.json` file or a built-in space: what `load` loads
     (`Space` keeps the text: it pickles as its text and settings)."""
     path = resolve_space_path(check_path(space, "space", "gemm"))
-    return read_text(path, "T1 file" if path.suffix.lower() == ".json" else "space file"), str(path)
+    return read_text(path, space_kind(path)), str(path)
 
 
 def load_text(text: str, filename: str, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:

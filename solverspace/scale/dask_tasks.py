@@ -21,6 +21,7 @@ from solverspace.registry.backends import get_backend
 from solverspace.space import Space
 from solverspace.translators.c.partition import count_block, restricted
 from solverspace.translators.c.plan_cache import generation_key, generator_version
+from solverspace.core.sources import read_bytes, space_kind
 
 
 class EngineError(SolverspaceError, ValueError):
@@ -62,7 +63,7 @@ def identity(space, job: Job) -> str:
     backend = c_backend(job, None)
     written = json.dumps({
         "generator": generator_version(),
-        "source": hashlib.sha256(resolve_space_path(job.space).read_bytes()).hexdigest(),
+        "source": hashlib.sha256(read_bytes(path := resolve_space_path(job.space), space_kind(path))).hexdigest(),
         "settings": sorted((k, repr(v)) for k, v in space.settings.items()),
         "order": list(space.plan.order), "max_closure_values": job.max_closure_values,
         "derived": list(job.with_derived), "literal": job.literal, "disable": sorted(job.disable),

@@ -15,7 +15,11 @@ holding one of those, or `ErrorConfig`, marks the entry failed). Times are milli
 
 - `read_cache(path)`: a cache as Kernel Tuner reads it: an open (still being written, or cut after a
   complete line) file is closed in memory first, exactly as `kernel_tuner.util.correct_open_cache`
-  does; the file itself is never changed.
+  does; the file itself is never changed. It is read through `core.sources` (a regular file of at
+  most 1 GiB; JSON nested too deeply is refused by name). A key given twice with different
+  entries is kept as Kernel Tuner keeps it (the later), and remembered (`repeated_keys`); so is an
+  entry whose parameter fields are not its key (`disagreeing_fields`): `check_cache` reports both,
+  and `CacheMeasure` refuses to take a time from either.
 - `CacheWriter`: a `tune` sink (`solverspace.analysis.tune.Sink`) writing each measurement as it is
   made, in Kernel Tuner's own layout, so Kernel Tuner (and KernelTuner/dashboard) reads a running
   `tune`, resumes from it, or simulates from it. An existing cache of the same kernel, device and
@@ -43,9 +47,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solverspace.core.errors import OptionError, OutputError
+from solverspace.core.sources import check_output_target, read_bytes, read_json, read_text
 
 __all__ = ["ERROR_STRINGS", "CacheCheck", "CacheMeasure", "CacheWriter", "T4Writer", "cache_key", "check_cache",
-           "entry_error", "read_cache"]
+           "disagreeing_fields", "entry_error", "read_cache", "repeated_keys"]
 
 ERROR_STRINGS = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
 FAILED = "RuntimeFailedConfig"      # what our failed, timeout and invalid-output measurements are written as
@@ -73,35 +78,81 @@ def entry_error(entry: dict) -> str | None:
 
 
 # ---------------------------------------------------------------------------------- reading
-def read_cache(path) -> dict:
+CACHE = "Kernel Tuner cache"
+_READ_HINT = "give the path of a cache file written by Kernel Tuner (cache=...) or --kt-cache"
+REPEATED = "__repeated__"       # the key of `read_cache`'s record of keys given twice with different entries
+
+
+def read_cache_bytes(path) -> bytes:
+    """The bytes of a cache file (`core.sources.read_bytes`: a regular file, bounded)."""
+    return read_bytes(path, CACHE, error=OutputError, hint=_READ_HINT)
+
+
+def read_cache(path, data: bytes | None = None) -> dict:
     """A Kernel Tuner cache file as Kernel Tuner 1.5 reads it (`util.read_cache(open_cache=False)`):
     an open file (no closing `}\\n}`) has a trailing comma removed and `}\\n}` appended in memory.
-    Each failed entry gains `"__error__"`: its error string. Not a cache: `OutputError` naming the file."""
+    Each failed entry gains `"__error__"`: its error string; keys given twice with different entries
+    are recorded (`repeated_keys`). Not a cache: `OutputError` naming the file. `data`: the file's
+    bytes, when read already."""
     path = Path(path)
+    data = read_cache_bytes(path) if data is None else data
     try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise OutputError(f"Kernel Tuner cache {str(path)!r}: {exc.strerror or exc}",
-                          hint="give the path of a cache file written by Kernel Tuner (cache=...) or --kt-cache") from None
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise OutputError(f"{CACHE} {str(path)!r} is not UTF-8 text (byte offset {exc.start})",
+                          hint=_READ_HINT) from None
     if text and text[-3:] not in ("}\n}", "}}}"):
         if text[-1] == ",":
             text = text[:-1]
         text += "}\n}"
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise OutputError(f"Kernel Tuner cache {str(path)!r} is not readable as Kernel Tuner reads it: {exc}",
-                          hint="a cache cut inside a line (a crash while writing) must be repaired by removing its "
-                               "last, partial line") from None
-    if not isinstance(data, dict) or not isinstance(data.get("cache"), dict) \
-            or not isinstance(data.get("tune_params_keys"), list):
+    repeated: dict = {}         # id(object) -> (the object, {key: [its entries, in file order]})
+
+    def pairs(items: list) -> dict:
+        result = dict(items)
+        if len(result) != len(items):
+            seen: dict = {}
+            for key, value in items:
+                seen.setdefault(key, []).append(value)
+            repeated[id(result)] = (result, {k: v for k, v in seen.items() if len(v) > 1})
+        return result
+    cache = read_json(text, path, CACHE, error=OutputError, object_pairs_hook=pairs,
+                      invalid="is not readable as Kernel Tuner reads it",
+                      hint="a cache cut inside a line (a crash while writing) must be repaired by removing its "
+                           "last, partial line")
+    if not isinstance(cache, dict) or not isinstance(cache.get("cache"), dict) \
+            or not isinstance(cache.get("tune_params_keys"), list):
         raise OutputError(f"{str(path)!r} is not a Kernel Tuner cache file (no \"tune_params_keys\" and \"cache\")",
                           hint="give a cache file written by Kernel Tuner (cache=...) or by `tune --kt-cache`")
-    for entry in data["cache"].values():
+    twice = repeated.get(id(cache["cache"]), (None, {}))[1]
+    cache[REPEATED] = {key: entries for key, entries in twice.items()
+                       if any(entry != entries[0] for entry in entries[1:])}
+    for entry in cache["cache"].values():
         error = entry_error(entry) if isinstance(entry, dict) else None
         if error is not None:
             entry["__error__"] = error
-    return data
+    return cache
+
+
+def repeated_keys(data: dict) -> dict:
+    """{key: [its entries, in file order]} of the keys a cache (`read_cache`) gives twice or more
+    with different entries (Kernel Tuner, as JSON, keeps the last)."""
+    return data.get(REPEATED, {})
+
+
+def disagreeing_fields(entry, names: list, key: str) -> str | None:
+    """The key an entry's parameter fields make when it holds every parameter and that is not its
+    key (None otherwise): the entry's fields say one configuration, its key another."""
+    if not isinstance(entry, dict) or not all(n in entry for n in names):
+        return None
+    fields = cache_key(entry[n] for n in names)
+    return None if fields == key else fields
+
+
+def _objective_text(value) -> str:
+    """A cached objective for a message (an integer of any length without converting it to text)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {value.bit_length():,} bits"
+    return repr(value)[:80]
 
 
 def _parameter_difference(cached: list, ours: list) -> str | None:
@@ -141,13 +192,15 @@ class CacheMeasure:
     def __init__(self, space, path, *, kernel_name: str | None = None, device_name: str | None = None,
                  objective: str = "time"):
         self.path = Path(path)
-        self.data = read_cache(self.path)
+        raw = read_cache_bytes(self.path)
+        self.data = read_cache(self.path, raw)
         _check_header(self.data, space, self.path, kernel_name, device_name)
         self.names = list(space.parameters)
         self.objective = objective
         self.describe = f"kernel-tuner-cache:{self.path.resolve()}#{objective}"
-        self.identity = hashlib.sha256(self.path.read_bytes()).hexdigest()[:20]
+        self.identity = hashlib.sha256(raw).hexdigest()[:20]
         self.cache = self.data["cache"]
+        self.repeated = repeated_keys(self.data)
 
     def __str__(self) -> str:
         return self.describe
@@ -162,14 +215,30 @@ class CacheMeasure:
                 f"--measure-from {str(self.path)!r}: the configuration {key} ({', '.join(self.names)}) is not in the "
                 f"cache: it is not complete",
                 hint="list what the cache lacks with `solverspace cache-check SPACE CACHE`; measure those first")
+        if key in self.repeated:
+            times = ", ".join(_objective_text(e.get(self.objective)) if isinstance(e, dict) else _objective_text(e)
+                              for e in self.repeated[key])
+            raise OptionError(f"--measure-from {str(self.path)!r}: the key {key} is given {len(self.repeated[key])} "
+                              f"times with different entries ({self.objective}: {times}): which one was measured?",
+                              hint="keep one entry of each key; `solverspace cache-check SPACE CACHE` lists them all")
+        fields = disagreeing_fields(entry, self.names, key)
+        if fields is not None:
+            raise OptionError(f"--measure-from {str(self.path)!r}: the entry of key {key} holds the parameter "
+                              f"values {fields}: its key and its fields name different configurations",
+                              hint="correct the key or the fields; `solverspace cache-check SPACE CACHE` lists them all")
         if "__error__" in entry:
             raise DidNotRun("failed", f"Kernel Tuner: {entry['__error__']}")
         if self.objective not in entry:
             raise DidNotRun("invalid output", f"the cache entry has no {self.objective!r}")
         value = entry[self.objective]
+        text = _objective_text(value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = value / 1000.0
-        return time_of(value, repr(entry[self.objective]))
+            try:
+                value = value / 1000.0
+            except OverflowError:
+                raise DidNotRun("invalid output", f"the cache's {self.objective} {text} (ms) is past the range of a "
+                                                  f"float: not a time") from None
+        return time_of(value, text)
 
 
 # ---------------------------------------------------------------------------------- writing as tune measures
@@ -192,6 +261,7 @@ class CacheWriter:
                   "tune_params_keys": self.names, "tune_params": tune_params, "objective": objective, "cache": {}}
         if self.path.is_dir():
             raise OutputError(f"--kt-cache {str(self.path)!r} is a directory", hint="give a file name, e.g. run.json")
+        check_output_target(self.path, "--kt-cache")
         if not self.path.parent.is_dir():
             raise OutputError(f"--kt-cache {str(self.path)!r}: the directory {str(self.path.parent)!r} does not exist",
                               hint="create it, or give a file in an existing directory")
@@ -206,7 +276,7 @@ class CacheWriter:
         data = read_cache(self.path)
         _check_header(data, space, self.path, self.kernel_name, self.device_name)
         self.written = set(data["cache"])
-        text = self.path.read_text(encoding="utf-8").strip()
+        text = read_text(self.path, CACHE, error=OutputError).strip()
         if text[-3:] in ("}\n}", "}}}"):
             text = text[:-3] + ("," if data["cache"] else "")
             self._write(text, "w")
@@ -240,7 +310,7 @@ class CacheWriter:
         if self.closed:
             return
         self.closed = True
-        text = self.path.read_text(encoding="utf-8")
+        text = read_text(self.path, CACHE, error=OutputError)
         if text.endswith(","):
             self._write(text[:-1] + "}\n}", "w")
         elif text.endswith("{"):
@@ -262,6 +332,7 @@ class T4Writer:
         if self.path.is_dir() or not self.path.parent.is_dir():
             raise OutputError(f"--t4 {str(self.path)!r}: not a file in an existing directory",
                               hint="give a file name, e.g. results.json")
+        check_output_target(self.path, "--t4")
 
     def add(self, measurement) -> None:
         config = {n: _plain(measurement.configuration[n]) for n in self.names}
@@ -297,35 +368,56 @@ class CacheCheck:
     invalid: list = field(default_factory=list)     # (key, error or None) the space calls invalid
     agreeing_invalid: int = 0                   # entries marked InvalidConfig the space calls invalid too
     failed: int = 0                             # valid configurations whose entry is a failure
+    repeated: list = field(default_factory=list)    # (key, [objective of each entry]) given twice, differently
+    disagreeing: list = field(default_factory=list)  # (key, the key its parameter fields make)
 
     @property
     def ok(self) -> bool:
-        return not self.missing and not self.invalid
+        return not self.missing and not self.invalid and not self.repeated and not self.disagreeing
 
     def summary(self, limit: int = 20) -> str:
         lines = [f"{self.cache}: {self.entries} entries; the space has {self.size} valid configurations"]
         lines.append(f"{len(self.missing)} valid configuration(s) missing from the cache"
                      + (" (Kernel Tuner's simulation mode stops at the first one it meets)" if self.missing else ""))
-        lines.extend(f"    missing: {cache_key(c)}" for c in self.missing[:limit])
-        if len(self.missing) > limit:
-            lines.append(f"    ... and {len(self.missing) - limit} more")
+        _listed(lines, self.missing, limit, lambda c: f"    missing: {cache_key(c)}")
         lines.append(f"{len(self.invalid)} cache entr{'y' if len(self.invalid) == 1 else 'ies'} the space calls invalid")
-        lines.extend(f"    invalid: {key}" + (f" (marked {error} in the cache)" if error else "")
-                     for key, error in self.invalid[:limit])
-        if len(self.invalid) > limit:
-            lines.append(f"    ... and {len(self.invalid) - limit} more")
+        _listed(lines, self.invalid, limit,
+                lambda item: f"    invalid: {item[0]}" + (f" (marked {item[1]} in the cache)" if item[1] else ""))
         if self.agreeing_invalid:
             lines.append(f"{self.agreeing_invalid} entries marked InvalidConfig that the space calls invalid too "
                          "(they agree)")
         if self.failed:
             lines.append(f"{self.failed} valid configuration(s) have a failed entry (compile or runtime failure)")
+        if self.repeated:
+            lines.append(f"{len(self.repeated)} key(s) given more than once with different entries (Kernel Tuner "
+                         "keeps the last one given)")
+            _listed(lines, self.repeated, limit,
+                    lambda item: f"    repeated: {item[0]} ({', '.join(map(_objective_text, item[1]))})")
+        if self.disagreeing:
+            lines.append(f"{len(self.disagreeing)} entr{'y' if len(self.disagreeing) == 1 else 'ies'} whose parameter "
+                         "fields are not their key (the key decides which configuration Kernel Tuner takes it for)")
+            _listed(lines, self.disagreeing, limit, lambda item: f"    key {item[0]} holds the fields {item[1]}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
         return {"cache": self.cache, "size": self.size, "entries": self.entries, "ok": self.ok,
                 "missing": [[_plain(v) for v in c] for c in self.missing],
                 "invalid": [{"key": k, "error": e} for k, e in self.invalid],
-                "agreeing_invalid": self.agreeing_invalid, "failed": self.failed}
+                "agreeing_invalid": self.agreeing_invalid, "failed": self.failed,
+                "repeated": [{"key": k, "objective": [_json_number(t) for t in times]} for k, times in self.repeated],
+                "disagreeing": [{"key": k, "fields": f} for k, f in self.disagreeing]}
+
+
+def _listed(lines: list, items: list, limit: int, line) -> None:
+    """The first `limit` items, one line each (`line(item)`), and how many more there are."""
+    lines.extend(line(item) for item in items[:limit])
+    if len(items) > limit:
+        lines.append(f"    ... and {len(items) - limit} more")
+
+
+def _json_number(value):
+    """An objective for JSON output: an integer past 64 bits as its text (it is no time anyway)."""
+    return str(value) if isinstance(value, int) and value.bit_length() > 64 else value
 
 
 def check_cache(space, path, *, backend="auto") -> CacheCheck:
@@ -336,6 +428,11 @@ def check_cache(space, path, *, backend="auto") -> CacheCheck:
     names = list(space.parameters)
     entries = data["cache"]
     result = CacheCheck(str(path), 0, len(entries))
+    objective = data.get("objective") if isinstance(data.get("objective"), str) else "time"
+    result.repeated = [(key, [e.get(objective) if isinstance(e, dict) else e for e in repeated])
+                       for key, repeated in repeated_keys(data).items()]
+    result.disagreeing = [(key, fields) for key, entry in entries.items()
+                          if (fields := disagreeing_fields(entry, names, key)) is not None]
     seen: set = set()
     for row in space.rows(backend):
         config = tuple(row[:len(names)])

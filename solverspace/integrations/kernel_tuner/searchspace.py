@@ -63,7 +63,7 @@ import numpy as np
 
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
-from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate
+from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, parse_restriction
 from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
@@ -115,11 +115,7 @@ def _plain_values(name: str, values) -> list:
 
 def _names_in(text: str, names) -> list:
     import ast
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise OptionError(f"restriction {text!r} is not a Python expression: {exc.msg}",
-                          hint="a Kernel Tuner string restriction is a Python boolean expression of parameter names")
+    tree = parse_restriction(text)
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     return [n for n in names if n in used]
 

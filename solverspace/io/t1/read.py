@@ -45,6 +45,7 @@ __all__ = ["load_t1", "load_t1_text", "T1_TYPES", "MAX_VALUES", "MAX_WORK"]
 
 MAX_WORK = 2_000_000            # steps (comprehension iterations, list elements built) one `Values` may take
 _MAX_POWER_BITS = 4096          # `**` results larger than this are refused (no runaway integers)
+_MAX_INT_BITS = 65_536          # any integer a `Values` string computes (a 5,000-digit value is 16,610 bits)
 
 _LIST_FUNCTIONS = ("range", "list")
 _CMPOPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
@@ -274,6 +275,11 @@ def _key_lines(text: str, key: str, count: int) -> list:
     return lines if len(lines) == count else [None] * count
 
 
+def _words(value) -> int:
+    """The 64-bit words of an integer value (1 for anything else)."""
+    return (value.bit_length() >> 6) + 1 if isinstance(value, int) else 1
+
+
 def _kind(value) -> str:
     return {int: "an integer", bool: "a bool", str: "a string", list: "a list", range: "a range"}.get(
         type(value), type(value).__name__)
@@ -288,11 +294,13 @@ class _ListEvaluator:
 
     def spend(self, node, steps: int):
         """Count work before doing it: a comprehension that yields little can still loop for
-        hours (`[x for x in range(10**6) for y in range(10**6) if False]`)."""
+        hours (`[x for x in range(10**6) for y in range(10**6) if False]`), and a list of large
+        integers holds their 64-bit words (each word past the first of a value, and of integer
+        arithmetic, is a step)."""
         self.work += steps
         if self.work > MAX_WORK:
-            raise self.fail(node, f"takes more than {MAX_WORK} steps to evaluate (comprehension iterations "
-                                  "and list elements built)",
+            raise self.fail(node, f"takes more than {MAX_WORK} steps to evaluate (comprehension iterations, "
+                                  "list elements built and the 64-bit words of large integers)",
                             hint="write the list with fewer or shorter loops, or give Values as a JSON list")
 
     def fail(self, node, message, hint=None):
@@ -320,8 +328,9 @@ class _ListEvaluator:
                 self.spend(element, len(items))
                 values.extend(items)
             else:
-                self.spend(element, 1)
-                values.append(self.scalar(element, env))
+                value = self.scalar(element, env)
+                self.spend(element, _words(value))
+                values.append(value)
             self.check_size(node, len(values))
         return values
 
@@ -382,6 +391,10 @@ class _ListEvaluator:
         if type(left) is str or type(right) is str:
             raise self.fail(node, "arithmetic on strings is not allowed in a value list")
         a, b = int(left), int(right)
+        wa, wb = _words(a), _words(b)
+        self.spend(node, wa * wb - 1 if op in (ast.Mult, ast.FloorDiv, ast.Mod, ast.Div) else wa + wb - 2)
+        if op is ast.Mult and a.bit_length() + b.bit_length() - 1 > _MAX_INT_BITS:
+            raise self.fail(node, f"the product is too large (more than {_MAX_INT_BITS} bits)")
         if op is ast.Add:
             return a + b
         if op is ast.Sub:
@@ -469,7 +482,9 @@ class _ListEvaluator:
 
         def generate(index, scope):
             if index == len(node.generators):
-                results.append(self.scalar(node.elt, scope))
+                value = self.scalar(node.elt, scope)
+                self.spend(node, _words(value) - 1)
+                results.append(value)
                 self.check_size(node, len(results))
                 return
             gen = node.generators[index]
