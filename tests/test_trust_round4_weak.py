@@ -108,7 +108,7 @@ def test_integer_text_has_one_spelling_on_every_command(tmp_path, capsys, comman
     argv = [command, space, "-n", "1", "--given", *words[:1]] if command == "sample" else [command, space, *words]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert f"x={text!r}: parameter 'x' takes integers" in err and "decimal digits" in err
+    assert f"x={text!r}: parameter 'x' takes integer values" in err and "decimal digits" in err
     assert (f"hint: write {spelling}" if spelling else "hint: give an integer") in err
 
 

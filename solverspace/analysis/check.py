@@ -80,7 +80,7 @@ def _value_for(model, name: str, text: str):
         return number
     if kind is None:
         return text
-    message, hint = integer_refusal(f"{name}={text!r}: parameter {name!r} takes integers", text, f"{name}=16")
+    message, hint = integer_refusal(f"{name}={text!r}: parameter {name!r} takes integer values", text, f"{name}=16")
     raise OptionError(message, hint=hint)
 
 
