@@ -76,7 +76,12 @@ def run_strategy(problem, make, budget: int) -> dict:
 
 
 def fractions(trajectory: list, optimum: float) -> dict:
+    """best found / optimum after each budget the run reached (a run on a smaller space stops at its size)."""
     return {b: trajectory[min(b, len(trajectory)) - 1] / optimum for b in BUDGETS}
+
+
+def budgets(args) -> tuple:
+    return tuple(b for b in BUDGETS if b <= args.budget)
 
 
 def main() -> int:
@@ -97,7 +102,7 @@ def main() -> int:
     replay = replay_module()
     ways = args.ways.split(",")
     print(f"best found / optimum, mean over {args.seeds} seeds (worst seed), after "
-          + ", ".join(map(str, BUDGETS)) + " measurements; CPU ms per proposal (mean)")
+          + ", ".join(map(str, budgets(args))) + " measurements; CPU ms per proposal (mean)")
     summary: dict = {}
     for kernel in args.kernels.split(","):
         t1 = PEER / f"{kernel}_milo.json"
@@ -111,7 +116,7 @@ def main() -> int:
                 if results is None:
                     continue
                 cells = []
-                for b in BUDGETS:
+                for b in budgets(args):
                     values = [r["fractions"][b] for r in results]
                     summary.setdefault((way, b), []).append(float(np.mean(values)))
                     summary.setdefault((way, kernel, b), []).append(float(np.mean(values)))
@@ -122,7 +127,7 @@ def main() -> int:
     print("\ngeometric mean over caches of the mean best/optimum (range over caches per kernel):")
     for way in ways:
         line = []
-        for b in BUDGETS:
+        for b in budgets(args):
             values = summary.get((way, b))
             if values:
                 line.append(f"@{b}: {math.exp(np.mean(np.log(values))):.3f}")
@@ -152,8 +157,10 @@ def run_way(way: str, problem, args, replay, prior_cache: Path, device: str):
     if way in ("tpe-valid", "tpe-penalty"):
         out = []
         for s in range(args.seeds):
+            start = time.process_time()
             r = replay.run(problem, "penalty" if way == "tpe-penalty" else "solverspace", s, args.budget)
-            out.append({"fractions": {b: (1 / f if f else math.inf) for b, f in r["fraction"].items()}})
+            out.append({"fractions": {b: (1 / f if f else math.inf) for b, f in r["fraction"].items()},
+                        "cpu": [(time.process_time() - start) / args.budget]})
         return out
     if way.startswith("kt-"):
         return [{"fractions": f} for f in kernel_tuner_runs(way[3:], problem, args)]

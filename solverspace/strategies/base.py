@@ -159,8 +159,18 @@ class Pooled(Candidates):
 def candidates_for(space, seed: int, list_limit: int = LIST_LIMIT) -> Candidates:
     """`Listed` when the space has at most `list_limit` valid configurations, else `Pooled`."""
     if len(space) <= list_limit:
-        return Listed(space, config_tuples(space.to_array("c")))
+        return Listed(space, listed(space))
     return Pooled(space, seed)
+
+
+def listed(space) -> list[tuple]:
+    """Every valid configuration: the compiled enumerator's array, or the reference's rows for a
+    space the C backend refuses by construct (orders, values past 64 bits)."""
+    from solverspace.translators.errors import UnsupportedConstruct
+    try:
+        return config_tuples(space.to_array("c"))
+    except UnsupportedConstruct:
+        return [tuple(row) for row in space.rows("reference")]
 
 
 class Strategy:

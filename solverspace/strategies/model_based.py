@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from solverspace.core.errors import SolverspaceError
+
 from solverspace.strategies.base import LIST_LIMIT, SpaceExhausted, Strategy, candidates_for, config_tuples
 from solverspace.strategies.surrogate import GaussianProcess, expected_improvement
 
@@ -27,13 +29,16 @@ class ModelBased(Strategy):
     name = "model"
 
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
-                 list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None):
+                 list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
+                 local_changes: int = 2):
         super().__init__(space, seed)
+        self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
         self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
         self.candidates = candidates_for(space, seed, list_limit)
         self.gp = GaussianProcess(seed=seed)
         self.since_fit = None
         self.startup: list[tuple] = []
+        self.notes: list[str] = []
         self._startup_design()
 
     # ---------------------------------------------------------------------------- start-up
@@ -42,8 +47,12 @@ class ModelBased(Strategy):
         if self.prior is not None:
             self.startup = self._prior_startup(n)
             return
-        design = list(dict.fromkeys(config_tuples(self.space.design(n, "lhs", seed=self.seed))))
-        self.startup = design
+        try:
+            design = config_tuples(self.space.design(n, "lhs", seed=self.seed))
+        except SolverspaceError as exc:    # order-valued parameters: no conditional quantiles
+            self.notes.append(f"start-up: uniform draws instead of a Latin hypercube ({exc})")
+            design = [self._uniform(take=False) for _ in range(n)]
+        self.startup = list(dict.fromkeys(design))
 
     def _prior_startup(self, n: int) -> list[tuple]:
         ranked = self.prior.ranked()
@@ -81,6 +90,9 @@ class ModelBased(Strategy):
             return self._uniform(), "uniform"
         if len(keep) < len(configs):
             configs, x = [configs[i] for i in keep], x[keep]
+        self.model_steps += 1
+        if self.local_every and self.model_steps % self.local_every == 0:
+            configs, x = self._near_best(configs, x)
         mean, sd = self._posterior(configs, x)
         ok = [t for t in self.results.values() if t is not None]
         if self.kappa is not None:
@@ -91,6 +103,19 @@ class ModelBased(Strategy):
         config = configs[int(top[self.rng.integers(len(top))])]
         self.candidates.taken(config)
         return config, "model"
+
+    def _near_best(self, configs, x):
+        """The candidates that differ from the best configuration in at most `local_changes`
+        parameters (all of them when none does)."""
+        best = self.best(1)
+        if not best:
+            return configs, x
+        features = self.candidates.features
+        anchor = features.encode(features.indices(best))[0]
+        near = np.flatnonzero((np.abs(x - anchor) > 1e-12).sum(1) <= self.local_changes)
+        if len(near) == 0:
+            return configs, x
+        return [configs[i] for i in near], x[near]
 
     def candidates_around(self) -> int:
         return 3
@@ -111,8 +136,9 @@ class ModelBased(Strategy):
         self.since_fit = 1 if optimise else self.since_fit + 1
         return self.gp.predict(x)
 
-    def _uniform(self) -> tuple:
-        """An exact uniform draw among the valid configurations not proposed."""
+    def _uniform(self, take: bool = True) -> tuple:
+        """An exact uniform draw among the valid configurations not proposed (`take`: and mark it
+        proposed among the candidates)."""
         left = self.candidates.left()
         if left == 0:
             raise SpaceExhausted("every valid configuration has been proposed")
@@ -126,7 +152,8 @@ class ModelBased(Strategy):
                     break
             else:
                 raise SpaceExhausted("1,000 uniform draws all hit configurations already proposed")
-        self.candidates.taken(config)
+        if take:
+            self.candidates.taken(config)
         return config
 
     def _told(self, config):
