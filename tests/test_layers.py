@@ -34,6 +34,8 @@ LAYERS: list[tuple[str, list[str], str]] = [
      "space files and T1 files, `Space`, sampling, sweeps, the Dask engine"),
     ("integrations", ["solverspace.optuna", "solverspace.kt_cache", "solverspace.kernel_tuner"],
      "other tuners on the valid set: Optuna (sampler, suggest, tune records), Kernel Tuner (caches, Searchspace)"),
+    ("strategies", ["solverspace.strategies", "solverspace.strategies.*"],
+     "search strategies of our own over the valid set (model-based, uniform), a rank prior, `tune` without a bound"),
     ("validation", ["solverspace.validation", "solverspace.validation.*"],
      "validation/: cross-validation of every backend, the space generators, snapshots"),
     ("command line", ["solverspace.cli", "solverspace.cli.*", "solverspace.__main__"], "the `solverspace` command"),

@@ -23,15 +23,18 @@ from solverspace.validation.generate import spaces
 from tests.helpers import MOVES_SPACE, space
 
 SMALL = """
-    bx = iterator([16, 32, 64, 128, 256])
-    by = iterator([1, 2, 4, 8])
-    tx = range(1, 5)
-    ty = range(1, 5)
+    bx = iterator([16, 32, 64, 128])
+    by = iterator([1, 2, 4])
+    tx = range(1, 4)
+    ty = range(1, 3)
     shmem = iterator([0, 1])
-    require(bx * by <= 512)
-    require(bx * tx <= 512)
-    require((shmem == 1) | (ty <= 2))
+    require(bx * by <= 128)
+    require(bx * tx <= 192)
+    require((shmem == 1) | (ty <= 1))
 """
+# proposals of the model-based strategy per generated space (a GP fit each: the rest of a large
+# space is covered by the uniform strategy, and exhaustion by the hand-written space)
+MODEL_STEPS = 30
 
 
 def synthetic(config: tuple) -> float | None:
@@ -39,7 +42,7 @@ def synthetic(config: tuple) -> float | None:
     h = zlib.crc32(repr(config).encode())
     if h % 17 == 0:
         return None
-    return 1.0 + (h % 1000) / 100.0 + sum(abs(hash(v)) % 7 for v in config) / 10.0
+    return 1.0 + (h % 1000) / 100.0 + sum(zlib.crc32(str(v).encode()) % 7 for v in config) / 10.0
 
 
 def drive(strategy, s, budget: int) -> list[tuple]:
@@ -55,7 +58,7 @@ def drive(strategy, s, budget: int) -> list[tuple]:
 
 
 @pytest.mark.needs_cc
-@pytest.mark.parametrize("name", ["model", "random"])
+@pytest.mark.parametrize("name", [pytest.param("model", marks=pytest.mark.slow), "random"])
 def test_whole_space_is_proposed_once_then_exhausted(name):
     s = space(SMALL)
     everything = set(s.rows("reference"))
@@ -111,9 +114,11 @@ def test_generated_spaces_against_brute_force(source):
     everything = list(s.rows("reference"))
     if not everything:
         return
-    for name in ("model", "random"):
-        proposed = drive(make(name, s, seed=len(everything)), s, len(everything))
-        assert sorted(map(repr, proposed)) == sorted(map(repr, everything))
+    proposed = drive(make("random", s, seed=len(everything)), s, len(everything))
+    assert sorted(map(repr, proposed)) == sorted(map(repr, everything))
+    steps = min(MODEL_STEPS, len(everything))
+    proposed = drive(make("model", s, seed=len(everything)), s, steps)
+    assert set(map(repr, proposed)) <= set(map(repr, everything)) and len(set(proposed)) == steps
 
 
 @pytest.mark.needs_cc
@@ -128,6 +133,7 @@ def test_tune_search_records_and_resumes(tmp_path):
         if t is None:
             raise RuntimeError("did not run")
         return t
+    measure.tune_identity = "synthetic"      # the closure holds the Space and a growing list
     first = tune_search(s, measure, seed=4, max_measurements=12, db=db)
     assert first.measured == 12 and first.status == "max_measurements" and not first.proven
     assert all(s.is_valid(c) for c in calls) and len(set(calls)) == 12
@@ -186,8 +192,9 @@ def test_command_line_from_a_cache(tmp_path, capsys):
     assert len(configs) == 30 == len(set(configs)) and all(s.is_valid(c) for c in configs)
     ran = [synthetic(c) for c in configs if synthetic(c) is not None]
     assert math.isclose(out["time"], min(ran))
-    with pytest.raises(SolverspaceError, match="no bound"):
-        main(["tune", str(source), "--measure-from", str(cache), "--strategy", "random", "--bound", "bx"])
+    code = main(["tune", str(source), "--measure-from", str(cache), "--strategy", "random", "--bound", "bx",
+                 "--db", str(db)])
+    assert code == 2 and "a statistical search uses no bound" in capsys.readouterr().err
 
 
 @pytest.mark.needs_cc

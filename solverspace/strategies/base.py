@@ -131,6 +131,7 @@ class Pooled(Candidates):
         self.features = Features.from_rows(space, first)
         self.pool = [c for c in dict.fromkeys(first) if c not in self.tried]
         self.near: dict = {}           # configuration -> its neighbours (asked once)
+        self.encoded: dict = {}        # configuration -> its features (computed once)
 
     def _draw(self, n: int) -> list[tuple]:
         self.draws += 1
@@ -148,12 +149,16 @@ class Pooled(Candidates):
                 self.near[config] = [n for m in self.METHODS for n in self.space.neighbors(config, m)]
             configs.update(dict.fromkeys(n for n in self.near[config] if n not in self.tried))
         rows = list(configs)
-        return rows, self.features.encode(self.features.indices(rows))
+        new = [c for c in rows if c not in self.encoded]
+        if new:
+            self.encoded.update(zip(new, self.features.encode(self.features.indices(new))))
+        return rows, np.array([self.encoded[c] for c in rows])
 
     def taken(self, config):
         self.tried.add(config)
         if config in self.pool:
             self.pool.remove(config)
+        self.encoded.pop(config, None)
 
 
 def candidates_for(space, seed: int, list_limit: int = LIST_LIMIT) -> Candidates:
@@ -186,6 +191,7 @@ class Strategy:
         self.proposed: set = set()
         self.results: dict = {}        # configuration -> time (None: failed)
         self.counts: dict = {}
+        self.last_source: str | None = None
 
     def ask(self) -> tuple:
         config, source = self._propose()
@@ -193,6 +199,7 @@ class Strategy:
             raise AssertionError(f"{self.name} proposed {config} twice")   # a bug of ours, not user input
         self.proposed.add(config)
         self.counts[source] = self.counts.get(source, 0) + 1
+        self.last_source = source
         return config
 
     def tell(self, config: tuple, time: float | None) -> None:

@@ -30,9 +30,10 @@ class ModelBased(Strategy):
 
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
-                 local_changes: int = 2):
+                 local_changes: int = 2, max_train: int = 300):
         super().__init__(space, seed)
         self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
+        self.max_train = max_train
         self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
         self.candidates = candidates_for(space, seed, list_limit)
         self.gp = GaussianProcess(seed=seed)
@@ -121,13 +122,13 @@ class ModelBased(Strategy):
         return 3
 
     def _posterior(self, configs, x):
-        measured = list(self.results)
+        measured = self._training_set()
         features = self.candidates.features
         xm = features.encode(features.indices(measured))
         if self.prior is not None:
             xm = np.hstack([xm, self.prior.scores(measured)[:, None]])
             x = np.hstack([x, self.prior.scores(configs)[:, None]])
-        y = np.array([np.nan if t is None else np.log(t) for t in self.results.values()])
+        y = np.array([np.nan if self.results[c] is None else np.log(self.results[c]) for c in measured])
         ok = ~np.isnan(y)
         worst = y[ok].max() + (y[ok].std() if ok.sum() > 1 else 1.0)
         y[~ok] = worst
@@ -135,6 +136,18 @@ class ModelBased(Strategy):
         self.gp.fit(xm, y, optimise=optimise)
         self.since_fit = 1 if optimise else self.since_fit + 1
         return self.gp.predict(x)
+
+    def _training_set(self) -> list[tuple]:
+        """What the GP is fitted to: everything measured, or past `max_train` (an n^3 fit) the
+        `max_train` * 2/3 fastest and a seeded draw of the rest."""
+        measured = list(self.results)
+        if len(measured) <= self.max_train:
+            return measured
+        ranked = sorted(measured, key=lambda c: (self.results[c] is None, self.results[c] or 0.0))
+        keep = (2 * self.max_train) // 3
+        rest = ranked[keep:]
+        picked = self.rng.choice(len(rest), self.max_train - keep, replace=False)
+        return ranked[:keep] + [rest[i] for i in sorted(picked)]
 
     def _uniform(self, take: bool = True) -> tuple:
         """An exact uniform draw among the valid configurations not proposed (`take`: and mark it
