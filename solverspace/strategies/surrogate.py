@@ -111,25 +111,3 @@ def expected_improvement(mean: np.ndarray, sd: np.ndarray, best: float, xi: floa
     pdf = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     return (best - xi - mean) * cdf + sd * pdf
 
-
-class ParzenRatio:
-    """Tree-structured Parzen estimation over the candidates (Bergstra et al., NeurIPS 2011), made
-    multivariate: the measured configurations split into the `gamma` fastest (good) and the rest
-    (failed ones always among the rest); each set's density is a mixture of product Gaussian kernels
-    on the features (bandwidth `bandwidth` in feature units, about one step of a parameter with
-    few values) plus a uniform component of one observation's weight; a candidate's score is
-    log(good density / rest density). The largest score is proposed."""
-
-    def __init__(self, *, gamma: float = 0.15, max_good: int = 25, bandwidth: float = 0.25):
-        self.gamma, self.max_good, self.bandwidth = gamma, max_good, bandwidth
-
-    def scores(self, xm: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
-        order = np.argsort(y, kind="stable")
-        n_good = max(1, min(self.max_good, int(math.ceil(self.gamma * len(y)))))
-        good, rest = order[:n_good], order[n_good:]
-        h = self.bandwidth
-        xs, ms = x / h, xm / h
-        k = np.exp(-0.5 * _sqdist(xs, ms))
-        low = (k[:, good].sum(1) + 1e-3) / (len(good) + 1)
-        high = (k[:, rest].sum(1) + 1e-3) / (len(rest) + 1)
-        return np.log(low) - np.log(high)
