@@ -243,7 +243,7 @@ def test_the_command_line_records_a_failing_command(tmp_path, capsys):
     (["--bound", MODEL, "--measure", "echo 1", "--max-measurements", "-1"], "expected at least 0"),
     (["--bound", MODEL, "--measure", "echo 1", "--time-limit", "0"], "expected a number greater than 0"),
     (["--bound", "a + zz", "--measure", "echo 1"], "unknown name 'zz'"),
-    (["--measure", "echo 1"], "no performance model"),
+    (["--measure", "echo 1", "--strategy", "model", "--bound", MODEL], "a statistical search uses no bound"),
     (["--bound", "1", "--measure", "echo 1", "--db", "/no/such/dir/x.sqlite"], "tune database"),
 ])
 def test_bad_input_gets_a_message_not_a_traceback(tmp_path, capsys, argv, fragment):

@@ -764,4 +764,32 @@ class _Search:
                                      [(term, i.lo) for term, i in terms]))
 
 
-__all__ = ["AGGREGATES", "Cut", "Measurement", "Measurer", "STATUSES", "Sink", "TuneResult", "run_identity", "tune"]
+# ---------------------------------------------------------------------------------- for other searches
+def measurer_for(measure, model, timeout):
+    """The measurement object of `measure` (a callable, a command template or a `Measurer`), as
+    `tune` builds it: for searches other than the bound's (`solverspace.strategies.tune`)."""
+    return _measurer(measure, model, timeout)
+
+
+def checked_sinks(sinks) -> list:
+    """`sinks` as a list, each checked to be a `Sink`."""
+    return _check_sinks(sinks)
+
+
+def close_sinks(sinks: list, in_flight: BaseException | None = None) -> None:
+    """Close every sink, as `tune` does on any exit."""
+    _close_sinks(sinks, in_flight)
+
+
+def notes_for(result: "TuneResult", store: TuneDB, db) -> list[str]:
+    """What a user must hear before measuring (reused measurements, other runs kept apart)."""
+    return _notes(result, store, db)
+
+
+def jsonable(config):
+    """A configuration for JSON and the database (orders as lists)."""
+    return _jsonable(config)
+
+
+__all__ = ["AGGREGATES", "Cut", "Measurement", "Measurer", "STATUSES", "Sink", "TuneResult", "checked_sinks",
+           "close_sinks", "jsonable", "measurer_for", "notes_for", "run_identity", "tune"]

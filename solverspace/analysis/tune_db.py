@@ -254,6 +254,14 @@ class TuneDB:
                      "again: stored measurements are reused and the set-aside one is read back") from None
         self.kept += 1
 
+    def stored(self) -> list[dict]:
+        """Every stored measurement of this run, oldest first: its configuration (as recorded),
+        times, value, status and error (a strategy search is told them all before it proposes)."""
+        rows = self.db.execute("SELECT configuration, times, value, status, error FROM measurements WHERE run = ? "
+                               "ORDER BY measured_at, rowid", (self.run,)).fetchall()
+        return [{"configuration": json.loads(c), "times": json.loads(t), "value": v, "status": st, "error": e}
+                for c, t, v, st, e in rows]
+
     def forget(self, keys: list) -> None:
         """Remove rows of this run (failures that say nothing about their configuration)."""
         try:

@@ -314,6 +314,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--t4", metavar="FILE", help="also write the measurements as T4 results (JSON) to FILE")
     p.add_argument("--bound", metavar="EXPR",
                    help="a lower bound on the time (seconds) in the space language (default: the space's cost)")
+    p.add_argument("--strategy", choices=["model", "random"], default=None,
+                   help="a statistical search instead of the bound's proof: model (Bayesian optimisation over the "
+                        "valid configurations; the default when there is no --bound and no declared cost) or random "
+                        "(exact uniform, without replacement)")
+    p.add_argument("--seed", type=NON_NEGATIVE, default=0, metavar="S", help="the statistical search's seed (default 0)")
+    p.add_argument("--prior", metavar="CACHE_OR_DB",
+                   help="another device's measurements of this space (a Kernel Tuner cache, .json or .json.gz, or a "
+                        "tune database), read as a prior on the ranking (model strategy)")
     p.add_argument("--top", type=POSITIVE, default=1, metavar="K", help="prove the K fastest (default 1)")
     p.add_argument("--repeat", type=POSITIVE, default=1, metavar="N", help="runs per configuration (default 1)")
     p.add_argument("--aggregate", choices=["min", "median"], default="min",

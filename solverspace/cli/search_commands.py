@@ -63,6 +63,8 @@ def cmd_tune(args) -> int:
     space = load_space(args)
     db = args.db if args.db is not None else space.default_tune_db()
     quiet = args.quiet
+    if _statistical(args, space):
+        return _cmd_tune_search(args, space, db)
 
     def progress(message: str) -> None:
         if not quiet:
@@ -80,4 +82,43 @@ def cmd_tune(args) -> int:
         print(result.summary())
         if args.explain:
             print(result.explain())
+    return 0 if result.top else 1
+
+
+def _statistical(args, space) -> bool:
+    """Whether `tune` runs a statistical search: `--strategy` given, or no bound and no declared
+    cost. `--strategy` with `--bound` (or `--explain`, `--top` > 1 with a bound) is refused."""
+    strategy = getattr(args, "strategy", None)
+    if strategy is None:
+        if getattr(args, "prior", None) is not None:
+            args.strategy = strategy = "model"
+        elif args.bound is None and getattr(space.model, "cost", None) is None:
+            args.strategy = strategy = "model"
+    if strategy is not None and args.bound is not None:
+        from solverspace.core.errors import OptionError
+        raise OptionError(f"tune: --strategy {strategy} and --bound both given: a statistical search uses no bound",
+                          hint="drop --bound for a statistical search, or --strategy for the bound's proof")
+    return strategy is not None
+
+
+def _cmd_tune_search(args, space, db) -> int:
+    """`tune` as a statistical search (`solverspace.strategies.tune`): no bound, no proof."""
+    from solverspace.strategies.tune import tune_search
+    quiet = args.quiet
+
+    def progress(message: str) -> None:
+        if not quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    if not quiet:
+        print(f"tuning {args.space}: measuring `{args.measure}` (repeat {args.repeat}, {args.aggregate}), "
+              f"{args.strategy} search, seed {args.seed}; database {db}", file=sys.stderr, flush=True)
+    result = tune_search(space, args.measure, strategy=args.strategy, seed=args.seed, prior=args.prior,
+                         top=args.top, max_measurements=args.max_measurements, time_limit=args.time_limit,
+                         repeat=args.repeat, aggregate=args.aggregate, db=db, timeout=args.timeout,
+                         progress=progress, sinks=getattr(args, "sinks", ()))
+    if args.json:
+        print(json.dumps(result.as_dict()))
+    else:
+        print(result.summary())
     return 0 if result.top else 1

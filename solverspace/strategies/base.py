@@ -1,0 +1,223 @@
+"""What every search strategy shares: the ask/tell loop over valid configurations, their features,
+and the candidates an acquisition is maximised over.
+
+A strategy proposes (`ask`) a valid configuration it has not proposed before and is told
+(`tell`) its time, or None when it did not run (a compile error, a timeout): such a
+configuration is *failed*, and the model learns it as worse than every measured one. Nothing is
+ever a repaired point of the value-list box: candidates are valid configurations, either
+
+- **listed** (`Listed`): every valid configuration, when the space has at most `list_limit` of
+  them (the compiled enumerator's `to_array`), or
+- **pooled** (`Pooled`): exact uniform samples (`Space.sample`, a fresh seed per refresh) plus
+  the valid neighbours (`Space.neighbors`) of the best configurations measured so far.
+
+Features: a parameter's value becomes its rank among the value-list indices that valid
+configurations take (`Features`), scaled to [0, 1]: a power-of-two list and a dense range both
+become evenly spaced steps, and values no valid configuration takes are stepped over. A
+parameter with one occurring value is dropped.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from solverspace.core.errors import SolverspaceError
+
+#: Spaces with at most this many valid configurations are listed whole as candidates.
+LIST_LIMIT = 50_000
+
+
+class SpaceExhausted(SolverspaceError, StopIteration):
+    """Every valid configuration has been proposed."""
+
+
+def config_tuples(rows) -> list[tuple]:
+    """A structured array's rows as tuples of Python values (column order)."""
+    return [tuple(row) for row in rows.tolist()]
+
+
+class Features:
+    """Value -> feature maps of one space: per parameter, value -> value-list index -> its rank
+    among the indices valid configurations take (interpolated for an index not seen), scaled to
+    [0, 1]."""
+
+    def __init__(self, space, occurring: list[np.ndarray]):
+        self.names = space.parameters
+        lists = space.value_lists()
+        self.position = [{value: i for i, value in enumerate(lists[name])} for name in self.names]
+        self.occurring = [np.unique(np.asarray(o, dtype=np.int64)) for o in occurring]
+        self.kept = [p for p, o in enumerate(self.occurring) if len(o) > 1]
+
+    @classmethod
+    def from_rows(cls, space, rows: list[tuple]) -> "Features":
+        positions = [{value: i for i, value in enumerate(values)} for values in space.value_lists().values()]
+        occurring = [np.unique([lookup[row[p]] for row in rows]) if rows else np.zeros(0, np.int64)
+                     for p, lookup in enumerate(positions)]
+        return cls(space, occurring)
+
+    def indices(self, rows: list[tuple]) -> np.ndarray:
+        """Value-list indices of configurations (n x parameters, int64)."""
+        out = np.empty((len(rows), len(self.names)), dtype=np.int64)
+        for p, lookup in enumerate(self.position):
+            out[:, p] = [lookup[row[p]] for row in rows]
+        return out
+
+    def encode(self, indices: np.ndarray) -> np.ndarray:
+        """Features in [0, 1] of index rows (n x kept parameters, float64)."""
+        out = np.empty((indices.shape[0], len(self.kept)))
+        for j, p in enumerate(self.kept):
+            occ = self.occurring[p]
+            out[:, j] = np.interp(indices[:, p], occ, np.linspace(0.0, 1.0, len(occ)))
+        return out
+
+
+class Candidates:
+    """Valid configurations not yet proposed, for an acquisition to choose among: `current()`
+    gives (configurations, features); `taken(config)` removes one for good."""
+
+    features: Features
+
+    def current(self, best: list[tuple]) -> tuple[list[tuple], np.ndarray]:
+        raise NotImplementedError
+
+    def taken(self, config: tuple) -> None:
+        raise NotImplementedError
+
+    def left(self) -> int | None:
+        """How many are left to propose (None: not known, the space is not listed)."""
+        return None
+
+
+class Listed(Candidates):
+    """Every valid configuration (the space listed once)."""
+
+    def __init__(self, space, rows: list[tuple]):
+        self.rows = rows
+        self.features = Features.from_rows(space, rows)
+        self.where = {row: i for i, row in enumerate(rows)}
+        self.x = self.features.encode(self.features.indices(rows))
+        self.alive = np.ones(len(rows), dtype=bool)
+        self.alive_count = len(rows)
+
+    def current(self, best):
+        alive = np.flatnonzero(self.alive)
+        return [self.rows[i] for i in alive], self.x[alive]
+
+    def alive_positions(self) -> np.ndarray:
+        return np.flatnonzero(self.alive)
+
+    def taken(self, config):
+        i = self.where.get(config)
+        if i is not None and self.alive[i]:
+            self.alive[i] = False
+            self.alive_count -= 1
+
+    def left(self):
+        return self.alive_count
+
+
+class Pooled(Candidates):
+    """Exact uniform samples (`pool` of them, `refresh` replaced by fresh draws every `refresh_every`
+    calls: a draw costs about the same for 100 samples as for 500)
+    plus the valid neighbours of the `around` best configurations measured so far (`Hamming` and
+    `strictly-adjacent`: one parameter moved anywhere, or every parameter by one step)."""
+
+    METHODS = ("Hamming", "strictly-adjacent")
+
+    def __init__(self, space, seed: int, *, pool: int = 2000, refresh: int = 500, refresh_every: int = 10,
+                 around: int = 3):
+        self.space, self.seed = space, seed
+        self.calls, self.refresh_every = 0, refresh_every
+        self.pool_size, self.refresh, self.around = pool, refresh, around
+        self.draws = 0
+        self.tried: set = set()
+        first = self._draw(pool)
+        self.features = Features.from_rows(space, first)
+        self.pool = [c for c in dict.fromkeys(first) if c not in self.tried]
+        self.near: dict = {}           # configuration -> its neighbours (asked once)
+        self.encoded: dict = {}        # configuration -> its features (computed once)
+
+    def _draw(self, n: int) -> list[tuple]:
+        self.draws += 1
+        n = min(n, len(self.space))
+        return config_tuples(self.space.sample(n, seed=(self.seed * 1_000_003 + self.draws) % 2**63))
+
+    def current(self, best):
+        self.calls += 1
+        if self.refresh and self.calls % self.refresh_every == 0:
+            fresh = [c for c in self._draw(self.refresh) if c not in self.tried]
+            keep = self.pool[len(fresh):] if len(self.pool) >= self.pool_size else self.pool
+            self.pool = list(dict.fromkeys(keep + fresh))
+        configs = dict.fromkeys(self.pool)
+        for config in best[:self.around]:
+            if config not in self.near:
+                self.near[config] = [n for m in self.METHODS for n in self.space.neighbors(config, m)]
+            configs.update(dict.fromkeys(n for n in self.near[config] if n not in self.tried))
+        rows = list(configs)
+        new = [c for c in rows if c not in self.encoded]
+        if new:
+            self.encoded.update(zip(new, self.features.encode(self.features.indices(new))))
+        return rows, np.array([self.encoded[c] for c in rows])
+
+    def taken(self, config):
+        self.tried.add(config)
+        if config in self.pool:
+            self.pool.remove(config)
+        self.encoded.pop(config, None)
+
+
+def candidates_for(space, seed: int, list_limit: int = LIST_LIMIT) -> Candidates:
+    """`Listed` when the space has at most `list_limit` valid configurations, else `Pooled`."""
+    if len(space) <= list_limit:
+        return Listed(space, listed(space))
+    return Pooled(space, seed)
+
+
+def listed(space) -> list[tuple]:
+    """Every valid configuration: the compiled enumerator's array, or the reference's rows for a
+    space the C backend refuses by construct (orders, values past 64 bits)."""
+    from solverspace.translators.errors import UnsupportedConstruct
+    try:
+        return config_tuples(space.to_array("c"))
+    except UnsupportedConstruct:
+        return [tuple(row) for row in space.rows("reference")]
+
+
+class Strategy:
+    """The ask/tell loop: `ask()` a valid configuration never proposed before (a tuple in column
+    order), `tell(config, time)` its time (None: failed). `counts` says where proposals came
+    from. Subclasses choose in `_propose()`."""
+
+    name = "strategy"
+
+    def __init__(self, space, seed: int = 0):
+        self.space, self.seed = space, seed
+        self.rng = np.random.default_rng(seed)
+        self.proposed: set = set()
+        self.results: dict = {}        # configuration -> time (None: failed)
+        self.counts: dict = {}
+        self.last_source: str | None = None
+
+    def ask(self) -> tuple:
+        config, source = self._propose()
+        if config in self.proposed:
+            raise AssertionError(f"{self.name} proposed {config} twice")   # a bug of ours, not user input
+        self.proposed.add(config)
+        self.counts[source] = self.counts.get(source, 0) + 1
+        self.last_source = source
+        return config
+
+    def tell(self, config: tuple, time: float | None) -> None:
+        config = tuple(config)
+        self.proposed.add(config)
+        self.results[config] = None if time is None or not np.isfinite(time) else float(time)
+        self._told(config)
+
+    def _propose(self) -> tuple[tuple, str]:
+        raise NotImplementedError
+
+    def _told(self, config: tuple) -> None:
+        """Called after each `tell` (a configuration measured, possibly not proposed by us)."""
+
+    def best(self, k: int = 1) -> list[tuple]:
+        ran = sorted((t, c) for c, t in self.results.items() if t is not None)
+        return [c for _, c in ran[:k]]

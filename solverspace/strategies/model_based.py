@@ -1,0 +1,173 @@
+"""The model-based strategy: Bayesian optimisation whose acquisition is maximised over valid
+configurations only.
+
+1. **Start-up**: a Latin hypercube design over the valid set (`Space.design(n, "lhs")`: every
+   point an exactly uniform valid configuration, the first parameter stratified), points already
+   tried or repeated replaced by exact uniform draws. With a prior (`prior.RankPrior`: another
+   device's measurements of the same space), the start-up is instead the prior's best
+   configurations, spread out: the best, then greedily the next best far enough (in features)
+   from those chosen.
+2. **Then**: a Gaussian process (`surrogate.GaussianProcess`) on the log times of everything
+   measured (failed configurations as the worst time measured plus one standard deviation), with
+   a prior's normalised rank as one more feature when there is one; the next configuration is the
+   untried candidate (`base.Listed` or `base.Pooled`) of largest expected improvement. The GP's
+   hyperparameters are refitted every `refit` proposals (the posterior itself every proposal).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from solverspace.core.errors import SolverspaceError
+
+from solverspace.strategies.base import LIST_LIMIT, SpaceExhausted, Strategy, candidates_for, config_tuples
+from solverspace.strategies.surrogate import GaussianProcess, expected_improvement
+
+
+class ModelBased(Strategy):
+    """Bayesian optimisation over the valid set (see the module's documentation)."""
+
+    name = "model"
+
+    def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
+                 list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
+                 local_changes: int = 2, max_train: int = 300):
+        super().__init__(space, seed)
+        self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
+        self.max_train = max_train
+        self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
+        self.candidates = candidates_for(space, seed, list_limit)
+        self.gp = GaussianProcess(seed=seed)
+        self.since_fit = None
+        self.startup: list[tuple] = []
+        self.notes: list[str] = []
+        self._startup_design()
+
+    # ---------------------------------------------------------------------------- start-up
+    def _startup_design(self) -> None:
+        n = min(self.n_startup, len(self.space))
+        if self.prior is not None:
+            self.startup = self._prior_startup(n)
+            return
+        try:
+            design = config_tuples(self.space.design(n, "lhs", seed=self.seed))
+        except SolverspaceError as exc:    # order-valued parameters: no conditional quantiles
+            self.notes.append(f"start-up: uniform draws instead of a Latin hypercube ({exc})")
+            design = [self._uniform(take=False) for _ in range(n)]
+        self.startup = list(dict.fromkeys(design))
+
+    def _prior_startup(self, n: int) -> list[tuple]:
+        ranked = self.prior.ranked()
+        if not ranked:
+            return []
+        features = self.candidates.features
+        x = features.encode(features.indices(ranked[:max(10 * n, 50)]))
+        chosen = [0]
+        spread = 0.5 * np.sqrt(x.shape[1]) * 0.25
+        for i in range(1, len(x)):
+            if len(chosen) == n:
+                break
+            if np.min(np.linalg.norm(x[chosen] - x[i], axis=1)) >= spread:
+                chosen.append(i)
+        for i in range(len(x)):
+            if len(chosen) == n:
+                break
+            if i not in chosen:
+                chosen.append(i)
+        return [ranked[i] for i in chosen]
+
+    # ---------------------------------------------------------------------------- proposals
+    def _propose(self):
+        while self.startup:
+            config = self.startup.pop(0)
+            if config not in self.proposed:
+                self.candidates.taken(config)
+                return config, "startup"
+        measured = [c for c, t in self.results.items()]
+        if len(measured) < 2 or all(t is None for t in self.results.values()):
+            return self._uniform(), "uniform"
+        configs, x = self.candidates.current(self.best(self.candidates_around()))
+        keep = [i for i, c in enumerate(configs) if c not in self.proposed]
+        if not keep:
+            return self._uniform(), "uniform"
+        if len(keep) < len(configs):
+            configs, x = [configs[i] for i in keep], x[keep]
+        self.model_steps += 1
+        if self.local_every and self.model_steps % self.local_every == 0:
+            configs, x = self._near_best(configs, x)
+        mean, sd = self._posterior(configs, x)
+        ok = [t for t in self.results.values() if t is not None]
+        if self.kappa is not None:
+            ei = -(mean - self.kappa * sd)
+        else:
+            ei = expected_improvement(mean, sd, float(np.log(min(ok))), self.xi)
+        top = np.flatnonzero(ei >= ei.max())
+        config = configs[int(top[self.rng.integers(len(top))])]
+        self.candidates.taken(config)
+        return config, "model"
+
+    def _near_best(self, configs, x):
+        """The candidates that differ from the best configuration in at most `local_changes`
+        parameters (all of them when none does)."""
+        best = self.best(1)
+        if not best:
+            return configs, x
+        features = self.candidates.features
+        anchor = features.encode(features.indices(best))[0]
+        near = np.flatnonzero((np.abs(x - anchor) > 1e-12).sum(1) <= self.local_changes)
+        if len(near) == 0:
+            return configs, x
+        return [configs[i] for i in near], x[near]
+
+    def candidates_around(self) -> int:
+        return 3
+
+    def _posterior(self, configs, x):
+        measured = self._training_set()
+        features = self.candidates.features
+        xm = features.encode(features.indices(measured))
+        if self.prior is not None:
+            xm = np.hstack([xm, self.prior.scores(measured)[:, None]])
+            x = np.hstack([x, self.prior.scores(configs)[:, None]])
+        y = np.array([np.nan if self.results[c] is None else np.log(self.results[c]) for c in measured])
+        ok = ~np.isnan(y)
+        worst = y[ok].max() + (y[ok].std() if ok.sum() > 1 else 1.0)
+        y[~ok] = worst
+        optimise = self.since_fit is None or self.since_fit >= self.refit
+        self.gp.fit(xm, y, optimise=optimise)
+        self.since_fit = 1 if optimise else self.since_fit + 1
+        return self.gp.predict(x)
+
+    def _training_set(self) -> list[tuple]:
+        """What the GP is fitted to: everything measured, or past `max_train` (an n^3 fit) the
+        `max_train` * 2/3 fastest and a seeded draw of the rest."""
+        measured = list(self.results)
+        if len(measured) <= self.max_train:
+            return measured
+        ranked = sorted(measured, key=lambda c: (self.results[c] is None, self.results[c] or 0.0))
+        keep = (2 * self.max_train) // 3
+        rest = ranked[keep:]
+        picked = self.rng.choice(len(rest), self.max_train - keep, replace=False)
+        return ranked[:keep] + [rest[i] for i in sorted(picked)]
+
+    def _uniform(self, take: bool = True) -> tuple:
+        """An exact uniform draw among the valid configurations not proposed (`take`: and mark it
+        proposed among the candidates)."""
+        left = self.candidates.left()
+        if left == 0:
+            raise SpaceExhausted("every valid configuration has been proposed")
+        if left is not None:
+            alive = self.candidates.alive_positions()
+            config = self.candidates.rows[int(alive[self.rng.integers(len(alive))])]
+        else:
+            for attempt in range(1000):
+                config = tuple(self.space[int(self.rng.integers(len(self.space)))])
+                if config not in self.proposed:
+                    break
+            else:
+                raise SpaceExhausted("1,000 uniform draws all hit configurations already proposed")
+        if take:
+            self.candidates.taken(config)
+        return config
+
+    def _told(self, config):
+        self.candidates.taken(config)
