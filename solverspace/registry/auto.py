@@ -365,6 +365,9 @@ class AutoBackend:
             if name == "reference" and costs.reference is None:
                 break   # stopped by the probe: it would cost more than the others, which refused
             if seconds is not None and seconds >= AUTO_REFUSE_AFTER:
+                if self.stopped is not None:   # one domain past the budget: name it, the sharper reason
+                    raise self._too_large(*self.stopped, [*refusals, "every backend is estimated at an hour or "
+                                                          f"more ({self.costs.why(name, counting)})"])
                 raise self._too_long(plan, name, counting, refusals)
             self.reason = "; ".join([costs.why(name, counting), *refusals])
             self._say(plan, name)
