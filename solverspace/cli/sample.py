@@ -7,7 +7,7 @@ import time
 
 from solverspace.analysis.check import parse_assignment
 from solverspace.cli import commands
-from solverspace.cli.commands import Command, Progress, add_common, add_engine, dask_engine, sample_size
+from solverspace.cli.commands import Command, Progress, add_common, add_engine, dask_options, sample_size
 from solverspace.cli.outputs import check_output
 from solverspace.core.errors import OptionError
 from solverspace.core.formats import write_array
