@@ -224,8 +224,6 @@ def check_moves(space, rows: list[tuple] | None = None, *, configs: int = 20, se
     return problems
 
 
-# The moves past neighbours (designs, repair, conditional samples): validation/moves_b.py
-from solverspace.validation.moves_b import check_moves_b  # noqa: E402,F401
 from solverspace.analysis.config_check import ConfigChecker
 from solverspace.core.errors import SolverspaceError
 from solverspace.moves.neighbors import Neighbors

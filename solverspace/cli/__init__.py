@@ -1,10 +1,11 @@
 """The `solverspace` command: a thin layer over the Python API (`Space`).
 
-`main` parses the arguments (`solverspace.cli.parser`), runs the subcommand's handler
-(`solverspace.cli.commands`, `solverspace.cli.search_commands`) and turns errors, SIGTERM and
-Ctrl-C into messages and exit codes."""
+`main` parses the arguments (`solverspace.cli.parser`, which imports the module of the command
+asked for: `solverspace.cli.count`, ...), runs the command and turns errors, SIGTERM and Ctrl-C
+into messages and exit codes."""
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import signal
@@ -74,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
+    parser = build_parser(argv[0] if argv else "")
     args, extra = parser.parse_known_args(argv)
     # `check SPACE --set a=b k=v ...` (and neighbors, repair): argparse stops filling a positional
     # list at an option
     if extra and hasattr(args, "assignment") and all("=" in e and not e.startswith("-") for e in extra):
-        args.assignment += extra
+        args = argparse.Namespace(**{**vars(args), "assignment": args.assignment + extra})
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if getattr(args, "engine", "dask") == "local":

@@ -3,7 +3,7 @@ another output of the same run, under any name (a symbolic or hard link, `./x`),
 replace what it reads or writes (`tune --db run.sqlite --t4 run.sqlite`). Refused with exit 2
 before anything is written, naming both options (`solverspace.core.output.check_distinct`).
 
-Inputs: the space file, `--measure-from` (a cache read). Outputs: `-o`, `--plot`, `--t4`,
+Inputs: the space file, `--measure-from` (a cache read), `--prior` (another device's measurements). Outputs: `-o`, `--plot`, `--t4`,
 `--kt-cache`, the `tune` database (`--db`, or its default next to the space file: read and
 written) and an SQLite `--optuna-storage` (a `sqlite:///PATH` URL)."""
 from __future__ import annotations
@@ -30,6 +30,8 @@ def check_files(args) -> None:
     inputs = [("space file", space, "the space")]
     if getattr(args, "measure_from", None) is not None:
         inputs.append(("--measure-from", args.measure_from, "the cache --measure-from reads"))
+    if getattr(args, "prior", None) is not None:
+        inputs.append(("--prior", args.prior, "the measurements --prior reads"))
     paths = {"db": _tune_db(args, space) if tune else None,
              "optuna_storage": sqlite_path(getattr(args, "optuna_storage", None))}
     outputs = [(option, paths[name] if name in paths else getattr(args, name, None), what)

@@ -1,56 +1,67 @@
-"""The handlers of the Kernel Tuner record options: `tune --kt-cache FILE` (a Kernel Tuner
-cache written as `tune` measures), `tune --measure-from CACHE` (times from a complete cache instead
-of a command), `tune --t4 FILE` (T4 results), and `cache-check SPACE CACHE` (exit 1 when valid
-configurations are missing from the cache or it holds entries the space calls invalid)."""
+"""Kernel Tuner on the command line (`solverspace.integrations.kernel_tuner.cache`): the command
+`cache-check SPACE CACHE` (exit 1 when valid configurations are missing from the cache or it holds
+entries the space calls invalid), and the options it adds to `tune` (`KernelTunerFiles`):
+`--measure-from CACHE` (times from a complete cache instead of a command), `--kt-cache FILE` (a
+Kernel Tuner cache written as `tune` measures) and `--t4 FILE` (T4 results)."""
 from __future__ import annotations
 
 import json
 
-from solverspace.cli.commands import load_space
-from solverspace.core.errors import OptionError
-from solverspace.core.messages import say
+from solverspace.cli import commands
+from solverspace.cli.commands import Command, add_common
+from solverspace.cli.tune_options import TuneOptions
+from solverspace.core.options import NON_NEGATIVE
+from solverspace.integrations.kernel_tuner.cache import CacheMeasure, CacheWriter, T4Writer, check_cache
 
 
-def cmd_tune_records(args) -> int:
-    """`tune`, with the Kernel Tuner cache and T4 options; without them, `search_commands.cmd_tune` as it is."""
-    from solverspace.cli.search_commands import cmd_tune
-    if (args.measure is None) == (args.measure_from is None):
-        raise OptionError("tune: give exactly one of --measure CMD (run a command) and --measure-from CACHE "
-                          "(times from a Kernel Tuner cache)" if args.measure is None else
-                          "tune: --measure and --measure-from both given: give one",
-                          hint="e.g. --measure './bench {x}' or --measure-from brute_force.json")
-    if args.measure_from is None and args.kt_cache is None and args.t4 is None:
-        return cmd_tune(args)
-    from solverspace.integrations.kernel_tuner.cache import CacheMeasure, CacheWriter, T4Writer
-    space = load_space(args)
-    sinks: list = list(getattr(args, "sinks", ()))   # sinks of other options (--optuna-storage)
-    try:
-        if args.measure_from is not None:
-            args.measure = CacheMeasure(space, args.measure_from, kernel_name=args.kt_kernel_name,
-                                        device_name=args.kt_device_name)
+class CacheCheck(Command):
+    def add_arguments(self, p):
+        add_common(p)
+        p.add_argument("cache", help="a Kernel Tuner cache file (JSON, open or closed)")
+        p.add_argument("--limit", type=NON_NEGATIVE, default=20, metavar="N", help="list at most N of each (default 20)")
+        p.add_argument("--json", action="store_true", help="one JSON object with everything found")
+
+    def run(self, args) -> int:
+        """`cache-check SPACE CACHE`: the valid configurations a Kernel Tuner cache lacks, and its
+        entries the space calls invalid; exit 1 when either exists."""
+        space = commands.load_space(args)
+        result = check_cache(space, args.cache)
+        if args.json:
+            print(json.dumps(result.as_dict()))
+        else:
+            print(result.summary(limit=args.limit))
+        return 0 if result.ok else 1
+
+
+class KernelTunerFiles(TuneOptions):
+    """`tune --measure-from CACHE` (a `CacheMeasure`), `--kt-cache FILE` (a `CacheWriter` sink) and
+    `--t4 FILE` (a `T4Writer` sink), with the kernel and device names the cache files carry."""
+
+    title = "Kernel Tuner caches and T4 results"
+    measures = ("measure_from", "--measure-from CACHE", "times from a Kernel Tuner cache",
+                "--measure-from brute_force.json")
+
+    def add_arguments(self, p):
+        p.add_argument("--measure-from", metavar="CACHE",
+                       help="instead of --measure: the times of a complete Kernel Tuner cache file (ms; its failed "
+                            "entries are failed configurations; a valid configuration it lacks stops tune)")
+        p.add_argument("--kt-cache", metavar="FILE",
+                       help="also write every measurement to FILE in Kernel Tuner's cache format, as it is made")
+        p.add_argument("--kt-kernel-name", metavar="NAME",
+                       help="the kernel name of --kt-cache (default: the space file's stem); with --measure-from, "
+                            "the cache must be of this kernel")
+        p.add_argument("--kt-device-name", metavar="NAME",
+                       help="the device name of --kt-cache (default 'solverspace tune'); with --measure-from, the cache "
+                            "must be of this device")
+        p.add_argument("--t4", metavar="FILE", help="also write the measurements as T4 results (JSON) to FILE")
+
+    def measurer(self, args, space):
+        return CacheMeasure(space, args.measure_from, kernel_name=args.kt_kernel_name,
+                            device_name=args.kt_device_name)
+
+    def sinks(self, args, space):
         if args.kt_cache is not None:
-            sinks.append(CacheWriter(space, args.kt_cache, kernel_name=args.kt_kernel_name,
-                                     device_name=args.kt_device_name or "solverspace tune"))
+            yield CacheWriter(space, args.kt_cache, kernel_name=args.kt_kernel_name,
+                              device_name=args.kt_device_name or "solverspace tune")
         if args.t4 is not None:
-            sinks.append(T4Writer(space, args.t4))
-        args.sinks = sinks
-        return cmd_tune(args)
-    finally:
-        for sink in sinks:      # closed by tune already, unless it never started (closing twice is harmless)
-            try:
-                sink.close()
-            except Exception as exc:     # a close failure is said, the exit code stays tune's
-                say(f"warning: closing {sink!r} failed: {exc}")
-
-
-def cmd_cache_check(args) -> int:
-    """`cache-check SPACE CACHE`: the valid configurations a Kernel Tuner cache lacks, and its
-    entries the space calls invalid; exit 1 when either exists."""
-    from solverspace.integrations.kernel_tuner.cache import check_cache
-    space = load_space(args)
-    result = check_cache(space, args.cache)
-    if args.json:
-        print(json.dumps(result.as_dict()))
-    else:
-        print(result.summary(limit=args.limit))
-    return 0 if result.ok else 1
+            yield T4Writer(space, args.t4)

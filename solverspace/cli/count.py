@@ -1,0 +1,78 @@
+"""`solverspace count`: the number of valid configurations (exact, on any backend or on Dask; or
+estimated with random XOR cells, `--approximate`)."""
+from __future__ import annotations
+
+import json
+import time
+
+from solverspace.cli import commands
+from solverspace.cli.commands import (
+    Command, Progress, add_common, add_engine, add_running, answered, backend_for, dask_options)
+from solverspace.core.errors import SolverspaceError
+from solverspace.core.options import POSITIVE_FLOAT, PROBABILITY, SEED
+from solverspace.registry.backends import backends_with
+
+
+class Count(Command):
+    def add_arguments(self, p):
+        add_common(p), add_running(p, backends_with("count")), add_engine(p)
+        p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+        p.add_argument("--approximate", action="store_true",
+                       help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
+                            "count with probability 1-delta; for spaces whose exact count does not finish")
+        p.add_argument("--epsilon", type=POSITIVE_FLOAT, default=0.8, help="tolerance of --approximate (default 0.8)")
+        p.add_argument("--delta", type=PROBABILITY, default=0.2, help="failure probability of --approximate (default 0.2)")
+        p.add_argument("--seed", type=SEED, default=0, help="random seed of --approximate (default 0)")
+
+    def run(self, args) -> int:
+        space = commands.load_space(args)
+        if args.approximate:
+            if args.engine == "dask":
+                raise SolverspaceError("--approximate runs in this process, not on --engine dask",
+                                       hint="drop one of them: the Dask engine counts exactly")
+            return _approximate_count(space, args)
+        progress = Progress(not args.quiet, "counting")
+        backend = backend_for(args, "count") if args.engine == "local" else None
+        start = time.perf_counter()
+        try:
+            if backend is None:
+                from solverspace.scale.dask_engine import DaskOptions, engine_for   # --engine dask only
+                with engine_for(DaskOptions(**dask_options(args)), space) as run:
+                    stats = run.stats()
+            else:
+                stats = space.stats(backend, strict=args.strict, progress=progress)
+        finally:
+            progress.close()
+        seconds = time.perf_counter() - start
+        if args.json:
+            print(json.dumps({"count": int(stats.count), "exact": bool(getattr(stats, "exact", True)),
+                              "undefined": stats.undefined,
+                              "backend": "c" if backend is None else getattr(backend, "answered_by", None) or backend.name,
+                              "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings,
+                              **({"quick_build": True} if getattr(backend, "quick", False) else {}),
+                              **({"reason": backend.reason} if getattr(backend, "reason", None) else {})}))
+        else:
+            said = run.describe() if backend is None else f"{answered(backend)} backend"
+            print(f"{stats.count} valid configurations ({said}, {seconds:.2f} s)")
+            _print_undefined(stats)
+        return 0
+
+
+def _approximate_count(space, args) -> int:
+    """`count --approximate`: ApproxMC2 with random XOR cells enumerated by CP-SAT."""
+    result = space.approximate_count(args.epsilon, args.delta, seed=args.seed, workers=args.workers)
+    if args.json:
+        print(json.dumps({"count": result.estimate, "exact": result.exact, "epsilon": result.epsilon,
+                          "delta": result.delta, "method": "approxmc2", "seconds": round(result.seconds, 6),
+                          "space": space.model.source, "settings": space.settings}))
+    else:
+        print(f"{result.describe()} ({result.seconds:.2f} s)")
+    return 0
+
+
+def _print_undefined(stats):
+    if stats.undefined:
+        where, config = stats.first_undefined
+        print(f"{stats.undefined} candidates were invalid because of an undefined operation "
+              f"(division or modulo by zero); first: {where} at "
+              + " ".join(f"{k}={v}" for k, v in config.items()))

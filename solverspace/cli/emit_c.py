@@ -1,0 +1,17 @@
+"""`solverspace emit-c`: print the generated C/OpenMP enumerator."""
+from __future__ import annotations
+
+from solverspace.cli import commands
+from solverspace.cli.commands import Command, add_common, add_optimizations, backend_options
+
+
+class EmitC(Command):
+    def add_arguments(self, p):
+        add_common(p), add_optimizations(p)
+        p.add_argument("--derived", help="comma-separated derived values to add as columns")
+
+    def run(self, args) -> int:
+        space = commands.load_space(args)
+        derived = tuple(n for n in (args.derived or "").split(",") if n)
+        print(space.emit("c", with_derived=derived, **backend_options(args, "c")))
+        return 0

@@ -1,0 +1,22 @@
+"""`solverspace get`: the configuration(s) at the given position(s) of the canonical order."""
+from __future__ import annotations
+
+from solverspace.cli import commands
+from solverspace.cli.commands import Command, add_common
+from solverspace.core.errors import SolverspaceError
+
+
+class Get(Command):
+    def add_arguments(self, p):
+        add_common(p)
+        p.add_argument("index", type=int, nargs="+", help="positions (negative counts from the end)")
+
+    def run(self, args) -> int:
+        space = commands.load_space(args)
+        for position in args.index:
+            try:
+                row = space[position]
+            except IndexError as exc:
+                raise SolverspaceError(str(exc), hint="positions run from 0 to count - 1 (negative ones from the end)") from None
+            print(" ".join(f"{k}={v}" for k, v in zip(space.parameters, row)))
+        return 0
