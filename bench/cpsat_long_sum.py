@@ -1,6 +1,6 @@
 """CP-SAT counting a long sum: n binary parameters with `x0 + ... + x(n-1) <= 2`
 (1 + n + n(n-1)/2 configurations), one component that no structure splits, so CP-SAT enumerates
-every solution, split into sub-problems past 10,000 solutions (`translators/cpsat/count.py`).
+every solution, split into sub-problems past 10,000 solutions (`translators/cpsat/count/joint.py`).
 Printed per n: the count, wall and CPU seconds of the count alone (the model loaded before), the
 solutions CP-SAT enumerated in all (`solutions`, and `discarded`: those of sub-problems stopped at
 their cap) and their ratio to the count: the work thrown away when a split is lopsided.

@@ -94,6 +94,16 @@ def lazy_import_nodes(tree: ast.AST):
     return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in eager]
 
 
+def imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from ... import` statement in `package` reads from (relative levels resolved)."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        parts = parts[:len(parts) - (node.level - 1)]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    return base
+
+
 def imports(name: str, path: Path, tree: ast.AST, known: dict[str, Path], lazy: bool = True) -> set[str]:
     """The project modules `name` imports, lazy imports (inside functions) included unless `lazy` is false."""
     package = name if path.stem == "__init__" else name.rsplit(".", 1)[0]
@@ -102,11 +112,7 @@ def imports(name: str, path: Path, tree: ast.AST, known: dict[str, Path], lazy: 
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = imported_from(node, package)
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
         else:
             continue
@@ -201,11 +207,7 @@ def domain_isinstance(name: str, path: Path, tree: ast.AST, ir: str, known: dict
                 if alias.name == ir and alias.asname:
                     module_names.add(alias.asname)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = imported_from(node, package)
             for alias in node.names:
                 if f"{base}.{alias.name}" == ir:
                     module_names.add(alias.asname or alias.name)

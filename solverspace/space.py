@@ -15,8 +15,6 @@ from solverspace.lang.model import Model, one_spelling
 from solverspace.core.options import check_kind, check_path, check_seed, check_separator, check_whole
 from solverspace.analysis.plan import Plan, make_plan
 from solverspace.core.results import Stats
-from solverspace.analysis.config_check import ConfigChecker
-from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.scale.sweep import sweep
 
 if TYPE_CHECKING:
@@ -257,23 +255,23 @@ class Space:
     def value_lists(self) -> dict[str, tuple]:
         """Each parameter's value list: the superset domain `export-t1` writes, numbers ascending,
         strings and orders in `best`'s tie order (`solverspace.moves.value_lists`)."""
-        return dict(zip(self.parameters, self._param_index().lists))
+        return dict(zip(self.parameters, self._moves().param_index().lists))
 
     def param_indices(self, config) -> tuple[int, ...]:
         """The positions of a configuration's values (dict or tuple in column order) in the value
         lists; a value in no value list is an error naming it."""
-        return self._param_index().indices(self._configuration(config))
+        return self._moves().param_index().indices(self._configuration(config))
 
     def from_param_indices(self, indices) -> tuple:
         """The configuration of values at a point of the index box (not checked for validity)."""
         check_kind(indices, "indices", (tuple, list), "a tuple of parameter indices in column order",
                    f"indices={(0,) * len(self.parameters)!r}")
-        return self._param_index().values(tuple(indices))
+        return self._moves().param_index().values(tuple(indices))
 
     def is_valid(self, config) -> bool:
         """Whether a full configuration (dict or tuple in column order) is valid: `check`'s answer,
         through the reference's compiled levels (`solverspace.analysis.config_check`)."""
-        return self._checker().valid(self._configuration(config))
+        return self._moves().checker().valid(self._configuration(config))
 
     def _configuration(self, config) -> tuple:
         """A full configuration as a tuple in column order (names as Python reads them)."""
@@ -296,101 +294,22 @@ class Space:
                                        f"{len(self.parameters)} parameters ({', '.join(self.parameters)})")
         return tuple(config)
 
-    def _param_index(self):
-        if getattr(self, "_cached_param_index", None) is None:
-            from solverspace.moves.value_lists import ParamIndex, value_lists
-            self._cached_param_index = ParamIndex(self.parameters, value_lists(self.model))
-        return self._cached_param_index
-
-    def _checker(self):
-        if getattr(self, "_cached_checker", None) is None:
-            self._cached_checker = ConfigChecker(self.plan)
-        return self._cached_checker
-
     # ------------------------------------------------------------------------------ moves: neighbours
     def neighbors(self, config, method: str = "Hamming") -> list[tuple]:
         """The valid neighbours of a valid configuration by one of Kernel Tuner's methods
         ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices":
         README "Search moves"), sorted by parameter indices, the configuration itself excluded;
         found by walks of the plan's loops, never a scan of the space."""
-        return self._neighbors().neighbors(self._configuration(config), method)
+        return self._moves().neighbors().neighbors(self._configuration(config), method)
 
     def count_neighbors(self, config, method: str = "Hamming") -> int:
         """The number of valid neighbours (`neighbors`)."""
-        return self._neighbors().count(self._configuration(config), method)
+        return self._moves().neighbors().count(self._configuration(config), method)
 
     def random_neighbor(self, config, method: str = "Hamming", seed: int = 0) -> tuple | None:
         """One valid neighbour drawn uniformly (seeded), or None when there is none."""
         seed = check_seed(seed)
-        return self._neighbors().random(self._configuration(config), method, seed)
-
-    def _neighbors(self):
-        if getattr(self, "_cached_neighbors", None) is None:
-            from solverspace.moves.neighbors import Neighbors
-            self._cached_neighbors = Neighbors(self._checker(), self._param_index(), self._occurring_indices,
-                                               compiled=self._compiled_check())
-        return self._cached_neighbors
-
-    def _compiled_check(self):
-        """The compiled check and walks the neighbour queries use (`translators/c/config_check.py`),
-        or None where the reference answers them: a small space (the reference lists it within
-        100,000 candidate values, as `auto` does; the rows are kept for `adjacent`), or one the C
-        backend refuses by construct (orders, values past 64 bits, ...). Decided once per Space."""
-        if getattr(self, "_cached_compiled_check", None) is None:
-            from solverspace.translators.errors import UnsupportedConstruct   # --help imports no backend module
-            try:
-                self._cached_small_rows = list(ReferenceEnumerator(self.plan, budget=100_000).rows())
-                self._cached_compiled_check = False
-            except WorkBudgetExceeded:
-                from solverspace.translators.c.config_check import CompiledChecker
-                try:
-                    self._cached_compiled_check = CompiledChecker(self.plan, self._param_index().lists)
-                except UnsupportedConstruct:
-                    self._cached_compiled_check = False
-        return self._cached_compiled_check or None
-
-    def _occurring_indices(self) -> list[list[int]]:
-        """Per parameter, the indices of its value list that some valid configuration takes (what
-        `adjacent` reads), once per Space: from the reference's listing of a small space, else
-        the compiled check's marking walk (one parallel pass in C, the parameters nothing depends
-        on not looped over); for a large space C refuses by construct (orders, ...), one pass of
-        the compiled enumerator where it lists the space, else of the reference."""
-        from solverspace.translators.errors import UnsupportedConstruct
-        index = self._param_index()
-        taken: list[set] = [set() for _ in self.parameters]
-
-        def listed(rows):
-            for row in rows:
-                for seen, lookup, value in zip(taken, index.positions, row):
-                    seen.add(lookup[value])
-            return [sorted(seen) for seen in taken]
-        compiled = self._compiled_check()
-        if compiled is not None:
-            return compiled.occurring()
-        if getattr(self, "_cached_small_rows", None) is not None:
-            return listed(self._cached_small_rows)
-        try:   # a space with orders is refused by the enumerator (its slot model's rows are not orders)
-            enumerator = get_backend("c", "list").enumerator(self.plan)
-        except UnsupportedConstruct:
-            enumerator = None
-        if enumerator is None:
-            return listed(self.rows("reference"))
-        import numpy as np
-        columns = enumerator.generated.columns
-        for batch in enumerator.batches():
-            for p, (seen, lookup) in enumerate(zip(taken, index.positions)):
-                column = batch[columns[p].name]
-                if len(column) == 0:
-                    continue
-                lo, hi = int(column.min()), int(column.max())
-                if hi - lo < 1 << 24:
-                    present = np.flatnonzero(np.bincount(column - lo)) + lo
-                else:
-                    present = np.unique(column)
-                labels = columns[p].categorical
-                for code in present.tolist():
-                    seen.add(lookup[labels[code] if labels is not None else code])
-        return [sorted(seen) for seen in taken]
+        return self._moves().neighbors().random(self._configuration(config), method, seed)
 
     # ------------------------------------------------------------------------------ moves: designs, repair
     def from_unit(self, point) -> tuple:
@@ -398,18 +317,18 @@ class Space:
         order) by conditional quantiles: parameter by parameter in plan order, the value whose
         cumulative count of valid completions covers the coordinate (`solverspace.moves.designs`); a
         uniform random point gives an exactly uniform valid configuration."""
-        return self._quantiles().from_unit(point)
+        return self._moves().quantiles().from_unit(point)
 
     def from_unit_many(self, points):
         """`from_unit` of each row of an (n, D) array, as a structured array (`sample`'s dtype)."""
-        return self._quantiles().from_unit_many(points)
+        return self._moves().quantiles().from_unit_many(points)
 
     def design(self, n: int, method: str = "lhs", seed: int = 0):
         """A space-filling design of n valid configurations: `lhs` (Latin hypercube), `sobol`
         (scrambled Sobol) or `random` points of the unit cube (SciPy's `scipy.stats.qmc`), seeded,
         mapped by conditional quantiles (`from_unit`); a structured array (`sample`'s dtype)."""
         from solverspace.moves.designs import unit_design
-        quantiles = self._quantiles()
+        quantiles = self._moves().quantiles()
         return quantiles.from_unit_many(unit_design(n, len(self.parameters), method, seed))
 
     def repair(self, point=None, *, indices=None) -> tuple:
@@ -433,29 +352,15 @@ class Space:
             target = tuple(int(i) for i in indices)
         else:
             target = self.param_indices(point)
-        from solverspace.moves.repair import Repairer, nearby
-        from solverspace.translators.c.subtree import refuse_orders_for
-        refuse_orders_for(self.plan, "a conditional quantile, design or repair")
-        Repairer.check_engine()
-        sizes = tuple(len(values) for values in self._param_index().lists)
-        columns = {name: j for j, name in enumerate(self.parameters)}
-        found = nearby(target, sizes, [columns[name] for name in self.plan.order],   # no count needed
-                       lambda point: self._checker().valid(self._param_index().values(point)), Repairer.probe_points)
-        if found is not None:
-            return self._param_index().values(found[0]), found[1]
-        return Repairer(self._quantiles()).repair(target)
+        return self._moves().repaired(target)
 
-    def _quantiles(self):
-        if getattr(self, "_cached_quantiles", None) is None:
-            from solverspace.moves.value_lists import value_key
-            from solverspace.moves.designs import Quantiles
-            from solverspace.translators.c.subtree import SubtreeCounter, UnitRows, refuse_orders_for
-            refuse_orders_for(self.plan, "a conditional quantile, design or repair")
-            counter = SubtreeCounter(self.position_index().enumerator)
-            rows = UnitRows(counter, self.parameters, self._param_index().lists)
-            self._cached_quantiles = Quantiles(self, counter, value_key(self.model), rows,
-                                              self._param_index())
-        return self._cached_quantiles
+    def _moves(self):
+        """The engines of this space's moves (`solverspace.moves.engine.Moves`): they choose compiled or
+        reference, once."""
+        if getattr(self, "_cached_moves", None) is None:
+            from solverspace.moves.engine import Moves
+            self._cached_moves = Moves(self)
+        return self._cached_moves
 
     # ------------------------------------------------------------------------------ files
     def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,

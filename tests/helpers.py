@@ -250,6 +250,13 @@ cost(max(N * N * N / (tile * unroll * 8), loads / 3) + if_then_else(kind == "tex
 FAST = hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
+def generated(max_examples: int):
+    """The settings of a property test over generated spaces: `max_examples` of them, the same ones
+    on every run (derandomized, no example database), slow or large examples allowed."""
+    return hypothesis_settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
+                               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
 def load_generated(source: str):
     """A generated space's model (its lint warnings silenced)."""
     with warnings.catch_warnings():

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from solverspace import Space
 from solverspace.registry.backends import get_backend
 from solverspace.scale.sweep import sweep
 from solverspace.translators.c.lanes import LaneWalk, NotLaneable
 from solverspace.validation.generate import spaces
+from tests.helpers import generated
 
 pytestmark = pytest.mark.needs_cc
 
@@ -224,8 +225,7 @@ def test_k40c_gemm_sweep_walks_divisor_loops():
     assert divisor_loops(LaneWalk(plans, get_backend("c").options).generate().source)
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(12)
 @given(source=spaces(c_compatible=True, swept=True, products=1.0),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))
 def test_generated_product_spaces_one_pass_equals_per_point(source, values):

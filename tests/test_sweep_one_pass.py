@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from solverspace import Space
 from solverspace.cli import main
 from solverspace.scale.sweep import sweep
 from solverspace.validation.generate import spaces
+from tests.helpers import generated
 
 pytestmark = pytest.mark.needs_cc
 
@@ -109,8 +110,7 @@ def test_what_cannot_share_a_walk_is_counted_per_point_and_says_why():
                                     "max_threads_per_block": ["32", "64"]}, "c", strict=True)} == {"per-point"}
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(25)
 @given(source=spaces(c_compatible=True, swept=True), values=st.lists(st.integers(-3, 5), min_size=2, max_size=5,
                                                                      unique=True))
 def test_generated_spaces_one_pass_equals_per_point(source, values):

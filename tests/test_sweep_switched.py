@@ -14,7 +14,7 @@ import json
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from solverspace import Space
 from solverspace.registry.backends import get_backend
@@ -23,6 +23,7 @@ from solverspace.scale.sweep import sweep
 from solverspace.translators.c.lanes import LaneWalk, NotLaneable, top_program
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
+from tests.helpers import generated
 
 pytestmark = pytest.mark.needs_cc
 
@@ -218,8 +219,7 @@ def check_generated(source, values, t_values):
     check_agree(every_engine(source, {"S": [str(v) for v in values], "T": t_values}))
 
 
-@settings(max_examples=4, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(4)
 @given(source=spaces(c_compatible=True, swept=True, switches=1.0),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=3, unique=True),
        t_values=st.sampled_from([["0", "1"], ["1"], ["0"]]))
@@ -247,16 +247,14 @@ def check_after_a_count(source, values):
     assert [a[:2] for a in reference] == [a[:2] for a in alone]
 
 
-@settings(max_examples=5, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(5)
 @given(source=spaces(c_compatible=True, swept=True, switches=1.0),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))
 def test_generated_switches_after_a_count_of_the_other_value(source, values):
     check_after_a_count(source, values)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(60)
 @given(source=spaces(c_compatible=True, swept=True, switches=1.0),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))
 def test_generated_top_programs_over_the_other_value_generate_or_refuse(source, values):
@@ -276,8 +274,7 @@ def test_generated_top_programs_over_the_other_value_generate_or_refuse(source, 
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(150)
 @given(source=spaces(c_compatible=True, swept=True, switches=1.0, products=0.2),
        values=st.lists(st.integers(-3, 5), min_size=1, max_size=5, unique=True),
        t_values=st.sampled_from([["0", "1"], ["1"], ["0"], ["1", "0"]]))
@@ -286,8 +283,7 @@ def test_many_generated_switches_in_every_engine(source, values, t_values):
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(200)
 @given(source=spaces(c_compatible=True, swept=True, switches=1.0, products=0.2),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=6, unique=True))
 def test_many_generated_switches_after_a_count_of_the_other_value(source, values):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from solverspace import Space
 from solverspace.registry.backends import get_backend
@@ -17,6 +17,7 @@ from solverspace.scale.sweep import sweep
 from solverspace.translators.c.build import cache_dir
 from solverspace.translators.c.lanes import MEMO_LOOKUP, LaneError, LaneWalk, NotLaneable, run_top, top_program
 from solverspace.validation.generate import spaces
+from tests.helpers import generated
 
 pytestmark = pytest.mark.needs_cc
 
@@ -183,8 +184,7 @@ def check_on_base(source, values):
     assert shared == alone
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(12)
 @given(source=spaces(c_compatible=True, swept=True),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=4, unique=True))
 def test_generated_spaces_on_the_base_module_equal_per_point(source, values):
@@ -192,8 +192,7 @@ def test_generated_spaces_on_the_base_module_equal_per_point(source, values):
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(300)
 @given(source=spaces(c_compatible=True, swept=True, products=0.2),
        values=st.lists(st.integers(-3, 5), min_size=2, max_size=6, unique=True))
 def test_many_generated_spaces_on_the_base_module_equal_per_point(source, values):

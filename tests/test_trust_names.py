@@ -215,12 +215,12 @@ def test_validate_compares_the_bytes_it_writes(monkeypatch):
 
 
 # ------------------------------------------------------------------------------ generated (property tests)
-from hypothesis import HealthCheck, given, settings, strategies as st   # noqa: E402
+from hypothesis import given, strategies as st   # noqa: E402
+from tests.helpers import generated   # noqa: E402
 
 from solverspace.validation.generate import colliding_spaces, independent_spaces, nul_spaces, respell, spaces
 
-QUICK = settings(max_examples=40, deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+QUICK = generated(40)
 
 
 def listing(source: str):
@@ -293,16 +293,14 @@ def byte_for_byte(source: str, backends) -> None:
     assert report.status != 1, report.render()
 
 
-@settings(max_examples=6, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(6)
 @given(spaces(odd=1.0, names=0.5, c_compatible=True, max_parameters=3))
 def test_generated_odd_strings_are_written_byte_for_byte(source):
     byte_for_byte(source, ("c", "reference"))   # a few: each space compiles a C module
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@generated(60)
 @given(spaces(odd=1.0, names=0.5, c_compatible=True))
 def test_many_generated_odd_strings_are_written_byte_for_byte(source):
     byte_for_byte(source, ("c", "c-literal", "reference"))

@@ -196,7 +196,12 @@ class _Symbolic(ir.DomainVisitor):
         b_nonneg, _, _ = self.signs(n.right)
         if a_nonneg and b_nonneg:
             return _binary("*", alo, blo), _binary("*", ahi, bhi)
-        corners = [_binary("*", x, y) for x in (alo, ahi) for y in (blo, bhi)]
+        return self.corners("*", n, (alo, ahi), (blo, bhi))
+
+    def corners(self, op: str, n, a: tuple, b: tuple) -> Pair:
+        """The lowest and highest of `op` at the four corners of the bounds `a` and `b` (those of a
+        product or a quotient whose operands may be negative); `globally` where one is unknown."""
+        corners = [_binary(op, x, y) for x in a for y in b]
         if any(c is None for c in corners):
             return self.globally(n)
         return lowest(*corners), highest(*corners)
@@ -211,10 +216,7 @@ class _Symbolic(ir.DomainVisitor):
         a_nonneg, _, _ = self.signs(n.left)
         if a_nonneg:
             return (_binary("/", alo, bhi) if bhi is not None else ir.Const(0)), _binary("/", ahi, blo)
-        corners = [_binary("/", x, y) for x in (alo, ahi) for y in (blo, bhi)]
-        if any(c is None for c in corners):
-            return self.globally(n)
-        return lowest(*corners), highest(*corners)
+        return self.corners("/", n, (alo, ahi), (blo, bhi))
 
     def _visit_FloorDiv(self, n) -> Pair:
         a_nonneg, _, _ = self.signs(n.left)

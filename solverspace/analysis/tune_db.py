@@ -38,7 +38,7 @@ import uuid
 from fractions import Fraction
 from pathlib import Path
 
-from solverspace.core.errors import OutputError
+from solverspace.core.errors import OptionError, OutputError
 
 SCHEMA = 1
 APPLICATION = "solverspace tune"
@@ -422,3 +422,50 @@ def _number(value):
 
 
 __all__ = ["BUSY_TIMEOUT", "RETRY_TIMEOUT", "TuneDB", "bound_text", "canonical_key", "check_path", "default_path"]
+
+
+def read_records(db, run: str | None = None) -> tuple[str, list[dict]]:
+    """(run identity, its measurements in the order they were made) from a `tune` database, opened
+    read-only; `run`: which run (None: the only run holding measurements; several: refused, listed).
+    Other tools read measurements only through this (the Optuna export among them)."""
+    path = Path(db)
+    if not path.is_file():
+        raise OptionError(f"tune database {str(db)!r} does not exist", hint="give the file `tune` wrote (--db)")
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise OptionError(f"tune database {str(db)!r}: {exc}") from None
+    try:
+        try:
+            meta = dict(con.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError:
+            meta = {}
+        if meta.get("application") != APPLICATION:
+            raise OptionError(f"{str(db)!r} is not a tune database", hint="give the file `tune` wrote (--db)")
+        runs = con.execute("SELECT r.run, r.space, r.measure, COUNT(m.key) FROM runs r JOIN measurements m "
+                           "ON m.run = r.run GROUP BY r.run ORDER BY r.created").fetchall()
+        if run is None:
+            if len(runs) != 1:
+                listed = "; ".join(f"{r} ({space}, measure {measure!r}: {n} measurements)"
+                                   for r, space, measure, n in runs) or "none"
+                raise OptionError(f"tune database {str(db)!r} holds measurements of {len(runs)} runs: {listed}",
+                                  hint="name one with run=RUN" if runs else "run tune first")
+            run = runs[0][0]
+        elif run not in {r[0] for r in runs}:
+            raise OptionError(f"tune database {str(db)!r} has no measurements of run {run!r}",
+                              hint=f"runs there: {', '.join(r[0] for r in runs) or 'none'}")
+        rows = con.execute("SELECT key, configuration, times, value, bound, bound_value, status, bottleneck, error, "
+                           "seconds, measured_at FROM measurements WHERE run = ? ORDER BY measured_at, key",
+                           (run,)).fetchall()
+    finally:
+        con.close()
+    columns = ("key", "configuration", "times", "value", "bound_exact", "bound", "status", "bottleneck", "error",
+               "seconds", "measured_at")
+    records = []
+    for row in rows:
+        record = dict(zip(columns, row))
+        record["configuration"] = json.loads(record["configuration"])
+        record["times"] = json.loads(record["times"])
+        record["run"] = run
+        records.append(record)
+    return run, records

@@ -307,6 +307,18 @@ class Writer:
     def rows(self, rows: Iterable[tuple]) -> None:
         raise NotImplementedError
 
+    def text_lines(self, lines: Iterable[str]) -> None:
+        """Write one text line per row, `TEXT_CHUNK_ROWS` lines to a write (the text formats' `rows`)."""
+        chunk: list[str] = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) == TEXT_CHUNK_ROWS:
+                self.handle.write("".join(chunk).encode())
+                self.written += len(chunk)
+                chunk = []
+        self.handle.write("".join(chunk).encode())
+        self.written += len(chunk)
+
     def close(self) -> None:
         """Finish the file (the rows are all given)."""
 
@@ -329,15 +341,8 @@ class CsvWriter(Writer):
         self.written += len(rows)
 
     def rows(self, rows):
-        sep, lines = self.sep, []
-        for row in rows:
-            lines.append(csv_line(format_row(row), sep))
-            if len(lines) == TEXT_CHUNK_ROWS:
-                self.handle.write("".join(lines).encode())
-                self.written += len(lines)
-                lines = []
-        self.handle.write("".join(lines).encode())
-        self.written += len(lines)
+        sep = self.sep
+        self.text_lines(csv_line(format_row(row), sep) for row in rows)
 
 
 class JsonlWriter(Writer):
@@ -360,15 +365,8 @@ class JsonlWriter(Writer):
         self.written += len(rows)
 
     def rows(self, rows):
-        names, lines = self.header.names, []
-        for row in rows:
-            lines.append(jsonl_line(names, row))
-            if len(lines) == TEXT_CHUNK_ROWS:
-                self.handle.write("".join(lines).encode())
-                self.written += len(lines)
-                lines = []
-        self.handle.write("".join(lines).encode())
-        self.written += len(lines)
+        names = self.header.names
+        self.text_lines(jsonl_line(names, row) for row in rows)
 
 
 class HeldWriter(Writer):

@@ -188,45 +188,27 @@ class Neighbors:
             box = [(0, size - 1) for size in self.index.sizes]
             return self.compiled.walk(box, indices, budget=best[0], closest=True)
         found: list[tuple] = []
-        if self.checker.start is None:
-            return found
-        levels, columns, lists = self.levels, self.columns, self.index.lists
-        admit, domain_at = self.checker.enumerator.admit, self.checker.domain
-        point = list(indices)
-        depth = len(levels)
 
-        def descend(k: int, env: dict, distance: int) -> None:
-            if k == depth:
-                if distance == 0:
-                    return
-                if best[0] is None or distance < best[0]:
-                    best[0] = distance
-                    found.clear()
-                if distance == best[0]:
-                    found.append(tuple(point))
-                return
-            level = levels[k]
-            p = columns[k]
-            listed = lists[p]
-            centre = indices[p]
-            domain = domain_at(level, env)
-            step = 0
-            while True:
-                if best[0] is not None and distance + step > best[0]:
-                    break
+        def outward(p: int, distance: int):
+            """Parameter p's indices outward from the configuration's, while they can still tie."""
+            centre, size, step = indices[p], len(self.index.lists[p]), 0
+            while best[0] is None or distance + step <= best[0]:
                 candidates = [centre] if step == 0 else [centre - step, centre + step]
-                if all(not 0 <= j < len(listed) for j in candidates):
-                    break
-                for j in candidates:
-                    if 0 <= j < len(listed) and contains(domain, listed[j]):
-                        env[level.name] = listed[j]
-                        if admit(level, env):
-                            point[p] = j
-                            descend(k + 1, env, distance + step)
+                if all(not 0 <= j < size for j in candidates):
+                    return
+                yield from ((j, step) for j in candidates if 0 <= j < size)
                 step += 1
-            point[p] = indices[p]
 
-        descend(0, dict(self.checker.start), 0)
+        def leaf(point: list, distance: int) -> None:
+            if distance == 0:
+                return
+            if best[0] is None or distance < best[0]:
+                best[0] = distance
+                found.clear()
+            if distance == best[0]:
+                found.append(tuple(point))
+
+        self.descend(indices, outward, leaf)
         return found
 
     # ------------------------------------------------------------------------------ walks
@@ -237,34 +219,43 @@ class Neighbors:
         if self.compiled is not None:
             return self.compiled.walk(windows, indices)
         found: list[tuple] = []
+
+        def leaf(point: list, distance: int) -> None:
+            if tuple(point) != indices:
+                found.append(tuple(point))
+
+        self.descend(indices, lambda p, distance: ((j, 0) for j in range(windows[p][0], windows[p][1] + 1)), leaf)
+        return found
+
+    def descend(self, indices: tuple, options: Callable, leaf: Callable) -> None:
+        """The plan's loops from the reference's start, each over the value-list indices
+        `options(p, distance)` yields for its parameter p ((index, cost) pairs, given the distance
+        of the parameters bound so far), each value in its loop's domain and admitted by its
+        constraints; `leaf(point, distance)` at every valid configuration reached."""
         if self.checker.start is None:
-            return found
+            return
         levels, columns, lists = self.levels, self.columns, self.index.lists
         admit, domain_at = self.checker.enumerator.admit, self.checker.domain
         point = list(indices)
         depth = len(levels)
 
-        def descend(k: int, env: dict) -> None:
+        def visit(k: int, env: dict, distance: int) -> None:
             if k == depth:
-                if tuple(point) != indices:
-                    found.append(tuple(point))
+                leaf(point, distance)
                 return
             level = levels[k]
             p = columns[k]
             listed = lists[p]
-            lo, hi = windows[p]
             domain = domain_at(level, env)
-            for j in range(lo, hi + 1):
-                value = listed[j]
-                if contains(domain, value):
-                    env[level.name] = value
+            for j, cost in options(p, distance):
+                if contains(domain, listed[j]):
+                    env[level.name] = listed[j]
                     if admit(level, env):
                         point[p] = j
-                        descend(k + 1, env)
+                        visit(k + 1, env, distance + cost)
             point[p] = indices[p]
 
-        descend(0, dict(self.checker.start))
-        return found
+        visit(0, dict(self.checker.start), 0)
 
     def compiled_changes(self, indices: tuple) -> list[list[int]]:
         """Per parameter, the value-list indices where changing it alone keeps the (valid)

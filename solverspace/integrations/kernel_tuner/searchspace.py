@@ -43,9 +43,12 @@ first (`broken_restrictions` names each restriction they break).
 
 The `Searchspace` answers from the space without listing it (see the README's table for each
 method a shipped strategy calls): `size` is the exact count, validity the compiled check, random
-samples exact and seeded (`seed=`), configuration indices `space[i]`/`space.index`, neighbours by
-a walk of the plan restricted to the candidate values (valid by construction), with Kernel
-Tuner's five methods on Kernel Tuner's indices. `list`, `sorted_list` and the NumPy views need the
+samples exact and seeded (`seed=`), configuration indices `space[i]`/`space.index`, neighbours with
+Kernel Tuner's five methods on Kernel Tuner's indices: by `Space.neighbors` (`solverspace.moves`)
+where those indices are the space's parameter indices and the configuration is valid, else (a
+`tune_params` list in another order than its value list, Python predicates, an invalid
+configuration: what `moves/` does not define) by a walk of the plan restricted to the candidate
+values (valid by construction). `list`, `sorted_list` and the NumPy views need the
 whole list: they materialize it on first use as NumPy arrays, say so once on stderr with the size,
 and refuse above `materialize_limit` bytes.
 """
@@ -544,6 +547,7 @@ class Searchspace:
         self._neighbors: dict = {m: {} for m in NEIGHBOR_METHODS}
         self._support: dict = {}
         self._walker = None
+        self._same_indices: bool | None = None
         self._rows: _Rows | None = None
         self.materialize_limit = materialize_limit
 
@@ -813,7 +817,23 @@ class Searchspace:
         visit(0, 0)
         return best["found"]
 
+    def _kernel_tuner_indices_are_value_list_indices(self) -> bool:
+        """Whether Kernel Tuner's indices are the space's parameter indices (`Space.value_lists`):
+        every `tune_params` list is its parameter's value list, value for value, type for type, in
+        the same order (numbers listed ascending, strings in any order), and no Python predicate
+        filters the set. Decided once."""
+        if self._same_indices is None:
+            lists = self.space.value_lists()
+            self._same_indices = isinstance(self._set, _Compiled) and all(
+                len(ours) == len(theirs) and all(type(a) is type(b) and a == b for a, b in zip(ours, theirs))
+                for ours, theirs in zip(self.params_values, (lists[n] for n in self.param_names)))
+        return self._same_indices
+
     def _neighbors_of(self, config: tuple, method: str) -> list:
+        if self._kernel_tuner_indices_are_value_list_indices() and self._set.valid(config):
+            # the same indices and a valid configuration: `moves/` answers (compiled where the
+            # space is large), sorted by parameter indices, which are Kernel Tuner's here
+            return self.space.neighbors(config, method)
         indices = self.get_param_indices(config)
         if method == "Hamming":
             found = self._hamming(indices, config)

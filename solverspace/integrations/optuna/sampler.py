@@ -30,7 +30,7 @@ this module makes Optuna propose only from it, and puts `tune`'s records in an O
   exactly `len(space)` trials; asking for more is a `SpaceExhaustedError` (an `optuna.TrialPruned`:
   a racing thread's trial ends PRUNED).
 - `export_records(db, storage, study_name, *, run=None, space=None)`: the measurements of a
-  `tune` database (`solverspace.analysis.tune_db`) into any Optuna storage, one trial each, through
+  `tune` database (read by `solverspace.analysis.tune_db.read_records`) into any Optuna storage, one trial each, through
   `optuna.create_trial` and `Study.add_trials`; `OptunaRecorder`: the same, one record at a time,
   as a `tune` run goes (`solverspace tune --optuna-storage URL`).
 
@@ -41,13 +41,10 @@ raises is reported (`BaseSamplerError`, the original exception chained), never s
 from __future__ import annotations
 
 import datetime
-import json
 import math
-import sqlite3
 import threading
 import weakref
 from collections.abc import Mapping
-from pathlib import Path
 
 try:
     import optuna
@@ -62,7 +59,7 @@ import numpy as np
 from solverspace.core.errors import ArgumentTypeError, OptionError, SolverspaceError, SpaceDefinitionError
 from solverspace.core.orders import SEPARATOR
 from solverspace.moves.neighbors import METHODS as NEIGHBOR_METHODS
-from solverspace.analysis.tune_db import APPLICATION, bound_text, canonical_key
+from solverspace.analysis.tune_db import bound_text, canonical_key, read_records
 
 EXACT_FLOAT_INT = 2 ** 53       # Optuna keeps an IntDistribution's values as floats: beyond this, categorical
 STARTUPS = ("lhs", "sobol", "uniform")
@@ -525,52 +522,6 @@ def _plain(value, dist):
 RECORD_ATTRIBUTES = ("status", "times", "bound", "bound_exact", "bottleneck", "error", "seconds",
                      "solverspace_run", "solverspace_key")
 COMPLETE_STATUSES = ("ok", "below bound")     # measured: a time (a FAIL trial otherwise)
-
-
-def read_records(db, run: str | None = None) -> tuple[str, list[dict]]:
-    """(run identity, its measurements in the order they were made) from a `tune` database;
-    `run`: which run (None: the only run holding measurements; several: refused, listed)."""
-    path = Path(db)
-    if not path.is_file():
-        raise OptionError(f"tune database {str(db)!r} does not exist", hint="give the file `tune` wrote (--db)")
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise OptionError(f"tune database {str(db)!r}: {exc}") from None
-    try:
-        try:
-            meta = dict(con.execute("SELECT key, value FROM meta"))
-        except sqlite3.DatabaseError:
-            meta = {}
-        if meta.get("application") != APPLICATION:
-            raise OptionError(f"{str(db)!r} is not a tune database", hint="give the file `tune` wrote (--db)")
-        runs = con.execute("SELECT r.run, r.space, r.measure, COUNT(m.key) FROM runs r JOIN measurements m "
-                           "ON m.run = r.run GROUP BY r.run ORDER BY r.created").fetchall()
-        if run is None:
-            if len(runs) != 1:
-                listed = "; ".join(f"{r} ({space}, measure {measure!r}: {n} measurements)"
-                                   for r, space, measure, n in runs) or "none"
-                raise OptionError(f"tune database {str(db)!r} holds measurements of {len(runs)} runs: {listed}",
-                                  hint="name one with run=RUN" if runs else "run tune first")
-            run = runs[0][0]
-        elif run not in {r[0] for r in runs}:
-            raise OptionError(f"tune database {str(db)!r} has no measurements of run {run!r}",
-                              hint=f"runs there: {', '.join(r[0] for r in runs) or 'none'}")
-        rows = con.execute("SELECT key, configuration, times, value, bound, bound_value, status, bottleneck, error, "
-                           "seconds, measured_at FROM measurements WHERE run = ? ORDER BY measured_at, key",
-                           (run,)).fetchall()
-    finally:
-        con.close()
-    columns = ("key", "configuration", "times", "value", "bound_exact", "bound", "status", "bottleneck", "error",
-               "seconds", "measured_at")
-    records = []
-    for row in rows:
-        record = dict(zip(columns, row))
-        record["configuration"] = json.loads(record["configuration"])
-        record["times"] = json.loads(record["times"])
-        record["run"] = run
-        records.append(record)
-    return run, records
 
 
 def record_trial(record: dict, names, dists: dict, normalise, to_optuna):
