@@ -101,6 +101,12 @@ class Space:
 
     @classmethod
     def from_source(cls, source: str, settings: dict | None = None, filename: str = "<space>", **options) -> "Space":
+        """A space from the text of a space file (`filename` names it in messages), with setting
+        overrides, as `Space.load` reads a file.
+
+        >>> Space.from_source("N = 4\\nx = range(1, N)", {"N": 6}).count()
+        5
+        """
         return cls(load_source(source, filename, settings, **options))._remember("source", source, filename, settings,
                                                                                   options)
 
@@ -118,6 +124,11 @@ class Space:
         return self.model.analysis.dag
 
     def columns(self, with_derived=()) -> tuple[str, ...]:
+        """The columns of a listing: the parameters in definition order, then `with_derived`.
+
+        >>> Space.from_source("x = range(1, 4)\\ny = x * 2").columns(("y",))
+        ('x', 'y')
+        """
         return self.parameters + tuple(self._check_derived(with_derived))
 
     def _check_derived(self, names):
