@@ -4,6 +4,8 @@
     >>> Space.load("gemm", {"device": "k40c"}).parameters[:3]
     ('dim_m', 'dim_n', 'blk_m')
 """
+__version__ = "0.1.0"   # the one version: pyproject.toml reads it from here (`[tool.setuptools.dynamic]`)
+
 import sys as _sys
 from importlib.util import spec_from_file_location as _spec_from_file_location
 from pathlib import Path as _Path
@@ -55,4 +57,3 @@ def __getattr__(name):
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
            "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError",
            "SolverspaceWarning", "SolverspaceNote", "read_npy", "cache_info", "cache_location", "clear_cache"]
-__version__ = "0.1.0"
