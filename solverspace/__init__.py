@@ -4,6 +4,8 @@
     >>> Space.load("gemm", {"device": "k40c"}).parameters[:3]
     ('dim_m', 'dim_n', 'blk_m')
 """
+__version__ = "0.1.0"   # the one version: pyproject.toml reads it from here (`[tool.setuptools.dynamic]`)
+
 import sys as _sys
 from importlib.util import spec_from_file_location as _spec_from_file_location
 from pathlib import Path as _Path
@@ -35,8 +37,9 @@ if _MovedFinder not in _sys.meta_path:
     _sys.meta_path.append(_MovedFinder)
 
 from solverspace.core.errors import (
-    BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError, SolverspaceWarning,
-    SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
+    BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError, SolverspaceNote,
+    SolverspaceWarning, SpaceDefinitionError, SpaceEvaluationError, UndefinedOperationError)
+from solverspace.core.cache import cache_info, cache_location, clear_cache
 from solverspace.io.loader import load, load_source
 from solverspace.core.npy import read_npy
 from solverspace.space import Space
@@ -53,5 +56,4 @@ def __getattr__(name):
 
 __all__ = ["Space", "load", "load_source", "load_t1", "export_t1", "SolverspaceError", "SpaceDefinitionError", "SettingError",
            "SpaceEvaluationError", "UndefinedOperationError", "BackendUnavailableError", "OptionError", "OutputError",
-           "SolverspaceWarning", "read_npy"]
-__version__ = "0.1.0"
+           "SolverspaceWarning", "SolverspaceNote", "read_npy", "cache_info", "cache_location", "clear_cache"]

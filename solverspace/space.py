@@ -99,6 +99,12 @@ class Space:
 
     @classmethod
     def from_source(cls, source: str, settings: dict | None = None, filename: str = "<space>", **options) -> "Space":
+        """A space from the text of a space file (`filename` names it in messages), with setting
+        overrides, as `Space.load` reads a file.
+
+        >>> Space.from_source("N = 4\\nx = range(1, N)", {"N": 6}).count()
+        5
+        """
         return cls(load_source(source, filename, settings, **options))._remember("source", source, filename, settings,
                                                                                   options)
 
@@ -116,6 +122,11 @@ class Space:
         return self.model.analysis.dag
 
     def columns(self, with_derived=()) -> tuple[str, ...]:
+        """The columns of a listing: the parameters in definition order, then `with_derived`.
+
+        >>> Space.from_source("x = range(1, 4)\\ny = x * 2").columns(("y",))
+        ('x', 'y')
+        """
         return self.parameters + tuple(self._check_derived(with_derived))
 
     def _check_derived(self, names):
@@ -145,30 +156,63 @@ class Space:
     # ------------------------------------------------------------------------------ answers
     # Every answer: `get_backend(name, capability, **options)` from the one registry
     # (solverspace.registry.backends), then the backend's method for that capability.
-    def stats(self, backend="reference", *, strict: bool = False,
+    def stats(self, backend="auto", *, strict: bool = False,
               progress: Callable[[int, int], None] | None = None, **options) -> Stats:
-        """Count valid configurations, with the undefined-operation tally. `backend` is a name
-        ("reference", "c", ...) or a backend object; `options` configure it (e.g. threads=)."""
+        """Count valid configurations, with the undefined-operation tally (`Stats`). `backend` is a
+        name or a backend object, as `solverspace count --backend`: "auto" (the default, as on the
+        command line: the reference for a small space, the compiled enumerator when it is built or
+        the space is big), "c", "reference", "cpsat"; `options` configure it (e.g. threads=).
+
+        >>> stats = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\nrequire(x // (y - 2) > 0)").stats()
+        >>> stats.count, stats.undefined   # y == 2 divides by zero: 4 configurations are undefined
+        (7, 4)
+        """
         return _backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
 
-    def count(self, backend="reference", *, strict: bool = False, **options) -> int:
+    def count(self, backend="auto", *, strict: bool = False, **options) -> int:
+        """The exact number of valid configurations, as `solverspace count SPACE` prints it.
+
+        `backend` picks who counts, as `--backend` does: "auto" (the default, as on the command
+        line: the reference for a small space, the compiled enumerator for a big one or one
+        already built, said in `stats()`), "c" (compiled C/OpenMP), "reference" (pure Python, the
+        ground truth; slow on big spaces) or "cpsat" (counts without listing); or a backend
+        object. `strict=True` makes an undefined operation (a division by zero) an error instead of
+        an invalid configuration; `options` go to the backend (`threads=2`, `time_limit=10.0`).
+        `stats()` gives the count with the undefined-operation tally.
+
+        >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
+        >>> space.count()
+        6
+        >>> space.count("reference")
+        6
+        """
         return self.stats(backend, strict=strict, **options).count
 
-    def rows(self, backend="reference", *, strict: bool = False, with_derived=(),
+    def rows(self, backend="auto", *, strict: bool = False, with_derived=(),
              progress: Callable[[int, int], None] | None = None, **options) -> Iterator[tuple]:
-        """Valid configurations, parameter values in definition order (plus derived columns)."""
+        """Valid configurations, parameter values in definition order (plus derived columns), in
+        the plan's loop order; `backend` as in `count` ("auto" by default, as `enumerate`).
+
+        >>> list(Space.from_source("x = range(1, 4)\\ny = range(x, 3)").rows())
+        [(1, 1), (1, 2), (2, 2)]
+        """
         return _backend(backend, "list", **options).rows(self.plan, strict=strict,
                                                             with_derived=self._check_derived(with_derived),
                                                             progress=progress)
 
-    def to_array(self, backend="c", *, strict: bool = False, with_derived=(), progress=None, **options):
+    def to_array(self, backend="auto", *, strict: bool = False, with_derived=(), progress=None, **options):
         """All valid configurations as a NumPy structured array (one field per column, the
-        smallest integer type that holds its proven range; categorical columns as strings)."""
+        smallest integer type that holds its proven range; categorical columns as strings);
+        `backend` as in `count` ("auto" by default, as `enumerate`).
+
+        >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").to_array()["y"].tolist()
+        [1, 2, 2]
+        """
         return _backend(backend, "list", **options).array(self.plan, strict=strict,
                                                              with_derived=self._check_derived(with_derived),
                                                              progress=progress)
 
-    def to_frame(self, backend="c", **kwargs):
+    def to_frame(self, backend="auto", **kwargs):
         """All valid configurations as a pandas DataFrame (needs pandas; `to_array` otherwise)."""
         try:
             import pandas
@@ -363,12 +407,22 @@ class Space:
         return self._cached_moves
 
     # ------------------------------------------------------------------------------ files
-    def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
+    def write(self, path: str | Path, backend="auto", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write every valid configuration to CSV (header + rows), JSON Lines (`.jsonl`: one
         object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
         comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
-        appears only when complete; `-` is standard output (CSV or JSON Lines)."""
+        appears only when complete; `-` is standard output (CSV or JSON Lines). As
+        `solverspace enumerate SPACE -o PATH`; `backend` as in `count` ("auto" by default).
+        Returns how many configurations were written.
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "xy.csv"
+        >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").write(path)
+        3
+        >>> path.read_text().splitlines()
+        ['x,y', '1,1', '1,2', '2,2']
+        """
         from solverspace.core.formats import FORMATS, check_stream_format, format_of   # only where a file is written
         path = self._output(path)
         if fmt is not None:
@@ -383,7 +437,7 @@ class Space:
         return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
                             progress=progress, sep=sep)
 
-    def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
+    def write_csv(self, path: str | Path, backend="auto", *, strict: bool = False,
                   with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
         appears only when complete; `-` is standard output."""
@@ -417,13 +471,30 @@ class Space:
         self._check_assignment(assignment)
         return _backend(backend, "check", **options).complete(self.literal_plan, assignment)
 
-    def best(self, objective: str, *, maximize: bool = True, top: int = 10, backend="bnb", progress=None,
-             **options):
-        """The `top` best distinct configurations by `objective` (an expression of the space's names).
-        `backend`: a search engine (`bnb`, `exhaustive`: compiled C; `bnb-reference`,
-        `exhaustive-reference`: Python; `cpsat`). `progress(done, total)`: told as the search goes
-        (C engines: work units; the Python walks: the outermost loop's values; cpsat:
-        configurations ranked out of `top`)."""
+    def best(self, objective: str | None = None, *, maximize: bool | None = None, top: int = 10, backend="bnb",
+             progress=None, **options):
+        """The `top` best distinct configurations by `objective` (an expression of the space's names),
+        as `solverspace best`: a `BestResult` whose `ranked` lists (rank, exact objective,
+        configuration), ties in the one tie order of every engine. Without `objective`, the
+        space's declared `cost(...)`, minimised (as `best` without `--minimize`/`--maximize`);
+        a given objective is maximised unless `maximize=False`. `backend`: a search engine (`bnb`,
+        the default, and `exhaustive`: compiled C; `bnb-reference`, `exhaustive-reference`:
+        Python; `cpsat`). `progress(done, total)`: told as the search goes (C engines: work
+        units; the Python walks: the outermost loop's values; cpsat: configurations ranked out of
+        `top`).
+
+        >>> space = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\ncost(x / 2 + 4 / y)")
+        >>> [(str(r.objective), r.configuration) for r in space.best(top=2, backend="bnb-reference").ranked]
+        [('3/2', {'x': 1, 'y': 4}), ('11/6', {'x': 1, 'y': 3})]
+        >>> space.best("x - y", top=1, backend="bnb-reference").ranked[0].configuration
+        {'x': 4, 'y': 1}
+        """
+        if objective is None:
+            from solverspace.analysis.objective import model_or_declared
+            _, objective = model_or_declared(self.model, None, "objective")
+            maximize = bool(maximize)
+        elif maximize is None:
+            maximize = True
         check_kind(objective, "objective", str, "an expression of the space's names (str)", "objective='x * y'")
         top = check_whole(top, "top", "a whole number of configurations")
         return _backend(backend, "best", **options).best(self.plan, objective, maximize=maximize, top=top,

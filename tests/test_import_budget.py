@@ -78,7 +78,7 @@ def test_a_warm_process_imports_nothing_it_does_not_need(shared_cache, command):
 # --- the IR nodes and the frozen slots dataclasses they replace ----------------------------------
 #: Each node class's fields, in the order of its constructor (as its dataclass declared them).
 FIELDS = {
-    ir.Const: ("value",), ir.Ref: ("name",), ir.BinOp: ("op", "left", "right"), ir.Neg: ("operand",),
+    ir.Const: ("value",), ir.Float: ("value",), ir.Ref: ("name",), ir.BinOp: ("op", "left", "right"), ir.Neg: ("operand",),
     ir.Not: ("operand",), ir.Compare: ("op", "left", "right"), ir.And: ("operands",), ir.Or: ("operands",),
     ir.IfExp: ("cond", "then", "orelse"), ir.Min: ("operands",), ir.Max: ("operands",), ir.Abs: ("operand",),
     ir.Range: ("start", "stop", "step"), ir.Values: ("items",), ir.SetOp: ("op", "left", "right"),
@@ -89,7 +89,7 @@ FIELDS = {
 
 A, B, ONE, TWO = ir.Ref("a"), ir.Ref("b"), ir.Const(1), ir.Const(2)
 NODES = [
-    ONE, ir.Const("x"), ir.Const(True), A, ir.BinOp("+", A, ONE), ir.BinOp("//", ir.BinOp("*", A, B), TWO),
+    ONE, ir.Const("x"), ir.Const(True), ir.Float(0.1), A, ir.BinOp("+", A, ONE), ir.BinOp("//", ir.BinOp("*", A, B), TWO),
     ir.Neg(A), ir.Not(ir.Compare("<", A, B)), ir.Compare("!=", A, ir.Const("x")), ir.And((A, B)), ir.Or((A, B)),
     ir.IfExp(ir.Compare("==", A, ONE), B, TWO), ir.Min((A, B, ONE)), ir.Max((A, B)), ir.Abs(ir.Neg(B)),
     ir.Range(ONE, ir.BinOp("+", A, TWO), ONE), ir.Values((ONE, TWO, A)),

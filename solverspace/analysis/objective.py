@@ -9,11 +9,13 @@ Configurations where the objective is undefined (a division by zero) are not can
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 from solverspace.lang import ir
-from solverspace.core.errors import SpaceDefinitionError, did_you_mean, ClosureTableError
-from solverspace.lang.lowering import lower_expression, normalise_expression
+from solverspace.core.errors import SpaceDefinitionError, SolverspaceNote, did_you_mean, ClosureTableError
+from solverspace.lang.decimals import exact_tree, floats_in, note as decimal_note
+from solverspace.lang.lowering import fold_tree, lower_expression, normalise_expression
 from solverspace.lang.printing import to_source
 
 
@@ -55,6 +57,10 @@ def parse_objective(model, text: str, what: str = "objective",
     lowered = lower_expression(text, resolve, filename=f"<{what}>", what=what, hint=f"e.g. {example}")
     if not isinstance(lowered, ir.Expr):
         raise SpaceDefinitionError(f"{what} {text!r} is an iterator, not a value")
+    read = decimal_note(floats_in(lowered), f"{what} {text!r}")
+    if read:   # `x * y / 1e3`: the floats of a model are exact decimals, as in cost(...)
+        warnings.warn(read, SolverspaceNote, stacklevel=2)
+        lowered = fold_tree(exact_tree(lowered))
     return normalise_expression(lowered, model)   # `x or 4` is x or 4, not a bool
 
 

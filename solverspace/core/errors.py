@@ -131,6 +131,11 @@ class SolverspaceWarning(UserWarning):
     something that worked differently than asked (an unwritable compile cache)."""
 
 
+class SolverspaceNote(SolverspaceWarning):
+    """How something legal was read, said once (floats of a performance model read as exact
+    decimals): not a mistake, but worth knowing."""
+
+
 class ClosureTableError(SpaceEvaluationError):
     """A closure iterator cannot be tabulated (an input has too many values, or too many
     combinations). Backends that need the table refuse the space with this message."""

@@ -14,8 +14,10 @@ A plain `def` (a helper function) stays a Python function for plain values; call
 parameter, derived value or iterator it is inlined (its body lowered like a @require body), and
 calls to it in function bodies are inlined too. Python's `in` cannot be overloaded on parameters
 (`__contains__` is coerced to bool), so module-level `a in b` / `a not in b` are rewritten in the
-AST into calls of `dsl.membership`, which is Python's `in` on plain values. A float anywhere is
-refused: `/` between plain numbers is Python's float division, never the language's exact `/`.
+AST into calls of `dsl.membership`, which is Python's `in` on plain values. A float (a module
+constant, a literal, or `/` between plain numbers, which is Python's float division at load time)
+is the exact rational of its shortest decimal text in a performance model and in a derived value,
+and refused in a constraint or an iterator, directly or through a derived value (`decimals`).
 
 Function bodies are lowered after the whole file has run, so deferred definitions may come in
 any order. Settings overrides are applied at the assignment, so module-level `if` on a setting
@@ -35,11 +37,12 @@ from types import FunctionType
 
 from solverspace.lang import ir
 from solverspace.lang.dag import check_acyclic
+from solverspace.lang.decimals import exact_tree, float_node, floats_in, note as decimal_note, refuse as refuse_float
 from solverspace.lang.dsl import (
     FLOAT_HINT, MEMBERSHIP, ConstraintDecl, CostDecl, DeclKind, Deferred, DomainObj, LANGUAGE_NAMES,
     SettingDecl, Sym, as_node, make_namespace_functions, membership, values_domain)
 from solverspace.core.errors import (
-    Location, SettingError, SolverspaceError, SolverspaceWarning, SpaceDefinitionError, check_text,
+    Location, SettingError, SolverspaceError, SolverspaceNote, SolverspaceWarning, SpaceDefinitionError, check_text,
     did_you_mean)
 from solverspace.lang.kinds import ValueKind
 from solverspace.lang.evaluate import allow_integers_of_any_length
@@ -277,12 +280,13 @@ class _Loader:
         if name.startswith("__") and name.endswith("__"):
             self.store(name, value)
             return
-        if isinstance(value, (float, complex)):
-            raise SpaceDefinitionError(f"{name!r} = {value!r} is a floating-point number", where=self.where(line),
+        if isinstance(value, complex):
+            raise SpaceDefinitionError(f"{name!r} = {value!r} is a complex number", where=self.where(line),
                                        hint=FLOAT_HINT)
         previous = self.kind_of(name)
-        if previous == "a derived value" and type(value) in (int, str, bool):
-            self.bind_derived(name, ir.Const(value), line)  # a later assignment, as for expressions
+        if previous == "a derived value" and type(value) in (int, str, bool, float):
+            node = float_node(value, f"{name!r}") if type(value) is float else ir.Const(value)
+            self.bind_derived(name, node, line)  # a later assignment, as for expressions
             return
         if previous and not (previous == "a derived value" and isinstance(value, Sym)):
             raise SpaceDefinitionError(f"{name!r} is already {previous}; it cannot be redefined",
@@ -434,8 +438,9 @@ class _Loader:
         return self.build()
 
     def build(self) -> Model:
+        self.carriers = self.float_carriers()
         parameters = [self.build_parameter(name, *spec) for name, spec in self.params.items()]
-        derived = [Derived(name, fold_tree(expr), line) for name, (expr, line) in self.derived.items()]
+        derived = [Derived(name, fold_tree(exact_tree(expr)), line) for name, (expr, line) in self.derived.items()]
         constraints, seen = [], set()
         for c in self.constraints:
             constraint = self.build_constraint(c)
@@ -445,9 +450,10 @@ class _Loader:
             seen.add(constraint.name)
             constraints.append(constraint)
         closure_globals = {**self.constants, **{s.name: s.value for s in self.settings.values()}}
+        cost, cost_floats = self.build_cost()
         model = Model(self.filename, tuple(parameters), tuple(derived), tuple(constraints),
                       tuple(self.settings.values()), tuple(closure_globals.items()), self.max_closure_values,
-                      cost=self.build_cost())
+                      cost=cost)
         if not model.parameters:
             raise SpaceDefinitionError("the space defines no parameters", where=Location(self.filename),
                                        hint="define at least one iterator, e.g. `x = range(1, 9)`")
@@ -461,33 +467,69 @@ class _Loader:
                                        where=Location(self.filename, self.costs[0].line))
         for message in categorical_typos(model):
             warnings.warn(message, SolverspaceWarning, stacklevel=2)
+        read = decimal_note([*cost_floats, *(v for e, _ in self.derived.values() for v in floats_in(e))],
+                            self.filename)
+        if read:
+            warnings.warn(read, SolverspaceNote, stacklevel=2)
         return model
+
+    # ------------------------------------------------------------------------------ floats
+    def float_carriers(self) -> dict[str, float]:
+        """Derived values that hold a float, directly or through another derived value: name ->
+        the first such float."""
+        carriers = {name: found[0] for name, (expr, _) in self.derived.items() if (found := floats_in(expr))}
+        grew = True
+        while grew:   # through other derived values (a cycle is refused later, by check_acyclic)
+            grew = False
+            for name, (expr, _) in self.derived.items():
+                via = None if name in carriers else next(
+                    (n.name for n in ir.walk(expr) if isinstance(n, ir.Ref) and n.name in carriers), None)
+                if via is not None:
+                    carriers[name], grew = carriers[via], True
+        return carriers
+
+    def refuse_floats(self, tree: ir.Node, what: str, line: int | None) -> None:
+        """A float in a constraint or an iterator (validity stays exact), or a derived value there
+        that holds one, is refused, naming it."""
+        where = Location(self.filename, line)
+        found = floats_in(tree)
+        if found:
+            raise refuse_float(found[0], what, where)
+        for node in ir.walk(tree):
+            if isinstance(node, ir.Ref) and node.name in self.carriers:
+                raise refuse_float(self.carriers[node.name], what, where, through=node.name)
 
     def build_parameter(self, name, kind, spec, line) -> Parameter:
         if kind == ParameterKind.EXPRESSION:
+            self.refuse_floats(spec, f"iterator {name!r}", line)
             return Parameter(name, fold_tree(spec), kind, line)
         func_def = self.find_def(spec)
         if kind == ParameterKind.CLOSURE:
             deps = self.closure_dependencies(func_def)
+            self.refuse_floats(ir.Values(tuple(ir.Ref(d) for d in deps)), f"iterator {name!r}", line)
             return Parameter(name, ir.Closure(name, spec.func, deps, line), ParameterKind.CLOSURE, line)
         lowered = FunctionLowerer(func_def, self.filename, self.resolve, self.find_helper).lower()
+        self.refuse_floats(lowered, f"iterator {name!r}", line)
         return Parameter(name, fold_tree(as_domain(lowered)), ParameterKind.DEFERRED, line)
 
     def build_constraint(self, c) -> Constraint:
         if isinstance(c, ConstraintDecl):
             name = c.name or f"{'reject_if' if c.rejects else 'require'}_line{c.line}"
+            self.refuse_floats(c.node, f"constraint {name!r}", c.line)
             return Constraint(name, fold_tree(c.node), c.rejects, ConstraintKind.EXPRESSION, c.line)
         func_def = self.find_def(c)
         lowered = FunctionLowerer(func_def, self.filename, self.resolve, self.find_helper).lower()
         if isinstance(lowered, ir.Domain):
             raise SpaceDefinitionError(f"@{c.kind} function {c.name!r} returns an iterator, not a condition",
                                        where=Location(self.filename, c.line))
+        self.refuse_floats(lowered, f"constraint {c.name!r}", c.line)
         return Constraint(c.name, fold_tree(lowered), c.kind == DeclKind.REJECT_IF, ConstraintKind.FUNCTION, c.line)
 
-    def build_cost(self):
-        """The declared performance model (an IR expression) or None; at most one per space."""
+    def build_cost(self) -> tuple[ir.Expr | None, list[float]]:
+        """The declared performance model (an IR expression, its floats exact) or None, at most one
+        per space; and the floats it was written with."""
         if not self.costs:
-            return None
+            return None, []
         if len(self.costs) > 1:
             lines = " and ".join(str(c.line) for c in self.costs)
             raise SpaceDefinitionError(f"cost(...) is declared more than once (lines {lines})",
@@ -495,12 +537,13 @@ class _Loader:
                                        hint="a space has one performance model; combine the terms, e.g. max(a, b) + c")
         decl = self.costs[0]
         if isinstance(decl, CostDecl):
-            return fold_tree(decl.node)
-        lowered = FunctionLowerer(self.find_def(decl), self.filename, self.resolve, self.find_helper).lower()
+            lowered = decl.node
+        else:
+            lowered = FunctionLowerer(self.find_def(decl), self.filename, self.resolve, self.find_helper).lower()
         if isinstance(lowered, ir.Domain):
             raise SpaceDefinitionError(f"@cost function {decl.name!r} returns an iterator, not a number",
                                        where=Location(self.filename, decl.line))
-        return fold_tree(lowered)
+        return fold_tree(exact_tree(lowered)), floats_in(lowered)
 
     def find_def(self, deferred: Deferred) -> ast.FunctionDef:
         candidates = [d for d in self.function_defs if d.name == deferred.func.__name__]
@@ -521,6 +564,8 @@ class _Loader:
         value = self.constants.get(name)
         if type(value) in (int, str, bool):
             return ir.Const(value)
+        if type(value) is float:   # exact in a performance model, refused in a constraint (`decimals`)
+            return float_node(value, f"{name!r}")
         if isinstance(value, (list, tuple)) and all(type(v) in (int, str, bool) for v in value):
             return ir.Values(tuple(ir.Const(v) for v in value))  # a module-level value list
         if any(getattr(c, "name", None) == name for c in self.constraints):

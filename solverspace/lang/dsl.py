@@ -12,6 +12,7 @@ import builtins
 from types import FunctionType
 
 from solverspace.lang import ir
+from solverspace.lang.decimals import float_node
 from solverspace.core.errors import SpaceDefinitionError
 from solverspace.core.records import MutableRecord
 from solverspace.core.strenum import StrEnum
@@ -33,8 +34,11 @@ FLOAT_HINT = ("values are integers, exact fractions and strings: `/` between two
 MEMBERSHIP = "__solverspace_in__"  # the loader rewrites module-level `a in b` into this call
 
 
-def as_node(value, context: str = "a space expression") -> ir.Expr:
-    """Wrap a Python value or symbol as an IR expression (`context` says where, for messages)."""
+def as_node(value, context: str = "a space expression", *, floats: bool = True) -> ir.Expr:
+    """Wrap a Python value or symbol as an IR expression (`context` says where, for messages).
+    A float is kept as `ir.Float` for the loader to read exactly in a performance model or refuse
+    in a constraint (`decimals`); where the context is an iterator (`floats=False`) it is refused
+    at once."""
     if isinstance(value, Sym):
         return value.node
     if type(value) in (int, str, bool):
@@ -44,6 +48,8 @@ def as_node(value, context: str = "a space expression") -> ir.Expr:
             "an iterator (range/iterator(...)) was used as a value before being assigned to a name",
             hint="assign the iterator to a parameter name first, then use that name")
     if isinstance(value, float):
+        if floats:
+            return float_node(value, context)
         raise SpaceDefinitionError(f"floating-point value {value!r} in {context}", hint=FLOAT_HINT)
     raise SpaceDefinitionError(f"{type(value).__name__} value {value!r} cannot be used in a space expression")
 
@@ -179,7 +185,7 @@ class DomainObj:
 
 
 def values_domain(items) -> ir.Values:
-    return ir.Values(tuple(as_node(i, "a value list") for i in items))
+    return ir.Values(tuple(as_node(i, "a value list", floats=False) for i in items))
 
 
 def membership(item, container, negate: bool):
@@ -197,7 +203,7 @@ def membership(item, container, negate: bool):
     elif sequence:
         node = values_domain(container)
     else:
-        node = as_node(container)
+        node = as_node(container, "the right side of `in`", floats=False)
     found = lower_membership(as_node(item), node)
     if negate:
         found = fold(ir.Not(found))
@@ -214,7 +220,7 @@ def dsl_range(*args):
         args = (*args, 1)
     if type(args[2]) is int and args[2] == 0:
         raise SpaceDefinitionError("range step is 0", hint="a range step must be a non-zero integer")
-    return DomainObj(ir.Range(*(as_node(a, "a range(...) argument") for a in args)))
+    return DomainObj(ir.Range(*(as_node(a, "a range(...) argument", floats=False) for a in args)))
 
 
 class DeclKind(StrEnum):
@@ -330,7 +336,7 @@ def make_namespace_functions(line_of_caller, pending_constraints: list, pending_
             return DomainObj(values_domain(arg))
         if isinstance(arg, (DomainObj,)) or type(arg) in (range,):
             return DomainObj(values_domain(list(arg)))
-        return DomainObj(ir.Values((as_node(arg),)))
+        return DomainObj(ir.Values((as_node(arg, "iterator(...)", floats=False),)))
 
     def _constraint(rejects: bool, word: str):
         def declare(arg, name: str | None = None):
@@ -417,7 +423,7 @@ def _items(items, what: str) -> tuple:
     if isinstance(items, (str, Sym, DomainObj)) or not isinstance(items, (list, tuple)):
         raise SpaceDefinitionError(f"{what} takes a list of items, not {items!r}",
                                    hint="e.g. permutation(['i', 'j', 'k'])")
-    return tuple(as_node(i, f"the items of {what}") for i in items)
+    return tuple(as_node(i, f"the items of {what}", floats=False) for i in items)
 
 
 def order_functions() -> dict:
@@ -437,7 +443,8 @@ def order_functions() -> dict:
         """Ordered selections of min_len to max_len of the items, without repetition."""
         nodes = _items(items, "sequence()")
         high = len(nodes) if max_len is None else max_len
-        return DomainObj(ir.Sequence(nodes, as_node(min_len, "a sequence length"), as_node(high, "a sequence length")))
+        return DomainObj(ir.Sequence(nodes, as_node(min_len, "a sequence length", floats=False),
+                                      as_node(high, "a sequence length", floats=False)))
 
     def function(name, arity):
         def fn(*args):
@@ -448,7 +455,7 @@ def order_functions() -> dict:
                 if name == "len":
                     return builtins.len(*args)
                 raise SpaceDefinitionError(f"{name}(): the first argument must be an order parameter, not {args[0]!r}")
-            return Sym(ir.OrderFn(name, tuple(as_node(a, f"{name}()") for a in args)))
+            return Sym(ir.OrderFn(name, tuple(as_node(a, f"{name}()", floats=False) for a in args)))
         fn.__name__ = name
         return fn
 

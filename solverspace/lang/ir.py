@@ -66,6 +66,22 @@ class Const(Expr):
         _set(self, "value", value)
 
 
+class Float(Expr):
+    """A floating-point constant met while loading (a literal, or a float Python computed from
+    constants at load time), kept as it is until the loader knows where it is used: in a
+    performance model (`cost`, an objective) it becomes the exact rational of its shortest decimal
+    text (`solverspace.lang.decimals`), in a constraint or an iterator it is refused. No tree
+    that leaves the loader holds one, so no backend handles it."""
+
+    __slots__ = __match_args__ = ("value",)
+    value: float
+
+    def __init__(self, value: float):
+        if type(value) is not float:
+            raise TypeError(f"Float value must be a float, got {value!r}")
+        _set(self, "value", value)
+
+
 class Ref(Expr):
     """A reference to a parameter or derived value, by name."""
 

@@ -18,6 +18,7 @@ import ast
 from typing import Callable
 
 from solverspace.lang import ir
+from solverspace.lang.decimals import float_node
 from solverspace.core.errors import Location, SpaceDefinitionError
 from solverspace.core.orders import ARITY
 from solverspace.lang.evaluate import Undefined, evaluate
@@ -136,6 +137,11 @@ class FunctionLowerer:
     def _expr_Constant(self, node, env):
         if type(node.value) in (int, str, bool):
             return ir.Const(node.value)
+        if type(node.value) is float:   # exact in a performance model, refused elsewhere (`decimals`)
+            try:
+                return float_node(node.value, f"`{ast.unparse(node)}`")
+            except SpaceDefinitionError as exc:
+                raise self.error(node, exc.message, exc.hint) from None
         raise self.error(node, f"constant {node.value!r} is not an integer, bool or string",
                          hint="the language has integers, exact fractions (a / b) and strings")
 

@@ -28,6 +28,8 @@ class PythonPrinter(ir.DomainVisitor):
     def _visit_Const(self, n):
         return repr(n.value), _PRECEDENCE["atom"]
 
+    _visit_Float = _visit_Const   # (only in messages while loading: `decimals` replaces it)
+
     def _visit_Ref(self, n):
         return n.name, _PRECEDENCE["atom"]
 

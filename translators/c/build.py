@@ -1,8 +1,9 @@
 """Compile generated C into a cached shared library, called through cffi (out-of-line ABI mode).
 
 The module name is a hash of the generated source, the compiler and the flags, so a change in
-any of them builds a new module. Cache directory: `$SOLVERSPACE_CACHE` or
-`~/.cache/solverspace`. Next to each module, `NAME.so.sha256` records the size and SHA-256 of the
+any of them builds a new module. Cache directory: `$SOLVERSPACE_CACHE`, else
+`$XDG_CACHE_HOME/solverspace`, else `~/.cache/solverspace` (`solverspace.core.cache`, which
+also reports its size and clears it). Next to each module, `NAME.so.sha256` records the size and SHA-256 of the
 module as built; it is written (atomically) only after the module is in place, and an entry is
 imported only when both match: a truncated or altered module (which the dynamic loader would map
 and then crash on with SIGBUS) is rebuilt, never loaded. An entry that fails to import is rebuilt
@@ -56,6 +57,7 @@ import warnings
 from pathlib import Path
 
 from solverspace.core.errors import SolverspaceError, SolverspaceWarning
+from solverspace.core.cache import cache_location, process_alive as _process_alive
 
 # shutil and tempfile (with random, bz2, lzma: milliseconds a process) are imported where a file
 # is written or a build runs: a warm count, sweep or best writes nothing here.
@@ -161,11 +163,11 @@ _FALLBACK: dict[str, Path] = {}  # unusable cache directory -> this process's te
 
 
 def cache_dir() -> Path:
-    """`$SOLVERSPACE_CACHE` or `~/.cache/solverspace`, created if needed; when it cannot be
-    created or written (a read-only place, a file in the way), a temporary directory for this
-    process, removed at exit, with one warning naming the directory and the variable."""
-    configured = os.environ.get("SOLVERSPACE_CACHE")
-    path = Path(configured or Path.home() / ".cache" / "solverspace")
+    """`$SOLVERSPACE_CACHE`, else `$XDG_CACHE_HOME/solverspace`, else `~/.cache/solverspace`
+    (`solverspace.core.cache.cache_location`), created if needed; when it cannot be created or
+    written (a read-only place, a file in the way), a temporary directory for this process,
+    removed at exit, with one warning naming the directory and the variable."""
+    path = cache_location()
     if str(path) in _FALLBACK:
         return _FALLBACK[str(path)]
     try:
@@ -326,17 +328,6 @@ def _import(directory: Path, name: str):
 
 STALE_AGE = 3600.0   # seconds: a build directory this old whose process is gone is debris (a build takes seconds)
 _BUILD_DIR = re.compile(r"_ss_[0-9a-f]{24}\.(?:pid(\d+)\.)?[a-z0-9_]+")  # NAME.pidPID.XXX (NAME.XXX: before pids)
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one of another user's counts: it cannot be told apart)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 def _stale(entry: os.DirEntry, now: float, age: float) -> bool:
