@@ -25,6 +25,7 @@ from solverspace.analysis.objective import parse_objective
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.io.loader import load_source
+from solverspace.validation import shape
 
 #: The test suite's own folder (corpus/, data/).
 TESTS = Path(__file__).parent
@@ -378,20 +379,11 @@ def counting_work():
 
 # ------------------------------------------------------------------------------ the package's modules
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PROJECT_FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators", "gemm": "solverspace.gemm",
-                   "validation": "solverspace.validation"}   # the checkout's folders and their installed names
 
 
 def project_modules() -> dict[str, Path]:
-    """Every project module under its installed name (a package under its own name)."""
-    found = {}
-    for folder, package in PROJECT_FOLDERS.items():
-        for path in sorted((PROJECT_ROOT / folder).rglob("*.py")):
-            parts = [package, *path.relative_to(PROJECT_ROOT / folder).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
+    """Every project module of this checkout under its installed name (a package under its own name)."""
+    return shape.project_modules(PROJECT_ROOT)
 
 
 #: A small space with a dependent range, a categorical and a free parameter: the search-move tests'
