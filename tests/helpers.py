@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import os
 import random
 import sys
 import textwrap
@@ -16,6 +17,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from scipy import stats
@@ -375,6 +377,34 @@ def counting_work():
         work.peak_bytes = max(0, tracemalloc.get_traced_memory()[1] - base)
         if not tracing:
             tracemalloc.stop()
+
+
+# ------------------------------------------------------------------------------ unwritable places
+#: Root ignores permission bits: a test of a read-only directory made by `chmod` is skipped as root.
+needs_permission_bits = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                                           reason="root ignores permission bits")
+
+
+def skip_unless_sys_refuses_new_files() -> None:
+    """Skip the test unless /sys refuses a new file (EACCES even to root, as a read-only directory does)."""
+    try:
+        os.close(os.open("/sys/solverspace-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        os.unlink("/sys/solverspace-probe")
+        pytest.skip("/sys takes new files here")
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def read_only_directory(tmp_path: Path):
+    """A directory below `tmp_path` that its owner may read but not write (made writable again after)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        yield locked
+    finally:
+        locked.chmod(0o700)
 
 
 # ------------------------------------------------------------------------------ the package's modules
