@@ -24,9 +24,11 @@ from scipy import stats
 
 from solverspace import Space, SolverspaceError
 from solverspace.analysis.objective import parse_objective
+from solverspace.analysis.plan import make_plan
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.io.loader import load_source
+from solverspace.lang.printing import to_source
 from solverspace.validation import shape
 
 #: The test suite's own folder (corpus/, data/).
@@ -265,6 +267,19 @@ def load_generated(source: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return load_source(source, "generated.py")
+
+
+def generated_with_cost(source: str):
+    """A generated space's (model, plan, cost as source text), or None when the generator gave it no cost."""
+    model = load_generated(source)
+    if model.cost is None:
+        return None
+    return model, make_plan(model), to_source(model.cost)
+
+
+def ranked(result) -> list:
+    """A `best` result's ranking as (objective, configuration) pairs: what two engines must agree on."""
+    return [(r.objective, r.configuration) for r in result.ranked]
 
 
 def walk_prefixes(plan, expr, at_prefix) -> None:
