@@ -174,6 +174,25 @@ dim = range(WARP_SIZE, MAX_THREADS+1, WARP_SIZE)
 blk_m = range(dim_m, MAX_M+1, dim_m)
 """
 
+#: FIG4 with a deferred iterator (`blk_k`) and a closure iterator (`unroll`) that read its global
+#: names, and a constraint over both: global names must be visible in every scope.
+FIG4_IN_EVERY_SCOPE = FIG4 + """
+@iterator
+def blk_k():
+    if blk_m >= 32:
+        return iterator([dim // 32, blk_m // 8])
+    return blk_m // 8
+
+@iterator
+def unroll():
+    u = 1
+    while u <= blk_k:
+        yield u
+        u *= 2
+
+require(blk_m * blk_k <= dim)
+"""
+
 FIG5 = """
 trans_a = setting(0, choices=[0, 1])
 blk_m = range(1, 5)
