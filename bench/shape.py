@@ -11,10 +11,11 @@ commit 5b00030 and the folders per layer are read the same way):
 - the 10 longest modules, in lines;
 - the import floors: floor(m) = 1 + the largest floor of the project modules m imports (a module
   that imports none is on floor 1). Imports are read with `ast`, the ones inside functions (lazy)
-  included, resolved by `solverspace.validation.shape`, as `tests/test_layers.py` resolves them (relative levels; `from p import n`
-  is `p.n` when that is a module, else `p`; a package is its `__init__`; the parent packages that
-  Python runs on the way are not counted). Modules that import each other in a circle share one
-  floor (the circle counts as one step) and are listed as cycles. Printed: the highest floor,
+  included, resolved by `solverspace.validation.shape`, the reader `tests/test_layers.py` uses
+  (relative levels; `from p import n` is `p.n` when that is a module, else `p`; a package is its
+  `__init__`; the parent packages that Python runs on the way are not counted). Modules that
+  import each other in a circle share one floor (the circle counts as one step) and are listed
+  as cycles. Printed: the highest floor,
   the modules on each floor, one longest chain, the cycles; then the highest floor of the graph
   of the `solverspace/` folder's modules alone (the figure issue 24 counted at 5b00030: 17) and
   the floors without the lazy imports (what importing a module runs); then one line with the longest

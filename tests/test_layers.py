@@ -2,7 +2,8 @@
 stay within a layer), never up, and no import circle joins two files.
 
 Imports are read from the source with `ast` (imports inside functions included, since a lazy
-import is still a dependency), resolved to the project's modules under their installed names by `solverspace.validation.shape` (the reader `bench/shape.py` measures with).
+import is still a dependency), resolved to the project's modules under their installed names by
+`solverspace.validation.shape` (the reader `bench/shape.py` measures with).
 The README's "Where things are" is drawn from `LAYERS` (a test checks they say the same).
 """
 from __future__ import annotations
