@@ -4,17 +4,18 @@
 
 Prints, for the project's modules (the `solverspace` folder and the folders `pyproject.toml`'s
 `[tool.setuptools.package-dir]` maps into the package: translators/, gemm/, validation/; every
-`.py` file under them, as `tests/helpers.project_modules` reads them; both the flat layout of
+`.py` file under them, as `solverspace.validation.shape` reads them; both the flat layout of
 commit 5b00030 and the folders per layer are read the same way):
 
 - files per folder: the `.py` files directly in each folder that holds any;
 - the 10 longest modules, in lines;
 - the import floors: floor(m) = 1 + the largest floor of the project modules m imports (a module
   that imports none is on floor 1). Imports are read with `ast`, the ones inside functions (lazy)
-  included, resolved as `tests/test_layers.py` resolves them (relative levels; `from p import n`
-  is `p.n` when that is a module, else `p`; a package is its `__init__`; the parent packages that
-  Python runs on the way are not counted). Modules that import each other in a circle share one
-  floor (the circle counts as one step) and are listed as cycles. Printed: the highest floor,
+  included, resolved by `solverspace.validation.shape`, the reader `tests/test_layers.py` uses
+  (relative levels; `from p import n` is `p.n` when that is a module, else `p`; a package is its
+  `__init__`; the parent packages that Python runs on the way are not counted). Modules that
+  import each other in a circle share one floor (the circle counts as one step) and are listed
+  as cycles. Printed: the highest floor,
   the modules on each floor, one longest chain, the cycles; then the highest floor of the graph
   of the `solverspace/` folder's modules alone (the figure issue 24 counted at 5b00030: 17) and
   the floors without the lazy imports (what importing a module runs); then one line with the longest
@@ -39,38 +40,13 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solverspace.validation.shape import (eager_nodes, imported_from, imports,  # noqa: E402
+                                          project_modules, strongly_connected)
+
 DOMAIN_CLASSES = ("Range", "Values", "SetOp", "IfDomain", "Closure", "Permutation", "Interleave", "Sequence",
                   "Domain")
-
-
-def project_folders(root: Path) -> dict[str, str]:
-    """The checkout's folders of project code and their installed package names."""
-    folders = {"solverspace": "solverspace"}
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        text = pyproject.read_text(encoding="utf-8")
-        try:
-            import tomllib
-        except ImportError:   # Python 3.10: the `"package" = "folder"` lines of the package-dir table
-            section = text.split("[tool.setuptools.package-dir]", 1)[1].split("\n[", 1)[0] if \
-                "[tool.setuptools.package-dir]" in text else ""
-            mapped = dict(re.findall(r'^"([\w.]+)"\s*=\s*"([^"]*)"', section, flags=re.M))
-        else:
-            mapped = tomllib.loads(text).get("tool", {}).get("setuptools", {}).get("package-dir", {})
-        folders.update({folder: package for package, folder in mapped.items() if folder})
-    return {folder: package for folder, package in folders.items() if (root / folder).is_dir()}
-
-
-def project_modules(root: Path) -> dict[str, Path]:
-    """Every project module under its installed name (a package under its own name)."""
-    found = {}
-    for folder, package in project_folders(root).items():
-        for path in sorted((root / folder).rglob("*.py")):
-            parts = [package, *path.relative_to(root / folder).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
 
 
 def files_per_folder(root: Path, modules: dict[str, Path]) -> dict[str, int]:
@@ -78,91 +54,10 @@ def files_per_folder(root: Path, modules: dict[str, Path]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def eager_nodes(tree: ast.AST):
-    """The nodes that run when the module is imported: all but those inside functions."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node)
-                     if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
-
-
 def lazy_import_nodes(tree: ast.AST):
     """The import statements inside functions (lazy: they run when the function is called)."""
     eager = {id(node) for node in eager_nodes(tree)}
     return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in eager]
-
-
-def imported_from(node: ast.ImportFrom, package: str) -> str:
-    """The module a `from ... import` statement in `package` reads from (relative levels resolved)."""
-    base = node.module or ""
-    if node.level:
-        parts = package.split(".")
-        parts = parts[:len(parts) - (node.level - 1)]
-        base = ".".join(parts + ([node.module] if node.module else []))
-    return base
-
-
-def imports(name: str, path: Path, tree: ast.AST, known: dict[str, Path], lazy: bool = True) -> set[str]:
-    """The project modules `name` imports, lazy imports (inside functions) included unless `lazy` is false."""
-    package = name if path.stem == "__init__" else name.rsplit(".", 1)[0]
-    result = set()
-    for node in ast.walk(tree) if lazy else eager_nodes(tree):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = imported_from(node, package)
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
-        else:
-            continue
-        for target in targets:
-            while target and target not in known and "." in target:
-                target = target.rsplit(".", 1)[0]
-            if target in known and target != name:
-                result.add(target)
-    return result
-
-
-def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's components, each a list of modules; a component comes after those it reaches."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    components: list[list[str]] = []
-    counter = [0]
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = counter[0]
-        counter[0] += 1
-        stack.append(node)
-        on_stack.add(node)
-        for target in sorted(graph[node]):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            components.append(sorted(component))
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10 * len(graph) + 100))
-    try:
-        for node in sorted(graph):
-            if node not in index:
-                visit(node)
-    finally:
-        sys.setrecursionlimit(limit)
-    return components
 
 
 def floors(graph: dict[str, set[str]]) -> tuple[dict[str, int], list[list[str]], list[str]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import os
 import random
 import sys
 import textwrap
@@ -16,15 +17,19 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from scipy import stats
 
 from solverspace import Space, SolverspaceError
 from solverspace.analysis.objective import parse_objective
+from solverspace.analysis.plan import make_plan
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.lang.evaluate import Undefined, compile_expr
 from solverspace.io.loader import load_source
+from solverspace.lang.printing import to_source
+from solverspace.validation import shape
 
 #: The test suite's own folder (corpus/, data/).
 TESTS = Path(__file__).parent
@@ -169,6 +174,25 @@ dim = range(WARP_SIZE, MAX_THREADS+1, WARP_SIZE)
 blk_m = range(dim_m, MAX_M+1, dim_m)
 """
 
+#: FIG4 with a deferred iterator (`blk_k`) and a closure iterator (`unroll`) that read its global
+#: names, and a constraint over both: global names must be visible in every scope.
+FIG4_IN_EVERY_SCOPE = FIG4 + """
+@iterator
+def blk_k():
+    if blk_m >= 32:
+        return iterator([dim // 32, blk_m // 8])
+    return blk_m // 8
+
+@iterator
+def unroll():
+    u = 1
+    while u <= blk_k:
+        yield u
+        u *= 2
+
+require(blk_m * blk_k <= dim)
+"""
+
 FIG5 = """
 trans_a = setting(0, choices=[0, 1])
 blk_m = range(1, 5)
@@ -262,6 +286,19 @@ def load_generated(source: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return load_source(source, "generated.py")
+
+
+def generated_with_cost(source: str):
+    """A generated space's (model, plan, cost as source text), or None when the generator gave it no cost."""
+    model = load_generated(source)
+    if model.cost is None:
+        return None
+    return model, make_plan(model), to_source(model.cost)
+
+
+def ranked(result) -> list:
+    """A `best` result's ranking as (objective, configuration) pairs: what two engines must agree on."""
+    return [(r.objective, r.configuration) for r in result.ranked]
 
 
 def walk_prefixes(plan, expr, at_prefix) -> None:
@@ -376,22 +413,41 @@ def counting_work():
             tracemalloc.stop()
 
 
+# ------------------------------------------------------------------------------ unwritable places
+#: Root ignores permission bits: a test of a read-only directory made by `chmod` is skipped as root.
+needs_permission_bits = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                                           reason="root ignores permission bits")
+
+
+def skip_unless_sys_refuses_new_files() -> None:
+    """Skip the test unless /sys refuses a new file (EACCES even to root, as a read-only directory does)."""
+    try:
+        os.close(os.open("/sys/solverspace-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        os.unlink("/sys/solverspace-probe")
+        pytest.skip("/sys takes new files here")
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def read_only_directory(tmp_path: Path):
+    """A directory below `tmp_path` that its owner may read but not write (made writable again after)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        yield locked
+    finally:
+        locked.chmod(0o700)
+
+
 # ------------------------------------------------------------------------------ the package's modules
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PROJECT_FOLDERS = {"solverspace": "solverspace", "translators": "solverspace.translators", "gemm": "solverspace.gemm",
-                   "validation": "solverspace.validation"}   # the checkout's folders and their installed names
 
 
 def project_modules() -> dict[str, Path]:
-    """Every project module under its installed name (a package under its own name)."""
-    found = {}
-    for folder, package in PROJECT_FOLDERS.items():
-        for path in sorted((PROJECT_ROOT / folder).rglob("*.py")):
-            parts = [package, *path.relative_to(PROJECT_ROOT / folder).with_suffix("").parts]
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
+    """Every project module of this checkout under its installed name (a package under its own name)."""
+    return shape.project_modules(PROJECT_ROOT)
 
 
 #: A small space with a dependent range, a categorical and a free parameter: the search-move tests'

@@ -19,7 +19,7 @@ from solverspace.analysis.plan import make_plan
 from solverspace.lang.printing import to_source
 from solverspace.analysis.search import best
 from solverspace.validation.generate import spaces
-from tests.helpers import FAST, ROOFLINE, load_generated, space_file, walk_prefixes
+from tests.helpers import FAST, ROOFLINE, generated_with_cost, load_generated, ranked, space_file, walk_prefixes
 
 
 def assert_bounds_contain_every_completion(plan, expr) -> int:
@@ -57,29 +57,24 @@ def test_the_bound_of_every_prefix_contains_every_completion(source):
 @FAST
 @given(spaces(cost=1.0, max_candidates=1500), st.integers(1, 7), st.booleans())
 def test_branch_and_bound_equals_exhaustive_evaluation(source, top, maximize):
-    model = load_generated(source)
-    if model.cost is None:
+    if (drawn := generated_with_cost(source)) is None:
         return
-    plan = make_plan(model)
-    text = to_source(model.cost)
+    _, plan, text = drawn
     exhaustive = best(plan, text, maximize=maximize, top=top, engine="exhaustive")
     bnb = best(plan, text, maximize=maximize, top=top, engine="bnb")
-    assert [(r.objective, r.configuration) for r in bnb.ranked] == \
-        [(r.objective, r.configuration) for r in exhaustive.ranked]
+    assert ranked(bnb) == ranked(exhaustive)
     assert bnb.search.evaluated <= exhaustive.search.evaluated
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(spaces(cost=1.0, orders=0.5, max_candidates=1500), st.integers(1, 5))
 def test_branch_and_bound_equals_exhaustive_with_orders(source, top):
-    model = load_generated(source)
-    if model.cost is None:
+    if (drawn := generated_with_cost(source)) is None:
         return
-    plan = make_plan(model)
-    text = to_source(model.cost)
+    model, plan, text = drawn
     assert_bounds_contain_every_completion(plan, model.cost)
-    assert [(r.objective, r.configuration) for r in best(plan, text, maximize=False, top=top, engine="bnb").ranked] \
-        == [(r.objective, r.configuration) for r in best(plan, text, maximize=False, top=top, engine="exhaustive").ranked]
+    assert ranked(best(plan, text, maximize=False, top=top, engine="bnb")) == \
+        ranked(best(plan, text, maximize=False, top=top, engine="exhaustive"))
 
 
 def test_bounds_are_exact_once_everything_is_known_and_name_the_bottleneck(tmp_path):
@@ -98,8 +93,7 @@ def test_the_engines_agree_with_cpsat_on_a_roofline_with_fractions_and_categorie
     pytest.importorskip("ortools")
     space = Space.load(space_file(tmp_path, ROOFLINE))
     text = to_source(space.model.cost)
-    answers = {engine: [(r.objective, r.configuration) for r in
-                        space.best(text, maximize=False, top=6, backend=engine).ranked]
+    answers = {engine: ranked(space.best(text, maximize=False, top=6, backend=engine))
                for engine in ("bnb", "exhaustive", "cpsat")}
     assert answers["bnb"] == answers["exhaustive"] == answers["cpsat"]
     assert len(answers["bnb"]) == 6
@@ -110,8 +104,8 @@ def test_gemm_tiny_top_ten_equal_in_every_engine():
     space = Space.load("gemm", {"device": "tiny"})
     objective = "fmas_per_block - loads_per_block"
     results = {e: space.best(objective, top=10, backend=e) for e in ("bnb", "exhaustive", "cpsat")}
-    ranked = {e: [(r.objective, r.configuration) for r in result.ranked] for e, result in results.items()}
-    assert ranked["bnb"] == ranked["exhaustive"] == ranked["cpsat"]
+    rankings = {e: ranked(result) for e, result in results.items()}
+    assert rankings["bnb"] == rankings["exhaustive"] == rankings["cpsat"]
     assert results["bnb"].search.evaluated < results["exhaustive"].search.evaluated
     assert sum(results["bnb"].search.pruned) > 0
 

@@ -18,7 +18,7 @@ from solverspace.analysis.search import best
 from solverspace.translators.c.best import best_compiled
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
-from tests.helpers import FAST, ROOFLINE, load_generated, walk_prefixes
+from tests.helpers import FAST, ROOFLINE, generated_with_cost, load_generated, ranked, walk_prefixes
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs a C compiler")
 COMPILING = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
@@ -65,25 +65,19 @@ def test_the_bound_expression_of_every_prefix_is_below_every_completion(source, 
     assert_bound_expressions_are_below_every_completion(make_plan(model), expr)
 
 
-def _ranked(result):
-    return [(r.objective, r.configuration) for r in result.ranked]
-
-
 @COMPILING
 @given(spaces(cost=1.0, max_candidates=1500, c_compatible=True), st.integers(1, 7), st.booleans())
 def test_compiled_search_equals_python_exhaustive_evaluation(source, top, maximize):
-    model = load_generated(source)
-    if model.cost is None:
+    if (drawn := generated_with_cost(source)) is None:
         return
-    plan = make_plan(model)
-    text = to_source(model.cost)
-    truth = _ranked(best(plan, text, maximize=maximize, top=top, engine="exhaustive"))
+    _, plan, text = drawn
+    truth = ranked(best(plan, text, maximize=maximize, top=top, engine="exhaustive"))
     try:
         bnb = best_compiled(plan, text, maximize=maximize, top=top, prune=True, threads=2)
     except UnsupportedConstruct:
         return      # refused with a message (Space.best then searches in Python, and says so)
-    assert _ranked(bnb) == truth
-    assert _ranked(best_compiled(plan, text, maximize=maximize, top=top, prune=False, threads=1)) == truth
+    assert ranked(bnb) == truth
+    assert ranked(best_compiled(plan, text, maximize=maximize, top=top, prune=False, threads=1)) == truth
     assert bnb.exact
 
 
@@ -94,11 +88,11 @@ def test_fractions_categories_and_threads(tmp_path, top, threads):
     path.write_text(ROOFLINE)
     space = Space.load(str(path))
     text = to_source(space.model.cost)
-    truth = _ranked(space.best(text, maximize=False, top=top, backend="exhaustive-reference"))
+    truth = ranked(space.best(text, maximize=False, top=top, backend="exhaustive-reference"))
     for engine in ("bnb", "exhaustive"):
         result = space.best(text, maximize=False, top=top, backend=engine, threads=threads)
         assert result.engine == engine and not result.note
-        assert _ranked(result) == truth, engine
+        assert ranked(result) == truth, engine
 
 
 def test_gemm_k40c_cuts_and_agrees():
@@ -106,7 +100,7 @@ def test_gemm_k40c_cuts_and_agrees():
     objective = "max(137438953472 / 1430, 549755813888 * (blk_m + blk_n) / (blk_m * blk_n * 288))"
     bnb = space.best(objective, maximize=False, top=10, backend="bnb")
     exhaustive = space.best(objective, maximize=False, top=10, backend="exhaustive")
-    assert _ranked(bnb) == _ranked(exhaustive)
+    assert ranked(bnb) == ranked(exhaustive)
     assert sum(bnb.search.pruned) > 0 and bnb.search.evaluated < exhaustive.search.evaluated / 100
     assert exhaustive.search.evaluated == space.count("c")
 
@@ -116,7 +110,7 @@ def test_maximising_with_ties_and_the_python_walk_agree(top):
     space = Space.load("gemm", {"device": "tiny"})
     bnb = space.best("fmas_per_block - loads_per_block", top=top, backend="bnb")
     python = space.best("fmas_per_block - loads_per_block", top=top, backend="exhaustive-reference")
-    assert _ranked(bnb) == _ranked(python)
+    assert ranked(bnb) == ranked(python)
 
 
 def test_a_time_limit_stops_the_search_and_says_so():
@@ -142,12 +136,12 @@ def test_a_string_only_the_objective_names_compares_as_in_python(tmp_path):
     path.write_text(ROOFLINE)
     space = Space.load(str(path))
     for objective in ('tile + if_then_else(kind == "zz", 100, 0)', 'tile + if_then_else(kind != "zz", 100, 0)'):
-        truth = _ranked(space.best(objective, maximize=True, top=5, backend="exhaustive-reference"))
+        truth = ranked(space.best(objective, maximize=True, top=5, backend="exhaustive-reference"))
         result = space.best(objective, maximize=True, top=5, backend="bnb")
-        assert result.engine == "bnb" and _ranked(result) == truth, objective
+        assert result.engine == "bnb" and ranked(result) == truth, objective
 
 
-def test_the_command_line_names_the_engine_that_ran_and_why_nothing_ranked(tmp_path, capsys):
+def test_the_command_line_names_the_engine_that_ran_and_why_nothingranked(tmp_path, capsys):
     from solverspace.cli import main
     assert main(["best", "gemm", "--set", "device=tiny", "--minimize", "blk_m", "--engine", "exhaustive-reference",
                  "-q", "--top", "1"]) == 0
@@ -160,9 +154,9 @@ def test_without_a_compiler_the_search_runs_in_python_and_says_so(tmp_path, monk
     path = tmp_path / "roofline.py"
     path.write_text(ROOFLINE)
     space = Space.load(str(path))
-    truth = _ranked(space.best("tile", maximize=False, top=3, backend="bnb-reference"))
+    truth = ranked(space.best("tile", maximize=False, top=3, backend="bnb-reference"))
     monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
     result = space.best("tile * 3", maximize=False, top=3, backend="bnb")
     assert result.engine == "bnb-reference" and "could not be built" in result.note
-    assert [c for _, c in _ranked(result)] == [c for _, c in truth]
+    assert [c for _, c in ranked(result)] == [c for _, c in truth]

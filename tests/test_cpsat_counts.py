@@ -4,14 +4,13 @@ The undefined-operation tally (which depends on the plan) must match the referen
 from __future__ import annotations
 
 import itertools
-import textwrap
 
 import pytest
 
 pytest.importorskip("ortools")
 
 from tests.helpers import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_INNER, FIG2_OUTER, FIG3_INTENT, \
-    FIG4, FIG5, FIG6, MULTIPLES, readme_tour, space  # noqa: E402
+    FIG4, FIG4_IN_EVERY_SCOPE, FIG5, FIG6, MULTIPLES, readme_tour, space  # noqa: E402
 
 from solverspace import Space, UndefinedOperationError  # noqa: E402
 from solverspace.registry.backends import get_backend  # noqa: E402
@@ -91,22 +90,7 @@ def test_paper_examples(source, settings):
 
 
 def test_paper_fig4_with_deferred_and_closure_iterators_in_every_scope():
-    s = space(FIG4 + textwrap.dedent("""
-        @iterator
-        def blk_k():
-            if blk_m >= 32:
-                return iterator([dim // 32, blk_m // 8])
-            return blk_m // 8
-
-        @iterator
-        def unroll():
-            u = 1
-            while u <= blk_k:
-                yield u
-                u *= 2
-
-        require(blk_m * blk_k <= dim)
-        """))
+    s = space(FIG4_IN_EVERY_SCOPE)
     assert_matches_reference(s)
 
 

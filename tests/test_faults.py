@@ -21,6 +21,7 @@ import pytest
 from solverspace import OptionError, OutputError, Space, read_npy
 from solverspace.cli import LISTING_BACKENDS, build_parser, main
 from solverspace.core.output import atomic_output, check_output_path
+from tests.helpers import needs_permission_bits, read_only_directory, skip_unless_sys_refuses_new_files
 
 ROOT = Path(__file__).parents[1]
 TINY = ["--set", "device=tiny"]
@@ -210,27 +211,17 @@ def test_read_only_directory_injected(tmp_path, capsys, monkeypatch):
 @pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys")
 def test_read_only_directory_for_real(capsys, monkeypatch):
     """/sys refuses new files even to root (EACCES), as a read-only directory does."""
-    try:
-        os.close(os.open("/sys/solverspace-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL))
-        os.unlink("/sys/solverspace-probe")
-        pytest.skip("/sys accepts new files here")
-    except OSError:
-        pass
+    skip_unless_sys_refuses_new_files()
     monkeypatch.setattr("solverspace.cli.commands.load_space", _fail_if_loaded)
     code, _, err = run(capsys, "enumerate", "gemm", *TINY, "-o", "/sys/out.csv")
     assert code == 2 and "cannot create -o '/sys/out.csv'" in err and "Traceback" not in err
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permission bits")
+@needs_permission_bits
 def test_read_only_directory_by_permissions(tmp_path, capsys):
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
+    with read_only_directory(tmp_path) as locked:
         code, _, err = run(capsys, "export-t1", "gemm", *TINY, "-o", str(locked / "t.json"))
         assert code == 2 and "Permission denied" in err
-    finally:
-        locked.chmod(0o700)
 
 
 def test_api_refuses_unwritable_paths_with_output_error(tmp_path):

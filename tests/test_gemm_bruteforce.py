@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 
@@ -102,22 +103,34 @@ def oracle(dev, precision, arithmetic, trans_a, trans_b, drop=frozenset(), liter
     `drop` names constraints to leave out and `literal_dim_vec` uses Fig. 11's dim_vec with the
     names swapped as printed: both exist only to build deliberately wrong variants.
     """
-    max_threads_per_block = dev["max_threads_per_block"]
-    max_threads_dim_x = dev["max_threads_dim_x"]
-    max_threads_dim_y = dev["max_threads_dim_y"]
-    max_shared_mem_per_block = dev["max_shared_mem_per_block"]
-    warp_size = dev["warp_size"]
-    max_regs_per_block = dev["max_regs_per_block"]
-    max_registers_per_multi_processor = dev["max_registers_per_multi_processor"]
-    max_shmem_per_multi_processor = dev["max_shmem_per_multi_processor"]
-    max_blocks_per_multi_processor = dev["max_blocks_per_multi_processor"]
-    max_registers_per_thread = dev["max_registers_per_thread"]
-    float_size = dev["float_size"]
-    min_threads_per_multi_processor = dev["min_threads_per_multi_processor"]
-    min_fmas_per_load = dev["min_fmas_per_load"]
+    dev = SimpleNamespace(**dev)   # the device table's limits, as dev.<name>
 
     def rejects(name, condition):
         return condition and name not in drop
+
+    def words(single_real):
+        """A size counted for single-real numbers, for the precision and arithmetic asked (double: x2,
+        complex: x2)."""
+        return single_real * (2 if double else 1) * (2 if complex_ else 1)
+
+    def low_occupancy(resource, per_multi_processor, per_block, threads_per_block):
+        """Fig. 14's soft constraint `low_occupancy_<resource>`: the threads a multiprocessor holds when each
+        block takes `per_block` of its `per_multi_processor` registers or shared memory (at most
+        max_blocks_per_multi_processor blocks) are fewer than min_threads_per_multi_processor."""
+        max_blocks = min(per_multi_processor // per_block, dev.max_blocks_per_multi_processor)
+        resident = max_blocks * threads_per_block
+        return rejects(f"low_occupancy_{resource}", resident < dev.min_threads_per_multi_processor)
+
+    def reshapes(matrix, rows, cols, dim_vec, threads_per_block):
+        """Fig. 11's reshapes of `matrix`'s (rows x cols) tile (rows counted in vectors of dim_vec) over
+        the block's threads: the (dim_m, dim_n) with one thread per piece that divide the tile evenly."""
+        for dim_m_x in range(1, rows // dim_vec + 1):
+            for dim_n_x in range(1, cols + 1):
+                if rejects(f"cant_reshape_{matrix}1", dim_m_x * dim_n_x != threads_per_block):
+                    continue
+                if rejects(f"cant_reshape_{matrix}2", rows % (dim_m_x * dim_vec) != 0 or cols % dim_n_x != 0):
+                    continue
+                yield dim_m_x, dim_n_x
 
     # Fig. 11: dim_vec (intent: double-real {1,2}, double-complex {1}, single-real {1,4},
     # single-complex {1,2}); the literal figure tests `arithmetic == "double"`.
@@ -131,44 +144,31 @@ def oracle(dev, precision, arithmetic, trans_a, trans_b, drop=frozenset(), liter
     complex_ = arithmetic == "complex"
 
     found = set()
-    for dim_m in range(1, max_threads_dim_x + 1):
-        for dim_n in range(1, max_threads_dim_y + 1):
+    for dim_m in range(1, dev.max_threads_dim_x + 1):
+        for dim_n in range(1, dev.max_threads_dim_y + 1):
             threads_per_block = dim_m * dim_n
-            if rejects("over_max_threads", threads_per_block > max_threads_per_block):
+            if rejects("over_max_threads", threads_per_block > dev.max_threads_per_block):
                 continue
-            if rejects("partial_warps", threads_per_block % warp_size != 0):
+            if rejects("partial_warps", threads_per_block % dev.warp_size != 0):
                 continue
-            for blk_m in range(dim_m, max_threads_dim_x + 1, dim_m):
+            for blk_m in range(dim_m, dev.max_threads_dim_x + 1, dim_m):
                 thr_m = blk_m // dim_m
-                for blk_n in range(dim_n, max_threads_dim_y + 1, dim_n):
+                for blk_n in range(dim_n, dev.max_threads_dim_y + 1, dim_n):
                     thr_n = blk_n // dim_n
-                    regs_per_thread = thr_m * thr_n
-                    if double:
-                        regs_per_thread = regs_per_thread * 2
-                    if complex_:
-                        regs_per_thread = regs_per_thread * 2
-                    if rejects("over_max_regs_per_thread", regs_per_thread > max_registers_per_thread):
+                    regs_per_thread = words(thr_m * thr_n)
+                    if rejects("over_max_regs_per_thread", regs_per_thread > dev.max_registers_per_thread):
                         continue
                     regs_per_block = regs_per_thread * threads_per_block
-                    if rejects("over_max_regs_per_block", regs_per_block > max_regs_per_block):
+                    if rejects("over_max_regs_per_block", regs_per_block > dev.max_regs_per_block):
                         continue
-                    max_blocks_by_regs = max_registers_per_multi_processor // regs_per_block
-                    max_blocks_by_regs = min(max_blocks_by_regs, max_blocks_per_multi_processor)
-                    max_threads_by_regs = max_blocks_by_regs * threads_per_block
-                    if rejects("low_occupancy_regs", max_threads_by_regs < min_threads_per_multi_processor):
+                    if low_occupancy("regs", dev.max_registers_per_multi_processor, regs_per_block, threads_per_block):
                         continue
-                    for blk_k in range(1, min(max_threads_dim_x, max_threads_dim_y) + 1):
-                        shmem_per_block = blk_k * (blk_m + blk_n) * float_size
-                        if double:
-                            shmem_per_block = shmem_per_block * 2
-                        if complex_:
-                            shmem_per_block = shmem_per_block * 2
-                        if rejects("over_max_shmem", shmem_per_block > max_shared_mem_per_block):
+                    for blk_k in range(1, min(dev.max_threads_dim_x, dev.max_threads_dim_y) + 1):
+                        shmem_per_block = words(blk_k * (blk_m + blk_n) * dev.float_size)
+                        if rejects("over_max_shmem", shmem_per_block > dev.max_shared_mem_per_block):
                             continue
-                        max_blocks_by_shmem = max_shmem_per_multi_processor // shmem_per_block
-                        max_blocks_by_shmem = min(max_blocks_by_shmem, max_blocks_per_multi_processor)
-                        max_threads_by_shmem = max_blocks_by_shmem * threads_per_block
-                        if rejects("low_occupancy_shmem", max_threads_by_shmem < min_threads_per_multi_processor):
+                        if low_occupancy("shmem", dev.max_shmem_per_multi_processor, shmem_per_block,
+                                         threads_per_block):
                             continue
                         fmas_per_thread = thr_m * thr_n * blk_k
                         fmas_per_block = fmas_per_thread * threads_per_block
@@ -182,54 +182,21 @@ def oracle(dev, precision, arithmetic, trans_a, trans_b, drop=frozenset(), liter
                             if "low_fmas" not in drop:
                                 if loads_per_block == 0:
                                     continue  # division by zero: undefined, hence invalid
-                                if Fraction(fmas_per_block, loads_per_block) < min_fmas_per_load:
+                                if Fraction(fmas_per_block, loads_per_block) < dev.min_fmas_per_load:
                                     continue
                             for vec_mul in ([0] if dim_vec == 1 else [0, 1]):
-                                if trans_a == 0:
-                                    dim_m_a_values = range(1, blk_m // dim_vec + 1)
-                                    dim_n_a_values = range(1, blk_k + 1)
-                                else:
-                                    dim_m_a_values = range(1, blk_k // dim_vec + 1)
-                                    dim_n_a_values = range(1, blk_m + 1)
-                                for dim_m_a in dim_m_a_values:
-                                    for dim_n_a in dim_n_a_values:
-                                        if rejects("cant_reshape_a1", dim_m_a * dim_n_a != threads_per_block):
-                                            continue
-                                        if rejects("cant_reshape_a2",
-                                                   (trans_a == 0 and
-                                                    ((blk_m % (dim_m_a * dim_vec) != 0) or (blk_k % dim_n_a != 0)))
-                                                   or
-                                                   (trans_a != 0 and
-                                                    ((blk_k % (dim_m_a * dim_vec) != 0) or (blk_m % dim_n_a != 0)))):
-                                            continue
-                                        if trans_b == 0:
-                                            dim_m_b_values = range(1, blk_k // dim_vec + 1)
-                                            dim_n_b_values = range(1, blk_n + 1)
-                                        else:
-                                            dim_m_b_values = range(1, blk_n // dim_vec + 1)
-                                            dim_n_b_values = range(1, blk_k + 1)
-                                        for dim_m_b in dim_m_b_values:
-                                            for dim_n_b in dim_n_b_values:
-                                                if rejects("cant_reshape_b1",
-                                                           dim_m_b * dim_n_b != threads_per_block):
-                                                    continue
-                                                if rejects("cant_reshape_b2",
-                                                           (trans_b == 0 and
-                                                            ((blk_k % (dim_m_b * dim_vec) != 0) or
-                                                             (blk_n % dim_n_b != 0)))
-                                                           or
-                                                           (trans_b != 0 and
-                                                            ((blk_n % (dim_m_b * dim_vec) != 0) or
-                                                             (blk_k % dim_n_b != 0)))):
-                                                    continue
-                                                for tex_a in range(0, 2):
-                                                    for tex_b in range(0, 2):
-                                                        for shmem_l1 in range(0, 2):
-                                                            for shmem_banks in range(0, 2):
-                                                                found.add((dim_m, dim_n, blk_m, blk_n, blk_k,
-                                                                           dim_vec, vec_mul,
-                                                                           dim_m_a, dim_n_a, dim_m_b, dim_n_b,
-                                                                           tex_a, tex_b, shmem_l1, shmem_banks))
+                                a_tile = (blk_m, blk_k) if trans_a == 0 else (blk_k, blk_m)
+                                b_tile = (blk_k, blk_n) if trans_b == 0 else (blk_n, blk_k)
+                                for dim_m_a, dim_n_a in reshapes("a", *a_tile, dim_vec, threads_per_block):
+                                    for dim_m_b, dim_n_b in reshapes("b", *b_tile, dim_vec, threads_per_block):
+                                        for tex_a in range(0, 2):
+                                            for tex_b in range(0, 2):
+                                                for shmem_l1 in range(0, 2):
+                                                    for shmem_banks in range(0, 2):
+                                                        found.add((dim_m, dim_n, blk_m, blk_n, blk_k,
+                                                                   dim_vec, vec_mul,
+                                                                   dim_m_a, dim_n_a, dim_m_b, dim_n_b,
+                                                                   tex_a, tex_b, shmem_l1, shmem_banks))
     return found
 
 

@@ -2,7 +2,8 @@
 stay within a layer), never up, and no import circle joins two files.
 
 Imports are read from the source with `ast` (imports inside functions included, since a lazy
-import is still a dependency), resolved to the project's modules under their installed names.
+import is still a dependency), resolved to the project's modules under their installed names by
+`solverspace.validation.shape` (the reader `bench/shape.py` measures with).
 The README's "Where things are" is drawn from `LAYERS` (a test checks they say the same).
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ import ast
 import re
 from pathlib import Path
 
+from solverspace.validation.shape import imports, strongly_connected
 from tests.helpers import project_modules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,33 +66,14 @@ def layer_of(name: str) -> int | None:
     return None if nearest is None else next(i for i, (_, folders, _) in enumerate(LAYERS) if nearest in folders)
 
 
-def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The project modules `name` imports (a package's own `__init__` counts as the package)."""
-    package = name if path.stem == "__init__" else name.rsplit(".", 1)[0]
-    result = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
-        else:
-            continue
-        for target in targets:
-            while target and target not in known and "." in target:
-                target = target.rsplit(".", 1)[0]
-            if target in known and target != name:
-                result.add(target)
-    return result
+def file_imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The project modules the file at `path` (the module `name`) imports."""
+    return imports(name, path, ast.parse(path.read_text(encoding="utf-8")), known)
 
 
 def graph() -> dict[str, set[str]]:
     known = project_modules()
-    return {name: imports(name, path, known) for name, path in known.items()}
+    return {name: file_imports(name, path, known) for name, path in known.items()}
 
 
 def upward(edges: dict[str, set[str]]) -> list[str]:
@@ -104,35 +87,8 @@ def upward(edges: dict[str, set[str]]) -> list[str]:
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return found
+    """Strongly connected components with more than one module."""
+    return [component for component in strongly_connected(edges) if len(component) > 1]
 
 
 def test_the_checker_finds_modules_and_imports():
@@ -194,7 +150,7 @@ def test_the_checker_fails_on_a_wrong_import_in_a_file(tmp_path):
     wrong = tmp_path / "wrong.py"
     wrong.write_text("def f():\n    from solverspace.registry.backends import get_backend\n    return get_backend\n")
     known = dict(project_modules(), **{"solverspace.lang.wrong": wrong})
-    edges = {"solverspace.lang.wrong": imports("solverspace.lang.wrong", wrong, known)}
+    edges = {"solverspace.lang.wrong": file_imports("solverspace.lang.wrong", wrong, known)}
     edges.update({target: set() for target in edges["solverspace.lang.wrong"]})
     assert upward(edges) == ["solverspace.lang.wrong (language) -> solverspace.registry.backends (registry)"]
 

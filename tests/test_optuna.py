@@ -299,12 +299,13 @@ def test_records_already_in_the_study_are_not_proposed_again():
 
 
 # ---------------------------------------------------------------------------------- tune records
-TUNED = """
+TUNED_NUMBERS = """
 x = range(1, 9)
 y = iterator([1, 2, 4, 8])
-o = permutation(['a', 'b'])
 require(x * y < 20)
 """
+TUNED = TUNED_NUMBERS + "o = permutation(['a', 'b'])\n"      # a third term that is an order
+PLAIN = TUNED_NUMBERS + "k = iterator(['a', 'b'])\n"         # ... or a plain string
 
 
 def measure(config):
@@ -340,14 +341,6 @@ def test_export_records_puts_every_measurement_in_the_study(tmp_path):
             assert record["status"] == "failed" and config["x"] == 3
             assert trial.state == optuna.trial.TrialState.FAIL and "x = 3" in trial.user_attrs["error"]
     assert any(t.state == optuna.trial.TrialState.FAIL for t in trials)
-
-
-PLAIN = """
-x = range(1, 9)
-y = iterator([1, 2, 4, 8])
-k = iterator(['a', 'b'])
-require(x * y < 20)
-"""
 
 
 def test_exported_with_the_space_the_study_goes_on_with_the_sampler(tmp_path):

@@ -6,13 +6,12 @@ from hand computation or from the same logic run as plain Python in the test.
 """
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
 from solverspace import Space
 from tests.helpers import FIG1, FIG2_EXPRESSIONS, FIG2_HEADER, FIG2_INNER, FIG2_OUTER, FIG3_INTENT, FIG4, \
-    FIG5, FIG6, MULTIPLES, space
+    FIG4_IN_EVERY_SCOPE, FIG5, FIG6, MULTIPLES, space
 
 
 def values(s: Space, name: str) -> list:
@@ -145,22 +144,7 @@ def test_fig4_global_scope(settings):
 
 def test_fig4_global_names_are_visible_in_every_scope():
     """Global-scope iterators are usable in expressions, deferred (local) and closure scopes."""
-    s = space(FIG4 + textwrap.dedent("""
-        @iterator
-        def blk_k():
-            if blk_m >= 32:
-                return iterator([dim // 32, blk_m // 8])
-            return blk_m // 8
-
-        @iterator
-        def unroll():
-            u = 1
-            while u <= blk_k:
-                yield u
-                u *= 2
-
-        require(blk_m * blk_k <= dim)
-        """))
+    s = space(FIG4_IN_EVERY_SCOPE)
     expected = []
     for dm in range(8, 33, 8):
         for d in range(32, 257, 32):

@@ -18,6 +18,7 @@ from solverspace import Space
 from solverspace.analysis.tune_measure import Command
 from solverspace.cli import main
 from solverspace.core.errors import OptionError
+from tests.helpers import needs_permission_bits, read_only_directory, skip_unless_sys_refuses_new_files
 
 PYTHON = sys.executable
 HOSTILE = ["a; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "a\ntouch PWNED", "a && touch PWNED",
@@ -246,30 +247,20 @@ def _tune_db(db: str, capsys) -> tuple[int, str]:
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not os.path.isdir("/sys"),
                     reason="needs Linux's /sys, where no file can be created (even by root)")
 def test_a_database_in_a_directory_that_cannot_be_written_says_so(capsys):
-    try:        # (root ignores permission bits, not /sys's refusal)
-        os.close(os.open("/sys/solverspace-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL))
-        os.unlink("/sys/solverspace-probe")
-        pytest.skip("/sys takes new files here")
-    except OSError:
-        pass
+    skip_unless_sys_refuses_new_files()   # (root ignores permission bits, not /sys's refusal)
     code, err = _tune_db("/sys/solverspace-test.sqlite", capsys)
     assert code == 2 and "the directory '/sys' is not writable" in err, err
     assert "created when missing" not in err and "Traceback" not in err
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permission bits")
+@needs_permission_bits
 def test_a_database_in_a_read_only_directory_says_so(tmp_path, capsys):
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
+    with read_only_directory(tmp_path) as locked:
         code, err = _tune_db(str(locked / "t.sqlite"), capsys)
-    finally:
-        locked.chmod(0o700)
     assert code == 2 and "is not writable" in err and "created when missing" not in err, err
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores permission bits")
+@needs_permission_bits
 def test_a_read_only_database_says_so(tmp_path, capsys):
     db = tmp_path / "t.sqlite"
     assert _tune_db(str(db), capsys)[0] == 0

@@ -21,6 +21,15 @@ static inline vf loadv(const float *p) { vf v; memcpy(&v, p, sizeof v); return v
 static inline void storev(float *p, vf v) { memcpy(p, &v, sizeof v); }
 /* every lane x (not (vf){0} + x: adding 0 is not an identity for -0.0, so that costs an add) */
 static inline vf bcast(float x) { return (vf){x, x, x, x, x, x, x, x}; }
+/* The sum of every lane of n vectors: the peaks return it, so that no accumulator is optimised away. */
+static inline float lane_sum(const vf *v, int n)
+{
+    vf t = (vf){0};
+    for (int a = 0; a < n; a++) t += v[a];
+    float r = 0;
+    for (int c = 0; c < VEC; c++) r += t[c];
+    return r;
+}
 
 /* One tile: rows i0..i0+ti, columns j0..j0+tj, k0..k0+tk; ti % MR == 0, tj % (NR*VEC) == 0. */
 #define BLOCK(MR, NR)                                                                          \
@@ -119,11 +128,7 @@ float peak_fma(long iters)
         for (int a = 0; a < ACC; a++) acc[a] = acc[a] * x + y;
         __asm__ volatile("" : "+x"(x));     /* x unknown to the compiler: no folding */
     }
-    vf s = (vf){0};
-    for (int a = 0; a < ACC; a++) s += acc[a];
-    float r = 0;
-    for (int c = 0; c < VEC; c++) r += s[c];
-    return r;
+    return lane_sum(acc, ACC);
 }
 
 /* One chain of dependent vector FMAs (the FMA latency): iters FMAs one after the other. */
@@ -134,9 +139,7 @@ float peak_fma_chain(long iters)
         acc = acc * x + y;
         __asm__ volatile("" : "+x"(x));
     }
-    float r = 0;
-    for (int c = 0; c < VEC; c++) r += acc[c];
-    return r;
+    return lane_sum(&acc, 1);
 }
 
 /* Vector loads from an L1-resident buffer of len floats (len % (8*VEC) == 0), reps passes,
@@ -150,11 +153,7 @@ float peak_vector_loads(const float *x, long len, long reps)
             for (int a = 0; a < 8; a++) s[a] += loadv(x + i + a * VEC);
         __asm__ volatile("" : : "r"(x) : "memory");
     }
-    vf t = (vf){0};
-    for (int a = 0; a < 8; a++) t += s[a];
-    float out = 0;
-    for (int c = 0; c < VEC; c++) out += t[c];
-    return out;
+    return lane_sum(s, 8);
 }
 
 /* Broadcast loads (one float to every lane, as the micro-kernel loads A), 8 independent sums.
@@ -168,11 +167,7 @@ float peak_broadcast_loads(const float *x, long len, long reps)
             for (int a = 0; a < 8; a++) s[a] += bcast(x[i + a]);
         __asm__ volatile("" : : "r"(x) : "memory");
     }
-    vf t = (vf){0};
-    for (int a = 0; a < 8; a++) t += s[a];
-    float out = 0;
-    for (int c = 0; c < VEC; c++) out += t[c];
-    return out;
+    return lane_sum(s, 8);
 }
 
 /* Read bandwidth: vector loads over a buffer of len floats (sized to a cache level or to

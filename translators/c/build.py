@@ -47,6 +47,7 @@ import contextlib
 import fcntl
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -257,6 +258,28 @@ def write_atomically(path: Path, text: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_entry(kind: str, key: str, format: int):
+    """The JSON cache entry remembered as `kind` for `key` beside the compiled modules, or None when
+    it is another key's (its file is named by the key's first 40 digits) or of another format.
+    Raises OSError or ValueError where it is absent or unreadable: the caller, which reads its
+    fields too, treats that as a miss."""
+    entry = json.loads(_entry_path(kind, key).read_text(encoding="utf-8"))
+    return entry if entry.get("key") == key and entry.get("format") == format else None
+
+
+def write_entry(kind: str, key: str, format: int, fields: dict) -> None:
+    """Remember `fields` as the `kind` entry for `key` (atomically). A cache that cannot be written
+    only makes the next run slower, so an OSError is let pass."""
+    try:
+        write_atomically(_entry_path(kind, key), json.dumps({"format": format, "key": key, **fields}))
+    except OSError:
+        pass
+
+
+def _entry_path(kind: str, key: str) -> Path:
+    return cache_dir() / f"{kind}_{key[:40]}.json"
 
 
 def is_built(source: str, cdef: str, quick: bool | str = False) -> bool:

@@ -36,7 +36,6 @@ wide).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import time
@@ -45,7 +44,7 @@ from solverspace.lang import ir
 from solverspace.core.errors import SolverspaceError
 from solverspace.core.records import MutableRecord
 
-from .build import LANES_LEVEL, build, cache_dir, write_atomically
+from .build import LANES_LEVEL, build, read_entry, write_entry
 from .codegen import CGenerator
 from .expr import C_HELPERS, c_name
 from .nest import LoopNest, divisors_declaration
@@ -590,15 +589,11 @@ def lanes_key(generation_keys: list[str]) -> str | None:
     return hashlib.sha256(("lanes\0%d\0" % FORMAT + "\0".join(generation_keys)).encode()).hexdigest()
 
 
-def _path(key: str):
-    return cache_dir() / f"lanes_{key[:40]}.json"
-
-
 def load_program(key: str):
     """(LaneProgram or None, the reason remembered for points that cannot share a walk), or None when absent."""
     try:
-        entry = json.loads(_path(key).read_text(encoding="utf-8"))
-        if entry.get("key") != key or entry.get("format") != FORMAT:
+        entry = read_entry("lanes", key, FORMAT)
+        if entry is None:
             return None
         if entry.get("never") is not None:
             return None, str(entry["never"])
@@ -609,16 +604,13 @@ def load_program(key: str):
 
 
 def store_program(key: str, program: LaneProgram | None, never: str | None = None) -> None:
-    entry = {"format": FORMAT, "key": key}
+    entry = {}
     if program is None:
         entry["never"] = never
     else:
         entry.update(source=program.source, literals=program.literals, max_prefix_depth=program.max_prefix_depth,
                      items=program.items, top=program.top)
-    try:
-        write_atomically(_path(key), json.dumps(entry))
-    except OSError:
-        pass
+    write_entry("lanes", key, FORMAT, entry)
 
 
 # ---------------------------------------------------------------------------------- running

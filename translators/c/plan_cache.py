@@ -30,13 +30,12 @@ atomically and hold their own key; one that does not parse or whose key differs 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
 from solverspace.lang import bounds, ir
 
-from .build import cache_dir, write_atomically
+from .build import cache_dir, read_entry, write_atomically, write_entry
 from .codegen import Column, Generated
 from .optimize import Options
 
@@ -100,15 +99,11 @@ def generation_key(plan, options, with_derived, funnel: bool, wide: bool) -> str
     return hashlib.sha256((generator_version() + "\0" + written).encode()).hexdigest()
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / f"plan_{key[:40]}.json"
-
-
 def load_generated(key: str) -> Generated | None:
     """The remembered generator output for `key`, or None (absent, unreadable, another key)."""
     try:
-        entry = json.loads(_path(key).read_text(encoding="utf-8"))
-        if entry.get("key") != key or entry.get("format") != FORMAT:
+        entry = read_entry("plan", key, FORMAT)
+        if entry is None:
             return None
         return Generated(
             source=entry["source"],
@@ -123,17 +118,14 @@ def load_generated(key: str) -> Generated | None:
 
 def store_generated(key: str, generated: Generated) -> None:
     """Remember a generator output (atomically; a cache that cannot be written is only slower)."""
-    entry = {"format": FORMAT, "key": key, "source": generated.source,
+    entry = {"source": generated.source,
              "columns": [{"name": c.name, "dtype": c.dtype, "ctype": c.ctype,
                           "categorical": None if c.categorical is None else list(c.categorical)}
                          for c in generated.columns],
              "items": list(generated.items), "max_prefix_depth": generated.max_prefix_depth,
              "codes": dict(generated.codes), "count_words": generated.count_words,
              "hoisted": list(generated.hoisted)}
-    try:
-        write_atomically(_path(key), json.dumps(entry))
-    except OSError:
-        pass
+    write_entry("plan", key, FORMAT, entry)
     flush_simplifications()
 
 
@@ -150,16 +142,12 @@ def search_key(plan, expr, maximize: bool) -> str | None:
     return hashlib.sha256((base + "\0" + written).encode()).hexdigest()
 
 
-def _search_path(key: str) -> Path:
-    return cache_dir() / f"search_{key[:40]}.json"
-
-
 def load_search(key: str) -> dict | None:
     """The remembered compiled search for `key` (its fields as `store_search` was given them), or
     None (absent, unreadable, another key)."""
     try:
-        entry = json.loads(_search_path(key).read_text(encoding="utf-8"))
-        if entry.get("key") != key or entry.get("format") != FORMAT or not isinstance(entry.get("fields"), dict):
+        entry = read_entry("search", key, FORMAT)
+        if entry is None or not isinstance(entry.get("fields"), dict):
             return None
         return entry["fields"]
     except (OSError, ValueError, TypeError, AttributeError):
@@ -169,10 +157,7 @@ def load_search(key: str) -> dict | None:
 def store_search(key: str, fields: dict) -> None:
     """Remember a compiled search's generated fields (JSON values; atomically; a cache that
     cannot be written is only slower)."""
-    try:
-        write_atomically(_search_path(key), json.dumps({"format": FORMAT, "key": key, "fields": fields}))
-    except OSError:
-        pass
+    write_entry("search", key, FORMAT, {"fields": fields})
     flush_simplifications()
 
 

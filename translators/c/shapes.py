@@ -22,11 +22,9 @@ made runtime inputs (or `"never"`); they are written atomically and hold their o
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from pathlib import Path
 
-from .build import CompilerError, build, cache_dir, is_built, write_atomically
+from .build import CompilerError, build, is_built, read_entry, write_entry
 
 FORMAT = 1
 LITERAL = re.compile(r"INT64_C\((-?\d+)\)")
@@ -58,14 +56,10 @@ def shared_source(texts: list[str], base: list[int], places: list[int]) -> str:
     return "".join(out)
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / f"shape_{key[:40]}.json"
-
-
 def _load(key: str) -> dict | None:
     try:
-        entry = json.loads(_path(key).read_text(encoding="utf-8"))
-        if entry.get("key") != key or entry.get("format") != FORMAT:
+        entry = read_entry("shape", key, FORMAT)
+        if entry is None:
             return None
         base, places = [int(x) for x in entry["base"]], entry["places"]
         if places is not None and places != "never":
@@ -78,10 +72,7 @@ def _load(key: str) -> dict | None:
 
 
 def _store(key: str, base: list[int], places) -> None:
-    try:
-        write_atomically(_path(key), json.dumps({"format": FORMAT, "key": key, "base": base, "places": places}))
-    except OSError:
-        pass  # a cache that cannot be written only compiles more
+    write_entry("shape", key, FORMAT, {"base": base, "places": places})  # unwritten: only compiles more
 
 
 class Shaped:
