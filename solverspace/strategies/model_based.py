@@ -20,7 +20,7 @@ import numpy as np
 from solverspace.core.errors import SolverspaceError
 
 from solverspace.strategies.base import LIST_LIMIT, SpaceExhausted, Strategy, candidates_for, config_tuples
-from solverspace.strategies.surrogate import GaussianProcess, expected_improvement
+from solverspace.strategies.surrogate import GaussianProcess, expected_improvement, one_blas_thread
 
 
 class ModelBased(Strategy):
@@ -94,7 +94,8 @@ class ModelBased(Strategy):
         self.model_steps += 1
         if self.local_every and self.model_steps % self.local_every == 0:
             configs, x = self._near_best(configs, x)
-        mean, sd = self._posterior(configs, x)
+        with one_blas_thread():
+            mean, sd = self._posterior(configs, x)
         ok = [t for t in self.results.values() if t is not None]
         if self.kappa is not None:
             ei = -(mean - self.kappa * sd)
