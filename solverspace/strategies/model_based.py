@@ -30,9 +30,10 @@ class ModelBased(Strategy):
 
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
-                 local_changes: int = 2, max_train: int = 300):
+                 local_changes: int = 2, max_train: int = 300, global_every: int = 0, anchors: int = 1):
         super().__init__(space, seed)
         self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
+        self.global_every, self.anchors = global_every, anchors
         self.max_train = max_train
         self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
         self.candidates = candidates_for(space, seed, list_limit)
@@ -92,7 +93,9 @@ class ModelBased(Strategy):
         if len(keep) < len(configs):
             configs, x = [configs[i] for i in keep], x[keep]
         self.model_steps += 1
-        if self.local_every and self.model_steps % self.local_every == 0:
+        local = (self.local_every and self.model_steps % self.local_every == 0) or \
+            (self.global_every and self.model_steps % self.global_every != 0)
+        if local:
             configs, x = self._near_best(configs, x)
         with one_blas_thread():
             mean, sd = self._posterior(configs, x)
@@ -109,12 +112,13 @@ class ModelBased(Strategy):
     def _near_best(self, configs, x):
         """The candidates that differ from the best configuration in at most `local_changes`
         parameters (all of them when none does)."""
-        best = self.best(1)
+        best = self.best(self.anchors)
         if not best:
             return configs, x
         features = self.candidates.features
-        anchor = features.encode(features.indices(best))[0]
-        near = np.flatnonzero((np.abs(x - anchor) > 1e-12).sum(1) <= self.local_changes)
+        anchor = features.encode(features.indices(best))
+        changed = (np.abs(x[:, None, :] - anchor[None, :, :]) > 1e-12).sum(2).min(1)
+        near = np.flatnonzero(changed <= self.local_changes)
         if len(near) == 0:
             return configs, x
         return [configs[i] for i in near], x[near]
