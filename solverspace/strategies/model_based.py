@@ -12,6 +12,14 @@ configurations only.
    a prior's normalised rank as one more feature when there is one; the next configuration is the
    untried candidate (`base.Listed` or `base.Pooled`) of largest expected improvement. The GP's
    hyperparameters are refitted every `refit` proposals (the posterior itself every proposal).
+3. **Local and global steps**: three model steps in four (`global_every`) maximise the expected
+   improvement only over the candidates that differ from one of the `anchors` (3) best
+   configurations in at most `local_changes` (1) parameters (a trust region of one-parameter
+   moves; all candidates when none is left), the fourth over all candidates. On the benchmark
+   hub's convolution caches the fastest configurations sit in narrow basins (on A100 one
+   configuration within 1.05x of the optimum among 4,362): global expected improvement alone
+   reached 1.12-1.22x at 100 measurements (10 seeds), these local steps 1.03-1.14x
+   (`bench/search.py`).
 """
 from __future__ import annotations
 
@@ -30,7 +38,7 @@ class ModelBased(Strategy):
 
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
-                 local_changes: int = 2, max_train: int = 300, global_every: int = 0, anchors: int = 1):
+                 local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3):
         super().__init__(space, seed)
         self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
         self.global_every, self.anchors = global_every, anchors
@@ -110,18 +118,18 @@ class ModelBased(Strategy):
         return config, "model"
 
     def _near_best(self, configs, x):
-        """The candidates that differ from the best configuration in at most `local_changes`
-        parameters (all of them when none does)."""
+        """The candidates that differ from one of the `anchors` best configurations in at most
+        `local_changes` parameters (all candidates when none does)."""
         best = self.best(self.anchors)
         if not best:
             return configs, x
         features = self.candidates.features
         anchor = features.encode(features.indices(best))
         changed = (np.abs(x[:, None, :] - anchor[None, :, :]) > 1e-12).sum(2).min(1)
-        near = np.flatnonzero(changed <= self.local_changes)
-        if len(near) == 0:
+        chosen = np.flatnonzero(changed <= self.local_changes)
+        if len(chosen) == 0:
             return configs, x
-        return [configs[i] for i in near], x[near]
+        return [configs[i] for i in chosen], x[chosen]
 
     def candidates_around(self) -> int:
         return 3
