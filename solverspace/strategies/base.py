@@ -124,7 +124,7 @@ class Pooled(Candidates):
 
     METHODS = ("Hamming", "strictly-adjacent")
 
-    def __init__(self, space, seed: int, *, pool: int = 2000, refresh: int = 50, refresh_every: int = 10,
+    def __init__(self, space, seed: int, *, pool: int = 2000, refresh: int = 20, refresh_every: int = 10,
                  around: int = 3):
         self.space, self.seed = space, seed
         self.calls, self.refresh_every = 0, refresh_every
