@@ -222,3 +222,32 @@ def test_unknown_strategy_is_refused():
         make("annealing", s)
     with pytest.raises(SolverspaceError, match="takes no prior"):
         make("random", s, prior=object())
+
+
+def changes(a: tuple, b: tuple) -> int:
+    return sum(x != y for x, y in zip(a, b))
+
+
+@pytest.mark.needs_cc
+def test_local_steps_move_one_parameter_of_the_best():
+    s = space(SMALL)
+    everything = set(s.rows("reference"))
+    strategy = ModelBased(s, seed=4, n_startup=5, global_every=4, anchors=2, local_changes=1)
+    local = 0
+    for _ in range(30):
+        anchors = strategy.best(2)
+        near = {c for c in everything - strategy.proposed if any(changes(c, a) <= 1 for a in anchors)}
+        config = strategy.ask()
+        if strategy.last_source == "model" and strategy.model_steps % 4 and near:
+            assert config in near, (config, anchors)
+            local += 1
+        strategy.tell(config, synthetic(config))
+    assert local >= 10
+
+
+def test_model_steps_use_one_blas_thread():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from solverspace.strategies.surrogate import one_blas_thread
+    with one_blas_thread():
+        inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
+    assert inside and set(inside) == {1}

@@ -12,6 +12,14 @@ configurations only.
    a prior's normalised rank as one more feature when there is one; the next configuration is the
    untried candidate (`base.Listed` or `base.Pooled`) of largest expected improvement. The GP's
    hyperparameters are refitted every `refit` proposals (the posterior itself every proposal).
+3. **Local and global steps**: three model steps in four (`global_every`) maximise the expected
+   improvement only over the candidates that differ from one of the `anchors` (3) best
+   configurations in at most `local_changes` (1) parameters (a trust region of one-parameter
+   moves; all candidates when none is left), the fourth over all candidates. On the benchmark
+   hub's convolution caches the fastest configurations sit in narrow basins (on A100 one
+   configuration within 1.05x of the optimum among 4,362): global expected improvement alone
+   reached 1.12-1.22x at 100 measurements (10 seeds), these local steps 1.03-1.14x
+   (`bench/search.py`).
 """
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ import numpy as np
 from solverspace.core.errors import SolverspaceError
 
 from solverspace.strategies.base import LIST_LIMIT, SpaceExhausted, Strategy, candidates_for, config_tuples
-from solverspace.strategies.surrogate import GaussianProcess, expected_improvement
+from solverspace.strategies.surrogate import GaussianProcess, expected_improvement, one_blas_thread
 
 
 class ModelBased(Strategy):
@@ -30,9 +38,10 @@ class ModelBased(Strategy):
 
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
-                 local_changes: int = 2, max_train: int = 300):
+                 local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3):
         super().__init__(space, seed)
         self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
+        self.global_every, self.anchors = global_every, anchors
         self.max_train = max_train
         self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
         self.candidates = candidates_for(space, seed, list_limit)
@@ -92,9 +101,12 @@ class ModelBased(Strategy):
         if len(keep) < len(configs):
             configs, x = [configs[i] for i in keep], x[keep]
         self.model_steps += 1
-        if self.local_every and self.model_steps % self.local_every == 0:
+        local = (self.local_every and self.model_steps % self.local_every == 0) or \
+            (self.global_every and self.model_steps % self.global_every != 0)
+        if local:
             configs, x = self._near_best(configs, x)
-        mean, sd = self._posterior(configs, x)
+        with one_blas_thread():
+            mean, sd = self._posterior(configs, x)
         ok = [t for t in self.results.values() if t is not None]
         if self.kappa is not None:
             ei = -(mean - self.kappa * sd)
@@ -106,17 +118,18 @@ class ModelBased(Strategy):
         return config, "model"
 
     def _near_best(self, configs, x):
-        """The candidates that differ from the best configuration in at most `local_changes`
-        parameters (all of them when none does)."""
-        best = self.best(1)
+        """The candidates that differ from one of the `anchors` best configurations in at most
+        `local_changes` parameters (all candidates when none does)."""
+        best = self.best(self.anchors)
         if not best:
             return configs, x
         features = self.candidates.features
-        anchor = features.encode(features.indices(best))[0]
-        near = np.flatnonzero((np.abs(x - anchor) > 1e-12).sum(1) <= self.local_changes)
-        if len(near) == 0:
+        anchor = features.encode(features.indices(best))
+        changed = (np.abs(x[:, None, :] - anchor[None, :, :]) > 1e-12).sum(2).min(1)
+        chosen = np.flatnonzero(changed <= self.local_changes)
+        if len(chosen) == 0:
             return configs, x
-        return [configs[i] for i in near], x[near]
+        return [configs[i] for i in chosen], x[chosen]
 
     def candidates_around(self) -> int:
         return 3

@@ -9,9 +9,16 @@ learns its region as slow, without a second classifier. Fits are cheap at the si
 search reaches (n <= a few hundred: an n x n Cholesky per step).
 
 `expected_improvement(mean, sd, best)`: for minimisation.
+
+`one_blas_thread()`: the fits and predictions here are small matrices (a few hundred rows), where a
+multithreaded BLAS spends more time waking and spinning its threads than computing (on a loaded
+2-core machine a proposal cost 60-90 CPU-ms with OpenBLAS's threads, 7 with one); the strategies run
+their model steps inside it. It needs `threadpoolctl` (installed with scikit-learn and many others);
+without it the BLAS keeps its own setting.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -20,6 +27,20 @@ from scipy.optimize import minimize
 from scipy.special import erfc
 
 SQRT5 = math.sqrt(5.0)
+_CONTROLLER: list = []
+
+
+def one_blas_thread():
+    """A context in which the BLAS and OpenMP libraries loaded use one thread (see the module's
+    documentation); a no-op context without `threadpoolctl`."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _CONTROLLER.append(ThreadpoolController())
+        except ImportError:
+            _CONTROLLER.append(None)
+    controller = _CONTROLLER[0]
+    return contextlib.nullcontext() if controller is None else controller.limit(limits=1)
 
 
 def _matern52(r: np.ndarray) -> np.ndarray:
