@@ -42,8 +42,10 @@ enumerator (what `space[i]` and `space.index` descend through) are written besid
 first (`broken_restrictions` names each restriction they break).
 
 The `Searchspace` answers from the space without listing it (see the README's table for each
-method a shipped strategy calls): `size` is the exact count, validity the compiled check, random
-samples exact and seeded (`seed=`), configuration indices `space[i]`/`space.index`, neighbours by
+method a shipped strategy calls): `size` is the exact count, validity the compiled check,
+positions `space[i]`/`space.index` of a space whose canonical order is Kernel Tuner's own list order
+(`order.py`: python-constraint's variable order, values last first), random and Latin hypercube
+samples Kernel Tuner's own algorithms drawing from the same generators (`seed=`), neighbours by
 a walk of the plan restricted to the candidate values (valid by construction), with Kernel
 Tuner's five methods on Kernel Tuner's indices. `list`, `sorted_list` and the NumPy views need the
 whole list: they materialize it on first use as NumPy arrays, say so once on stderr with the size,
@@ -493,9 +495,15 @@ class Searchspace:
     a solverspace space: `Searchspace(space=Space.load("gemm", {"device": "h100"}))`. Kernel
     Tuner's construction options `framework`, `solver_method`, `build_neighbors_index` and
     `defer_construction` choose how *it* builds its list; there is no list here, so they change
-    nothing (`from_cache` and `path_to_ATF_cache`, which replace the space, are refused). `seed`
-    seeds every random choice (samples, random neighbours); `materialize_limit` (bytes) bounds the
-    whole list built on first use by `list` and the NumPy views."""
+    nothing (`from_cache` and `path_to_ATF_cache`, which replace the space, are refused).
+
+    Built from `tune_params`, its positions (`list`, `get_param_configs_at_indices`,
+    `get_param_config_index`) are those of Kernel Tuner's own list, in its order (`order`); with
+    `space=` they are the space's canonical order (Kernel Tuner has no list of such a space). Random
+    draws are Kernel Tuner's: without `seed`, from the global `random` and `numpy.random` generators
+    (its samples the same draws as Kernel Tuner's own from the same state); with `seed`, from
+    generators of our own seeded with it. `materialize_limit` (bytes) bounds the whole list built on
+    first use by `list` and the NumPy views."""
 
     def __init__(self, tune_params: dict | None = None, restrictions=None, max_threads: int | None = None,
                  block_size_names=DEFAULT_BLOCK_SIZE_NAMES, defer_construction=False, build_neighbors_index=False,
@@ -682,9 +690,11 @@ class Searchspace:
         distances against); None above."""
         if self._indices is None and self.size <= INDEX_MATRIX_LIMIT:
             columns = list(zip(*(row[:self.num_params] for row in self._set.rows()))) or [()] * self.num_params
-            matrix = np.empty((self.size, self.num_params), dtype=np.int32)
+            longest = max(len(v) for v in self.params_values)
+            dtype = np.int8 if longest <= 127 else np.int16 if longest <= 32767 else np.int32    # as Kernel Tuner
+            matrix = np.empty((self.size, self.num_params), dtype=dtype)
             for i, (lookup, column) in enumerate(zip(self._lookup, columns)):
-                matrix[:, i] = np.fromiter(map(lookup.__getitem__, column), dtype=np.int32, count=self.size)
+                matrix[:, i] = np.fromiter(map(lookup.__getitem__, column), dtype=dtype, count=self.size)
             radix = [len(v) for v in self.params_values]
             if math.prod(radix) < 2 ** 62:      # each row's indices as one number, sorted: index by search
                 weights = np.array([math.prod(radix[i + 1:]) for i in range(self.num_params)], dtype=np.int64)
@@ -692,27 +702,35 @@ class Searchspace:
                 order = np.argsort(keys, kind="stable")
                 self._keys = (weights, keys[order], order)
             self._indices = matrix
+            widest = sum(len(v) - 1 for v in self.params_values)     # the largest sum of index differences
+            wide = np.int16 if widest <= 32767 else np.int32 if widest < 2 ** 31 else np.int64
+            self._columns = [np.ascontiguousarray(matrix[:, i], dtype=wide) for i in range(self.num_params)]
+            self._scratch = np.empty(self.size, dtype=wide), np.empty(self.size, dtype=wide)
+            self._bounds = (matrix.min(axis=0), matrix.max(axis=0)) if self.size else None
         return self._indices
 
     def _nearest_position(self, indices) -> int:
         """Kernel Tuner's LHS snap of an invalid point: the first configuration of the list at the smallest
         sum of index differences (its argmin)."""
         matrix = self._index_matrix()
-        if matrix is not None:
-            return int(np.argmin(np.abs(matrix - np.asarray(indices, dtype=np.int32)).sum(axis=1)))
+        if matrix is not None:      # column by column, in a type no sum overflows (Kernel Tuner's int8 sum wraps)
+            difference, total = self._scratch
+            total.fill(0)
+            for column, index in zip(self._columns, indices):
+                np.subtract(column, index, out=difference)
+                np.abs(difference, out=difference)
+                np.add(total, difference, out=total)
+            return int(np.argmin(total))
         config = self.get_param_config_from_param_indices(indices)
         return min(self._set.index(c) for c in self.get_neighbors_no_cache(config, "closest-param-indices"))
-
-    def _lhs_rng(self):
-        return self._np
 
     def get_LHS_sample_indices(self, num_samples: int) -> list:
         """Kernel Tuner's Latin hypercube sample of positions: a scipy `LatinHypercube` over each parameter's
         supported Kernel Tuner indices (ends included), each point its own position when valid, else
         the first configuration of the list at the smallest sum of index differences; repeats removed
         and topped up with uniform positions, as Kernel Tuner does (`list(set(...))`, so in its order).
-        Its LHS is unseeded (fresh entropy); ours draws from the same generator as the samples."""
-        from scipy.stats.qmc import LatinHypercube
+        Its hypercube is unseeded (fresh entropy); ours draws from the samples' generator, without
+        scipy's copy of it (`_latin_hypercube_integers`)."""
         if num_samples > self.size:
             import warnings
             warnings.warn(f"Too many samples requested ({num_samples}), reducing the number of samples to half of "
@@ -723,9 +741,11 @@ class Searchspace:
             return []
         if num_samples == self.size:        # Kernel Tuner 1.5 calls a `np.shuffle` that does not exist here
             return self._np.permutation(self.size).tolist()
-        points = LatinHypercube(self.num_params, seed=self._lhs_rng()).integers(
-            l_bounds=self.get_param_indices_lower_bounds(), u_bounds=self.get_param_indices_upper_bounds(),
-            n=num_samples, endpoint=True)
+        if self._index_matrix() is not None:     # positions from the rows' indices from now on
+            lower, upper = self._bounds
+        else:
+            lower, upper = self.get_param_indices_lower_bounds(), self.get_param_indices_upper_bounds()
+        points = _latin_hypercube_integers(self._np, self.num_params, lower, upper, num_samples)
         positions = []
         for point in points.tolist():
             position = self.get_param_config_index(self.get_param_config_from_param_indices(point))
@@ -1045,6 +1065,20 @@ class Searchspace:
     def __getattr__(self, name: str):
         raise AttributeError(f"solverspace's Searchspace has no {name!r} (Kernel Tuner 1.5's strategies do not use it; "
                              "see the README's Kernel Tuner table for what is provided)")
+
+
+def _latin_hypercube_integers(rng, d: int, lower, upper, n: int) -> np.ndarray:
+    """scipy's `LatinHypercube(d, seed=rng).integers(lower, u_bounds=upper, n=n, endpoint=True)` (scipy
+    1.17: centred-off, scrambled, no optimization): the same draws from `rng` in the same order, the same
+    integers, without the copy of `rng`'s state scipy makes first (0.3 ms for numpy's Mersenne Twister,
+    most of a call on a small space)."""
+    samples = rng.uniform(size=(n, d))
+    perms = np.tile(np.arange(1, n + 1), (d, 1))
+    for i in range(d):
+        rng.shuffle(perms[i, :])
+    unit = (perms.T - samples) / n
+    lower, upper = np.atleast_1d(lower), np.atleast_1d(upper) + 1
+    return np.floor(unit * (upper - lower) + lower).astype(np.int64)
 
 
 def _as_space(space):
