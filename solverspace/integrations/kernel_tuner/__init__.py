@@ -13,7 +13,7 @@ from solverspace.core.lazy import lazy_names
 _STRUCTURE = {
     "searchspace": ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace",
                     "broken_restrictions", "build_space", "remember_units", "remembered_units",
-                    "replaced_searchspace", "run_kernel", "tune_kernel"],
+                    "replaced_searchspace", "run_kernel", "seeded_draws", "tune_kernel"],
     "cache": ["ERROR_STRINGS", "CacheCheck", "CacheMeasure", "CacheWriter", "T4Writer", "cache_key", "check_cache",
               "entry_error", "read_cache"],
 }

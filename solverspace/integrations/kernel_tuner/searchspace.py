@@ -42,8 +42,10 @@ enumerator (what `space[i]` and `space.index` descend through) are written besid
 first (`broken_restrictions` names each restriction they break).
 
 The `Searchspace` answers from the space without listing it (see the README's table for each
-method a shipped strategy calls): `size` is the exact count, validity the compiled check, random
-samples exact and seeded (`seed=`), configuration indices `space[i]`/`space.index`, neighbours with
+method a shipped strategy calls): `size` is the exact count, validity the compiled check,
+positions `space[i]`/`space.index` of a space whose canonical order is Kernel Tuner's own list order
+(`order.py`: python-constraint's variable order, values last first), random and Latin hypercube
+samples Kernel Tuner's own algorithms drawing from the same generators (`seed=`), neighbours with
 Kernel Tuner's five methods on Kernel Tuner's indices: by `Space.neighbors` (`solverspace.moves`)
 where those indices are the space's parameter indices and the configuration is valid, else (a
 `tune_params` list in another order than its value list, Python predicates, an invalid
@@ -70,11 +72,15 @@ from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, pa
 from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
-           "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "tune_kernel"]
+           "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "seeded_draws", "tune_kernel"]
 
 NEIGHBOR_METHODS = ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices")
 DEFAULT_BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 MATERIALIZE_LIMIT = 2 * 1024 ** 3      # bytes the whole list may take as NumPy arrays
+PERMUTATION_LIMIT = 50_000_000        # up to this size a random sample permutes every position, as Kernel
+                                      # Tuner's numpy.random.choice does (same stream); 400 MB at the limit
+INDEX_MATRIX_LIMIT = 5_000_000        # up to this size the LHS snaps an invalid point against every row's
+                                      # indices in NumPy (as Kernel Tuner); above, a closest-indices search
 SUPPORT_PASS_LIMIT = 5_000_000         # up to this size, supported values come from one pass over the list
 TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list: each one passes through the
                                        # T1 text, its reader and the model (about 40 us of CPU each: 100,000
@@ -225,10 +231,13 @@ def _check_max_threads(max_threads) -> int | None:
 
 
 def build_space(tune_params: dict, restrictions=None, max_threads: int | None = None,
-                block_size_names=DEFAULT_BLOCK_SIZE_NAMES):
+                block_size_names=DEFAULT_BLOCK_SIZE_NAMES, *, kernel_tuner_order: bool = False):
     """(Space, predicates, description): our space from Kernel Tuner's arguments, as Kernel Tuner
     builds its own (strings through the T1 reader; Kernel Tuner's block-size rule), and the
-    callable restrictions as Python predicates (config dict -> bool) left to filter it."""
+    callable restrictions as Python predicates (config dict -> bool) left to filter it. With
+    `kernel_tuner_order`, the space's canonical order (`space[i]`, `index`, `rows`) is the order of
+    Kernel Tuner's own `Searchspace.list` (`order.variable_order`: its loops in python-constraint's
+    variable order, each value list from its last value to its first); the valid set is the same."""
     from solverspace.space import Space
     from solverspace.io.t1.read import load_t1_text
     if not isinstance(tune_params, dict) or not tune_params:
@@ -240,7 +249,7 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
     _check_values_limit(listed)
     max_threads = _check_max_threads(max_threads)
     for name in names:
-        values = listed[name]
+        values = listed[name][::-1] if kernel_tuner_order else listed[name]
         kind = _t1_type(values)
         parameters.append({"Name": name, "Type": kind, "Values": json.dumps(values) if kind != "bool"
                            else "[" + ", ".join(repr(v) for v in values) + "]"})
@@ -283,7 +292,21 @@ def build_space(tune_params: dict, restrictions=None, max_threads: int | None = 
              f"not compiled: the T1 reader cannot translate it ({reason})")
     document = {"ConfigurationSpace": {"TuningParameters": parameters, "Conditions": conditions}}
     model = load_t1_text(json.dumps(document), "<tune_params>")
-    return Space(model), predicates, texts
+    if not kernel_tuner_order:
+        return Space(model), predicates, texts
+    from solverspace.analysis.plan import make_plan
+    from solverspace.integrations.kernel_tuner.order import variable_order
+    uses = [c["Parameters"] for c in conditions] + [_predicate_uses(r, names) for r in restrictions
+                                                    if not isinstance(r, str)]
+    loops = variable_order({n: listed[n] for n in names}, restrictions, max_threads, block_size_names, uses)
+    return Space(model, make_plan(model, loops)), predicates, texts
+
+
+def _predicate_uses(restriction, names: list) -> list:
+    """The parameters a callable restriction reads: its names, or all of them."""
+    if isinstance(restriction, tuple) and len(restriction) >= 2 and isinstance(restriction[1], (list, tuple)):
+        return list(restriction[1])
+    return list(names)
 
 
 def _untranslated(parameters: list, conditions: list) -> list:
@@ -475,14 +498,20 @@ class Searchspace:
     a solverspace space: `Searchspace(space=Space.load("gemm", {"device": "h100"}))`. Kernel
     Tuner's construction options `framework`, `solver_method`, `build_neighbors_index` and
     `defer_construction` choose how *it* builds its list; there is no list here, so they change
-    nothing (`from_cache` and `path_to_ATF_cache`, which replace the space, are refused). `seed`
-    seeds every random choice (samples, random neighbours); `materialize_limit` (bytes) bounds the
-    whole list built on first use by `list` and the NumPy views."""
+    nothing (`from_cache` and `path_to_ATF_cache`, which replace the space, are refused).
+
+    Built from `tune_params`, its positions (`list`, `get_param_configs_at_indices`,
+    `get_param_config_index`) are those of Kernel Tuner's own list, in its order (`order`); with
+    `space=` they are the space's canonical order (Kernel Tuner has no list of such a space). Random
+    draws are Kernel Tuner's: without `seed`, from the global `random` and `numpy.random` generators
+    (its samples the same draws as Kernel Tuner's own from the same state); with `seed`, from
+    generators of our own seeded with it. `materialize_limit` (bytes) bounds the whole list built on
+    first use by `list` and the NumPy views."""
 
     def __init__(self, tune_params: dict | None = None, restrictions=None, max_threads: int | None = None,
                  block_size_names=DEFAULT_BLOCK_SIZE_NAMES, defer_construction=False, build_neighbors_index=False,
                  neighbor_method=None, from_cache: dict | None = None, framework="PythonConstraint",
-                 solver_method="PC_OptimizedBacktrackingSolver", path_to_ATF_cache=None, *, space=None, seed: int = 0,
+                 solver_method="PC_OptimizedBacktrackingSolver", path_to_ATF_cache=None, *, space=None, seed: int | None = None,
                  materialize_limit: int = MATERIALIZE_LIMIT):
         if from_cache is not None or path_to_ATF_cache is not None:
             raise OptionError("solverspace's Searchspace builds the space itself: from_cache and path_to_ATF_cache "
@@ -509,7 +538,8 @@ class Searchspace:
             if tune_params is None:
                 raise OptionError("Searchspace: give tune_params (and restrictions, max_threads), or space=",
                                   hint="Searchspace(tune_params, restrictions, max_threads) or Searchspace(space=...)")
-            space, predicates, texts = build_space(tune_params, restrictions, max_threads, block_size_names)
+            space, predicates, texts = build_space(tune_params, restrictions, max_threads, block_size_names,
+                                                   kernel_tuner_order=True)
             self.tune_params = tune_params
             self.restrictions = list(restrictions) if isinstance(restrictions, (list, tuple)) else \
                 ([] if restrictions is None else [restrictions])
@@ -543,7 +573,13 @@ class Searchspace:
         # Kernel Tuner's tune_kernel reads this as its tuning_options.restrictions (simulation mode checks
         # a configuration missing from the cache with it): our own check, a monolithic callable.
         self._modified_restrictions = lambda params: self.is_param_config_valid(tuple(params.values()))
-        self._rng = random.Random(seed)
+        # Kernel Tuner draws from the global generators (`random`, `numpy.random`; its LHS from scipy,
+        # unseeded): without a seed, so do we (so `random.seed`/`numpy.random.seed`, or tune_kernel's
+        # seed=, reproduce the draws of Kernel Tuner's own); with one, generators of our own.
+        self._rng = random if seed is None else random.Random(seed)
+        self._np = np.random.mtrand._rand if seed is None else np.random.RandomState(seed)
+        self._indices = None     # every row's Kernel Tuner indices, once an LHS asked for them
+        self._keys = None        # (weights, sorted row keys, their positions): positions from the matrix
         self._neighbors: dict = {m: {} for m in NEIGHBOR_METHODS}
         self._support: dict = {}
         self._walker = None
@@ -603,13 +639,23 @@ class Searchspace:
         return config is not None and self._set.valid(config)
 
     def get_param_config_index(self, param_config):
-        """The configuration's position in the canonical order, None when it is not valid."""
+        """The configuration's position in the list (Kernel Tuner's order), None when it is not valid."""
         config = self._canonical(param_config)
-        if config is None or not self._set.valid(config):
+        if config is None:
+            return None
+        if self._keys is not None:
+            weights, keys, order = self._keys
+            key = sum(int(w) * self._lookup[i][v] for i, (w, v) in enumerate(zip(weights, config)))
+            found = int(np.searchsorted(keys, key))
+            return int(order[found]) if found < len(keys) and keys[found] == key else None
+        if not self._set.valid(config):
             return None
         return self._set.index(config)
 
     def get_param_configs_at_indices(self, indices) -> list:
+        if self._indices is not None:
+            values = self.params_values
+            return [tuple(values[j][k] for j, k in enumerate(self._indices[int(i)].tolist())) for i in indices]
         return [self._set.at(int(i)) for i in indices]
 
     def get_true_tunable_params(self) -> dict:
@@ -619,10 +665,19 @@ class Searchspace:
 
     # ------------------------------------------------------------------------------ samples
     def get_random_sample_indices(self, num_samples: int) -> np.ndarray:
+        """`num_samples` distinct positions, uniform: Kernel Tuner's own draw (`numpy.random.choice` of
+        the positions without replacement, a permutation of them all) up to `PERMUTATION_LIMIT`
+        configurations, the same random stream; above, distinct positions drawn one by one."""
         if num_samples > self.size:
             raise ValueError(f"The number of samples requested ({num_samples}) is greater than the searchspace size "
                              f"({self.size})")
-        return np.array(self._rng.sample(range(self.size), int(num_samples)), dtype=np.int64)
+        num_samples = int(num_samples)
+        if self.size <= PERMUTATION_LIMIT:
+            return np.asarray(self._np.choice(self.size, size=num_samples, replace=False), dtype=np.int64)
+        chosen: dict = {}
+        while len(chosen) < num_samples:
+            chosen.setdefault(int(self._np.randint(0, self.size, dtype=np.int64)), None)
+        return np.array(list(chosen), dtype=np.int64)
 
     def get_random_sample(self, num_samples: int) -> list:
         """`num_samples` distinct valid configurations, uniform and seeded (fewer if the space is smaller)."""
@@ -633,35 +688,76 @@ class Searchspace:
             num_samples = self.size
         return self.get_param_configs_at_indices(self.get_random_sample_indices(num_samples))
 
+    def _index_matrix(self):
+        """Every configuration's Kernel Tuner indices in list order (int32, one row each), built once from
+        the rows when there are at most `INDEX_MATRIX_LIMIT` of them (what Kernel Tuner's LHS measures
+        distances against); None above."""
+        if self._indices is None and self.size <= INDEX_MATRIX_LIMIT:
+            columns = list(zip(*(row[:self.num_params] for row in self._set.rows()))) or [()] * self.num_params
+            longest = max(len(v) for v in self.params_values)
+            dtype = np.int8 if longest <= 127 else np.int16 if longest <= 32767 else np.int32    # as Kernel Tuner
+            matrix = np.empty((self.size, self.num_params), dtype=dtype)
+            for i, (lookup, column) in enumerate(zip(self._lookup, columns)):
+                matrix[:, i] = np.fromiter(map(lookup.__getitem__, column), dtype=dtype, count=self.size)
+            radix = [len(v) for v in self.params_values]
+            if math.prod(radix) < 2 ** 62:      # each row's indices as one number, sorted: index by search
+                weights = np.array([math.prod(radix[i + 1:]) for i in range(self.num_params)], dtype=np.int64)
+                keys = matrix.astype(np.int64) @ weights
+                order = np.argsort(keys, kind="stable")
+                self._keys = (weights, keys[order], order)
+            self._indices = matrix
+            widest = sum(len(v) - 1 for v in self.params_values)     # the largest sum of index differences
+            wide = np.int16 if widest <= 32767 else np.int32 if widest < 2 ** 31 else np.int64
+            self._columns = [np.ascontiguousarray(matrix[:, i], dtype=wide) for i in range(self.num_params)]
+            self._scratch = np.empty(self.size, dtype=wide), np.empty(self.size, dtype=wide)
+            self._bounds = (matrix.min(axis=0), matrix.max(axis=0)) if self.size else None
+        return self._indices
+
+    def _nearest_position(self, indices) -> int:
+        """Kernel Tuner's LHS snap of an invalid point: the first configuration of the list at the smallest
+        sum of index differences (its argmin)."""
+        matrix = self._index_matrix()
+        if matrix is not None:      # column by column, in a type no sum overflows (Kernel Tuner's int8 sum wraps)
+            difference, total = self._scratch
+            total.fill(0)
+            for column, index in zip(self._columns, indices):
+                np.subtract(column, index, out=difference)
+                np.abs(difference, out=difference)
+                np.add(total, difference, out=total)
+            return int(np.argmin(total))
+        config = self.get_param_config_from_param_indices(indices)
+        return min(self._set.index(c) for c in self.get_neighbors_no_cache(config, "closest-param-indices"))
+
     def get_LHS_sample_indices(self, num_samples: int) -> list:
-        """Positions of a Latin hypercube sample over the valid set (Kernel Tuner's sizes: more than the
-        space asks for half of it): our LHS design (`Space.design`, conditional quantiles of a scipy
-        Latin hypercube, seeded), repeated points replaced by uniform distinct ones, as Kernel Tuner
-        tops up; with Python-callable restrictions (a listed set), one uniform position in each of n
-        equal strata of the list."""
+        """Kernel Tuner's Latin hypercube sample of positions: a scipy `LatinHypercube` over each parameter's
+        supported Kernel Tuner indices (ends included), each point its own position when valid, else
+        the first configuration of the list at the smallest sum of index differences; repeats removed
+        and topped up with uniform positions, as Kernel Tuner does (`list(set(...))`, so in its order).
+        Its hypercube is unseeded (fresh entropy); ours draws from the samples' generator, without
+        scipy's copy of it (`_latin_hypercube_integers`)."""
         if num_samples > self.size:
             import warnings
             warnings.warn(f"Too many samples requested ({num_samples}), reducing the number of samples to half of "
                           f"the searchspace size ({self.size})")
             num_samples = round(self.size / 2)
-        n = int(num_samples)
-        if n <= 0:
+        num_samples = int(num_samples)
+        if num_samples <= 0:
             return []
-        if isinstance(self._set, _Compiled):
-            design = self.space.design(n, "lhs", seed=self._rng.randrange(2 ** 31))
-            positions = list(dict.fromkeys(self._set.index(self._canonical(tuple(row))) for row in design.tolist()))
-            taken = set(positions)
-            while len(positions) < n:
-                extra = self._rng.randrange(self.size)
-                if extra not in taken:
-                    taken.add(extra)
-                    positions.append(extra)
-            return positions
+        if num_samples == self.size:        # Kernel Tuner 1.5 calls a `np.shuffle` that does not exist here
+            return self._np.permutation(self.size).tolist()
+        if self._index_matrix() is not None:     # positions from the rows' indices from now on
+            lower, upper = self._bounds
+        else:
+            lower, upper = self.get_param_indices_lower_bounds(), self.get_param_indices_upper_bounds()
+        points = _latin_hypercube_integers(self._np, self.num_params, lower, upper, num_samples)
         positions = []
-        for k in range(n):
-            low, high = k * self.size // n, (k + 1) * self.size // n
-            positions.append(self._rng.randrange(low, high))
-        self._rng.shuffle(positions)
+        for point in points.tolist():
+            position = self.get_param_config_index(self.get_param_config_from_param_indices(point))
+            positions.append(position if position is not None else self._nearest_position(point))
+        positions = list(set(positions))
+        while len(positions) < num_samples:
+            positions.extend(self.get_random_sample_indices(num_samples - len(positions)).tolist())
+            positions = list(set(positions))
         return positions
 
     def get_LHS_sample(self, num_samples: int) -> list:
@@ -991,6 +1087,20 @@ class Searchspace:
                              "see the README's Kernel Tuner table for what is provided)")
 
 
+def _latin_hypercube_integers(rng, d: int, lower, upper, n: int) -> np.ndarray:
+    """scipy's `LatinHypercube(d, seed=rng).integers(lower, u_bounds=upper, n=n, endpoint=True)` (scipy
+    1.17: centred-off, scrambled, no optimization): the same draws from `rng` in the same order, the same
+    integers, without the copy of `rng`'s state scipy makes first (0.3 ms for numpy's Mersenne Twister,
+    most of a call on a small space)."""
+    samples = rng.uniform(size=(n, d))
+    perms = np.tile(np.arange(1, n + 1), (d, 1))
+    for i in range(d):
+        rng.shuffle(perms[i, :])
+    unit = (perms.T - samples) / n
+    lower, upper = np.atleast_1d(lower), np.atleast_1d(upper) + 1
+    return np.floor(unit * (upper - lower) + lower).astype(np.int64)
+
+
 def _as_space(space):
     from solverspace.space import Space
     if isinstance(space, Space):
@@ -1062,12 +1172,69 @@ class replaced_searchspace:
         return False
 
 
+class seeded_draws:
+    """Context manager: the global generators Kernel Tuner's strategies and our `Searchspace` draw from
+    (`random`, `numpy.random`) seeded with `seed` while it is open, and the Latin hypercube of Kernel
+    Tuner's `bayes_opt` (scipy's, which Kernel Tuner leaves unseeded: fresh entropy) drawn from
+    `numpy.random`'s, for this thread; the generators' states before are restored on any exit. A
+    `seed` of None changes nothing (Kernel Tuner's own behaviour)."""
+
+    def __init__(self, seed: int | None):
+        self.seed = None if seed is None else check_whole(seed, "seed", "a whole number, or None")
+        if self.seed is not None and not 0 <= self.seed < 2 ** 32:
+            raise OptionError(f"seed={seed!r}: numpy.random.seed takes 0 to 2**32 - 1", hint="e.g. seed=1")
+
+    def __enter__(self):
+        if self.seed is None:
+            return self
+        self.states = random.getstate(), np.random.get_state()
+        random.seed(self.seed)
+        np.random.seed(self.seed)
+        import kernel_tuner.strategies.bayes_opt as bayes_opt
+        with _LOCK:
+            if _SEEDED["count"] == 0:
+                _SEEDED["original"] = bayes_opt.LatinHypercube
+                bayes_opt.LatinHypercube = _latin_hypercube
+            _SEEDED["count"] += 1
+        _LOCAL.seeded = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.seed is None:
+            return False
+        import kernel_tuner.strategies.bayes_opt as bayes_opt
+        _LOCAL.seeded = False
+        with _LOCK:
+            _SEEDED["count"] -= 1
+            if _SEEDED["count"] == 0:
+                bayes_opt.LatinHypercube = _SEEDED["original"]
+                _SEEDED["original"] = None
+        random.setstate(self.states[0])
+        np.random.set_state(self.states[1])
+        return False
+
+
+_SEEDED = {"count": 0, "original": None}
+
+
+def _latin_hypercube(*args, **kwargs):
+    """scipy's LatinHypercube for Kernel Tuner's bayes_opt: from `numpy.random`'s global generator in a
+    thread inside `seeded_draws`, as Kernel Tuner makes it (unseeded) elsewhere."""
+    if getattr(_LOCAL, "seeded", False) and "rng" not in kwargs and "seed" not in kwargs:
+        kwargs["seed"] = np.random.mtrand._rand     # scipy takes a RandomState as `seed` (its `rng` wants a Generator)
+    return _SEEDED["original"](*args, **kwargs)
+
+
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params=None, *args, space=None,
-                seed: int = 0, materialize_limit: int = MATERIALIZE_LIMIT, **kwargs):
+                seed: int | None = None, materialize_limit: int = MATERIALIZE_LIMIT, **kwargs):
     """Kernel Tuner's `tune_kernel` (same arguments, results and return values), with solverspace's
-    `Searchspace` under it: built from `tune_params` and `restrictions` as Kernel Tuner does, or
-    `space=` a solverspace `Space` or space file (then `tune_params` may be None: the space's value
-    lists). `seed` seeds our samples and random neighbours."""
+    `Searchspace` under it: built from `tune_params` and `restrictions` as Kernel Tuner does (its
+    list in Kernel Tuner's order), or `space=` a solverspace `Space` or space file (then
+    `tune_params` may be None: the space's value lists). Every draw, ours and the strategy's, comes
+    from the global `random` and `numpy.random` generators, as in Kernel Tuner; `seed` seeds them
+    for the call (and Kernel Tuner's bayes_opt Latin hypercube, otherwise unseeded) and restores them
+    after (`seeded_draws`): the same draws as Kernel Tuner's own after `random.seed(seed)` and
+    `numpy.random.seed(seed)`."""
     import kernel_tuner
     built: dict = {}
 
@@ -1075,7 +1242,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         options = {k: v for k, v in options.items() if k in ("block_size_names", "neighbor_method")}
         searchspace = Searchspace(kt_tune_params if space is None else kt_tune_params, restrictions if space is None
                                   else None, max_threads, space=None if space is None else loaded,
-                                  seed=seed, materialize_limit=materialize_limit, **options)
+                                  seed=None, materialize_limit=materialize_limit, **options)
         built["searchspace"] = searchspace
         return searchspace
 
@@ -1089,7 +1256,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                               hint="leave restrictions out, or build from tune_params and restrictions without space=")
     elif tune_params is None:
         raise OptionError("tune_kernel: give tune_params, or space=")
-    with replaced_searchspace(factory):
+    with replaced_searchspace(factory), seeded_draws(seed):
         return kernel_tuner.tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params, *args,
                                         **kwargs)
 
