@@ -156,12 +156,13 @@ class Space:
     # ------------------------------------------------------------------------------ answers
     # Every answer: `get_backend(name, capability, **options)` from the one registry
     # (solverspace.registry.backends), then the backend's method for that capability.
-    def stats(self, backend="auto", *, strict: bool = False,
+    def stats(self, backend="reference", *, strict: bool = False,
               progress: Callable[[int, int], None] | None = None, **options) -> Stats:
         """Count valid configurations, with the undefined-operation tally (`Stats`). `backend` is a
-        name or a backend object, as `solverspace count --backend`: "auto" (the default, as on the
-        command line: the reference for a small space, the compiled enumerator when it is built or
-        the space is big), "c", "reference", "cpsat"; `options` configure it (e.g. threads=).
+        name or a backend object, as `solverspace count --backend`: "reference" (the default: the
+        ground truth; the command line's default is "auto"), "auto" (the reference for a small space,
+        the compiled enumerator when it is built or the space is big), "c", "cpsat"; `options`
+        configure it (e.g. threads=).
 
         >>> stats = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\nrequire(x // (y - 2) > 0)").stats()
         >>> stats.count, stats.undefined   # y == 2 divides by zero: 4 configurations are undefined
@@ -169,13 +170,13 @@ class Space:
         """
         return _backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
 
-    def count(self, backend="auto", *, strict: bool = False, **options) -> int:
+    def count(self, backend="reference", *, strict: bool = False, **options) -> int:
         """The exact number of valid configurations, as `solverspace count SPACE` prints it.
 
-        `backend` picks who counts, as `--backend` does: "auto" (the default, as on the command
-        line: the reference for a small space, the compiled enumerator for a big one or one
-        already built, said in `stats()`), "c" (compiled C/OpenMP), "reference" (pure Python, the
-        ground truth; slow on big spaces) or "cpsat" (counts without listing); or a backend
+        `backend` picks who counts, as `--backend` does: "reference" (the default here: pure Python,
+        the ground truth; slow on big spaces), "auto" (the command line's default: the reference for
+        a small space, the compiled enumerator for a big one or one already built), "c" (compiled
+        C/OpenMP) or "cpsat" (counts without listing); or a backend
         object. `strict=True` makes an undefined operation (a division by zero) an error instead of
         an invalid configuration; `options` go to the backend (`threads=2`, `time_limit=10.0`).
         `stats()` gives the count with the undefined-operation tally.
@@ -183,15 +184,15 @@ class Space:
         >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
         >>> space.count()
         6
-        >>> space.count("reference")
+        >>> space.count("auto")
         6
         """
         return self.stats(backend, strict=strict, **options).count
 
-    def rows(self, backend="auto", *, strict: bool = False, with_derived=(),
+    def rows(self, backend="reference", *, strict: bool = False, with_derived=(),
              progress: Callable[[int, int], None] | None = None, **options) -> Iterator[tuple]:
         """Valid configurations, parameter values in definition order (plus derived columns), in
-        the plan's loop order; `backend` as in `count` ("auto" by default, as `enumerate`).
+        the plan's loop order; `backend` as in `count` ("reference" by default).
 
         >>> list(Space.from_source("x = range(1, 4)\\ny = range(x, 3)").rows())
         [(1, 1), (1, 2), (2, 2)]
@@ -200,10 +201,10 @@ class Space:
                                                             with_derived=self._check_derived(with_derived),
                                                             progress=progress)
 
-    def to_array(self, backend="auto", *, strict: bool = False, with_derived=(), progress=None, **options):
+    def to_array(self, backend="c", *, strict: bool = False, with_derived=(), progress=None, **options):
         """All valid configurations as a NumPy structured array (one field per column, the
         smallest integer type that holds its proven range; categorical columns as strings);
-        `backend` as in `count` ("auto" by default, as `enumerate`).
+        `backend` as in `count` ("c" by default).
 
         >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").to_array()["y"].tolist()
         [1, 2, 2]
@@ -212,7 +213,7 @@ class Space:
                                                              with_derived=self._check_derived(with_derived),
                                                              progress=progress)
 
-    def to_frame(self, backend="auto", **kwargs):
+    def to_frame(self, backend="c", **kwargs):
         """All valid configurations as a pandas DataFrame (needs pandas; `to_array` otherwise)."""
         try:
             import pandas
@@ -407,13 +408,13 @@ class Space:
         return self._cached_moves
 
     # ------------------------------------------------------------------------------ files
-    def write(self, path: str | Path, backend="auto", *, fmt: str | None = None, strict: bool = False,
+    def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write every valid configuration to CSV (header + rows), JSON Lines (`.jsonl`: one
         object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
         comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
         appears only when complete; `-` is standard output (CSV or JSON Lines). As
-        `solverspace enumerate SPACE -o PATH`; `backend` as in `count` ("auto" by default).
+        `solverspace enumerate SPACE -o PATH`; `backend` as in `count` ("reference" by default).
         Returns how many configurations were written.
 
         >>> import tempfile, pathlib
@@ -437,7 +438,7 @@ class Space:
         return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
                             progress=progress, sep=sep)
 
-    def write_csv(self, path: str | Path, backend="auto", *, strict: bool = False,
+    def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
                   with_derived=(), progress=None, sep: str = ",", **options) -> int:
         """Write a header and one row per configuration, row by row from `rows()`; the file
         appears only when complete; `-` is standard output."""
