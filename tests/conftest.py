@@ -80,3 +80,27 @@ def pytest_runtest_setup(item):
     for name, (available, reason) in AVAILABLE.items():
         if item.get_closest_marker(name) is not None and not available():
             pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def toy_cache(tmp_path_factory):
+    """A complete Kernel Tuner cache of the toy space (simulation mode: max_threads 1e9), times from a
+    model with seeded noise."""
+    import json
+    import random
+
+    from solverspace.integrations.kernel_tuner.searchspace import build_space
+    from tests.helpers import TOY, TOY_RESTRICTIONS
+    space, _, _ = build_space(TOY, TOY_RESTRICTIONS, 10 ** 9)
+    rng = random.Random(0)
+    names = list(TOY)
+    cache = {}
+    for row in space.rows():
+        c = dict(zip(names, row))
+        t = 1 + abs(c["block_size_x"] * c["block_size_y"] - 256) / 100 + 1 / c["tile_x"] + rng.random() * 0.1
+        cache[",".join(map(str, row))] = {**c, "time": t, "times": [t], "compile_time": 1.0, "verification_time": 0,
+                                          "benchmark_time": t}
+    path = tmp_path_factory.mktemp("kt") / "toy.json"
+    path.write_text(json.dumps({"device_name": "Simulation", "kernel_name": "toy", "problem_size": [1024],
+                                "tune_params_keys": names, "tune_params": TOY, "objective": "time", "cache": cache}))
+    return path, space, {k: v["time"] for k, v in cache.items()}

@@ -5,9 +5,11 @@ A test file imports from here (and gets fixtures from conftest), never from anot
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import random
 import sys
@@ -487,3 +489,47 @@ def tiny_gemm(variant):
     precision, arithmetic, trans_a, trans_b = variant
     return Space.load("gemm", {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
                                "trans_a": trans_a, "trans_b": trans_b})
+
+
+# ------------------------------------------------ Kernel Tuner's form: the peer T1 files and the toy space
+PEER_SPACES = TESTS / "data" / "peer_spaces"
+FAST_FILES = ["benchmark_hub_T1/convolution_milo", "benchmark_hub_T1/dedispersion_milo",
+              "benchmark_hub_T1/unused_pnpoly", "benchmark_hub_T1/unused_convolution",
+              "willemsen2025/dedispersion", "willemsen2025/atf_prl2",
+              "willemsen2025/atf_prl4"]
+MAX_THREADS = 1024
+
+
+def _values(text: str) -> list:
+    """A T1 `Values` string as Kernel Tuner reads it (it calls eval); here literals, range and list only."""
+    try:
+        return list(ast.literal_eval(text))
+    except (ValueError, SyntaxError):
+        return list(eval(compile(ast.parse(text, mode="eval"), "<Values>", "eval"),   # noqa: S307 - test data
+                         {"__builtins__": {}, "range": range, "list": list}))
+
+
+def t1_arguments(path: Path) -> tuple[dict, list]:
+    """A T1 file as Kernel Tuner's arguments: `tune_params` and restriction strings."""
+    space = json.loads(path.read_text())["ConfigurationSpace"]
+    tune_params = {p["Name"]: _values(p["Values"]) for p in space["TuningParameters"]}
+    return tune_params, [c["Expression"] for c in space.get("Conditions", [])]
+
+
+def peer_file(name: str) -> Path:
+    """A T1 file of tests/data/peer_spaces by its name without `.json`."""
+    path = PEER_SPACES / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is not here")
+    return path
+
+
+TOY = {"block_size_x": [16, 32, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16], "tile_x": [1, 2, 3, 4],
+       "tile_y": [1, 2, 4], "unroll": [0, 1]}
+TOY_RESTRICTIONS = ["block_size_x * tile_x <= 512", "tile_x * tile_y < 12", "unroll == 0 or tile_x > 1"]
+
+
+def run(tune, cache, strategy, options=None, **extra):
+    """`tune` (Kernel Tuner's `tune_kernel` or ours) on the toy space in simulation mode from `cache`."""
+    return tune("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS), cache=str(cache),
+                simulation_mode=True, strategy=strategy, strategy_options=options, quiet=True, verbose=False, **extra)

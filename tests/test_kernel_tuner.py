@@ -21,31 +21,12 @@ from kernel_tuner.searchspace import Searchspace as KernelTunerSearchspace   # n
 from solverspace import Space                                                 # noqa: E402
 from solverspace.core.errors import OptionError, SolverspaceError             # noqa: E402
 from solverspace.integrations.kernel_tuner.searchspace import NEIGHBOR_METHODS, Searchspace, build_space, tune_kernel  # noqa: E402
+from tests.helpers import FAST_FILES, MAX_THREADS, TOY, TOY_RESTRICTIONS, peer_file, run, t1_arguments  # noqa: E402
 
-PEER = Path(__file__).resolve().parent / "data" / "peer_spaces"
-FAST_FILES = ["benchmark_hub_T1/convolution_milo", "benchmark_hub_T1/dedispersion_milo",
-              "benchmark_hub_T1/unused_pnpoly", "benchmark_hub_T1/unused_convolution",
-              "willemsen2025/dedispersion", "willemsen2025/atf_prl2",
-              "willemsen2025/atf_prl4"]
+
 SLOW_FILES = ["willemsen2025/atf_prl", "benchmark_hub_T1/gemm_milo", "benchmark_hub_T1/hotspot_milo", "kernel_tuner_paper_T1/gemm",
               "kernel_tuner_paper_T1/hotspot", "willemsen2025/expdist", "willemsen2025/hotspot", "willemsen2025/gemm",
               "willemsen2025/microhh"]
-MAX_THREADS = 1024
-
-
-def _values(text: str) -> list:
-    """A T1 `Values` string as Kernel Tuner reads it (it calls eval); here literals, range and list only."""
-    try:
-        return list(ast.literal_eval(text))
-    except (ValueError, SyntaxError):
-        return list(eval(compile(ast.parse(text, mode="eval"), "<Values>", "eval"),   # noqa: S307 - test data
-                         {"__builtins__": {}, "range": range, "list": list}))
-
-
-def t1_arguments(path: Path) -> tuple[dict, list]:
-    space = json.loads(path.read_text())["ConfigurationSpace"]
-    tune_params = {p["Name"]: _values(p["Values"]) for p in space["TuningParameters"]}
-    return tune_params, [c["Expression"] for c in space.get("Conditions", [])]
 
 
 def compare(ours: Searchspace, theirs, *, configs: int, box_points: int, seed: int = 0) -> None:
@@ -86,16 +67,9 @@ def compare(ours: Searchspace, theirs, *, configs: int, box_points: int, seed: i
         assert len(set(sample)) == len(sample) and all(theirs.is_param_config_valid(c) for c in sample)
 
 
-def _peer(name: str) -> Path:
-    path = PEER / f"{name}.json"
-    if not path.is_file():
-        pytest.skip(f"{path} is not here")
-    return path
-
-
 @pytest.mark.parametrize("name", FAST_FILES)
 def test_agrees_with_kernel_tuners_searchspace_on_peer_spaces(name):
-    tune_params, restrictions = t1_arguments(_peer(name))
+    tune_params, restrictions = t1_arguments(peer_file(name))
     ours = Searchspace(tune_params, restrictions, MAX_THREADS)
     theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
     compare(ours, theirs, configs=3, box_points=2_000)
@@ -104,7 +78,7 @@ def test_agrees_with_kernel_tuners_searchspace_on_peer_spaces(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", FAST_FILES + SLOW_FILES)
 def test_agrees_with_kernel_tuners_searchspace_on_peer_spaces_exhaustively(name):
-    tune_params, restrictions = t1_arguments(_peer(name))
+    tune_params, restrictions = t1_arguments(peer_file(name))
     ours = Searchspace(tune_params, restrictions, MAX_THREADS)
     theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
     compare(ours, theirs, configs=1_000, box_points=100_000, seed=1)
@@ -190,35 +164,6 @@ def test_the_block_size_rule_is_kernel_tuners():
 
 
 # ---------------------------------------------------------------------------------- inside Kernel Tuner
-TOY = {"block_size_x": [16, 32, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16], "tile_x": [1, 2, 3, 4],
-       "tile_y": [1, 2, 4], "unroll": [0, 1]}
-TOY_RESTRICTIONS = ["block_size_x * tile_x <= 512", "tile_x * tile_y < 12", "unroll == 0 or tile_x > 1"]
-
-
-@pytest.fixture(scope="module")
-def toy_cache(tmp_path_factory):
-    """A complete Kernel Tuner cache of the toy space (simulation mode: max_threads 1e9), times from a
-    model with seeded noise."""
-    space, _, _ = build_space(TOY, TOY_RESTRICTIONS, 10 ** 9)
-    rng = random.Random(0)
-    names = list(TOY)
-    cache = {}
-    for row in space.rows():
-        c = dict(zip(names, row))
-        t = 1 + abs(c["block_size_x"] * c["block_size_y"] - 256) / 100 + 1 / c["tile_x"] + rng.random() * 0.1
-        cache[",".join(map(str, row))] = {**c, "time": t, "times": [t], "compile_time": 1.0, "verification_time": 0,
-                                          "benchmark_time": t}
-    path = tmp_path_factory.mktemp("kt") / "toy.json"
-    path.write_text(json.dumps({"device_name": "Simulation", "kernel_name": "toy", "problem_size": [1024],
-                                "tune_params_keys": names, "tune_params": TOY, "objective": "time", "cache": cache}))
-    return path, space, {k: v["time"] for k, v in cache.items()}
-
-
-def run(tune, cache, strategy, options=None, **extra):
-    return tune("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS), cache=str(cache),
-                simulation_mode=True, strategy=strategy, strategy_options=options, quiet=True, verbose=False, **extra)
-
-
 STRATEGIES = ["random_sample", "genetic_algorithm", "simulated_annealing", "mls", "greedy_ils", "diff_evo", "pso",
               "firefly_algorithm"]
 MORE = ["basinhopping", "greedy_mls", "dual_annealing", "ordered_greedy_mls", "minimize", "bayes_opt"]

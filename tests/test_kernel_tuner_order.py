@@ -16,12 +16,12 @@ from kernel_tuner.searchspace import Searchspace as KernelTunerSearchspace   # n
 
 from solverspace.core.errors import OptionError                               # noqa: E402
 from solverspace.integrations.kernel_tuner.searchspace import Searchspace, seeded_draws, tune_kernel  # noqa: E402
-from tests.test_kernel_tuner import FAST_FILES, MAX_THREADS, TOY, _peer, run, t1_arguments, toy_cache  # noqa: E402,F401
+from tests.helpers import FAST_FILES, MAX_THREADS, TOY, peer_file, run, t1_arguments  # noqa: E402
 
 
 @pytest.mark.parametrize("name", FAST_FILES)
 def test_the_list_is_kernel_tuners_list_in_its_order(name):
-    tune_params, restrictions = t1_arguments(_peer(name))
+    tune_params, restrictions = t1_arguments(peer_file(name))
     ours = Searchspace(tune_params, restrictions, MAX_THREADS)
     theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
     rng = random.Random(0)
@@ -32,7 +32,7 @@ def test_the_list_is_kernel_tuners_list_in_its_order(name):
 
 
 def test_samples_are_kernel_tuners_draws_from_the_same_generators(monkeypatch):
-    tune_params, restrictions = t1_arguments(_peer("benchmark_hub_T1/convolution_milo"))
+    tune_params, restrictions = t1_arguments(peer_file("benchmark_hub_T1/convolution_milo"))
     ours = Searchspace(tune_params, restrictions, MAX_THREADS)
     theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
     for seed in (0, 1, 2):
@@ -53,7 +53,7 @@ def test_samples_are_kernel_tuners_draws_from_the_same_generators(monkeypatch):
 
 
 def test_own_seed_gives_own_generators():
-    tune_params, restrictions = t1_arguments(_peer("benchmark_hub_T1/convolution_milo"))
+    tune_params, restrictions = t1_arguments(peer_file("benchmark_hub_T1/convolution_milo"))
     one, two = Searchspace(tune_params, restrictions, MAX_THREADS, seed=4), \
         Searchspace(tune_params, restrictions, MAX_THREADS, seed=4)
     state = np.random.get_state()[1].copy()
