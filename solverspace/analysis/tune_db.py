@@ -424,6 +424,21 @@ def _number(value):
 __all__ = ["BUSY_TIMEOUT", "RETRY_TIMEOUT", "TuneDB", "bound_text", "canonical_key", "check_path", "default_path"]
 
 
+def measured_values(db) -> list[tuple[dict, object, str]]:
+    """(configuration, value, status) of every measurement of every run in a `tune` database,
+    opened read-only: what another device's search reads as a prior (`solverspace.strategies.prior`)."""
+    try:
+        con = sqlite3.connect(f"file:{Path(db)}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT configuration, value, status FROM measurements").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise OptionError(f"{str(db)!r} is not a tune database ({exc})",
+                          hint="give a database written by `solverspace tune`, or a Kernel Tuner cache") from None
+    return [(json.loads(text), value, status) for text, value, status in rows]
+
+
 def read_records(db, run: str | None = None) -> tuple[str, list[dict]]:
     """(run identity, its measurements in the order they were made) from a `tune` database, opened
     read-only; `run`: which run (None: the only run holding measurements; several: refused, listed).

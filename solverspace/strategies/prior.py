@@ -16,12 +16,13 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import sqlite3
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from solverspace.analysis.tune_db import measured_values
+from solverspace.core.sources import check_regular
 from solverspace.core.errors import OptionError
 
 
@@ -59,9 +60,10 @@ class RankPrior:
     def from_path(cls, space, path) -> "RankPrior":
         """From a Kernel Tuner cache (`.json`, `.json.gz`) or a `tune` database (SQLite)."""
         path = Path(path)
-        if not path.is_file():
-            raise OptionError(f"prior {str(path)!r}: no such file",
-                              hint="give a Kernel Tuner cache (.json, .json.gz) or a tune database (.sqlite)")
+        hint = "give a Kernel Tuner cache (.json, .json.gz) or a tune database (.sqlite)"
+        if not path.exists():
+            raise OptionError(f"prior {str(path)!r}: no such file", hint=hint)
+        check_regular(path, "prior", error=OptionError, hint=hint)   # a FIFO or a device: refused before opening
         with open(path, "rb") as f:
             head = f.read(16)
         if head.startswith(b"SQLite format 3"):
@@ -103,18 +105,9 @@ def _cache_times(space, path: Path, gzipped: bool) -> dict:
 
 
 def _database_times(space, path: Path) -> dict:
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            rows = db.execute("SELECT configuration, value, status FROM measurements").fetchall()
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
-        raise OptionError(f"prior {str(path)!r}: not a tune database ({exc})",
-                          hint="give a database written by `solverspace tune`, or a Kernel Tuner cache") from None
+    rows = measured_values(path)
     times: dict = {}
-    for text, value, status in rows:
-        config = json.loads(text)
+    for config, value, status in rows:
         key = tuple(tuple(v) if isinstance(v, list) else v for v in (config.get(n) for n in space.parameters))
         ran = status in ("ok", "below bound") and value is not None
         if ran:
