@@ -52,10 +52,9 @@ def space_file(tmp_path: Path, text: str, name: str = "space.py") -> str:
 
 
 def readme_tour() -> str:
-    """The README's language tour (the first Python block under "Writing a space")."""
-    text = (TESTS.parent / "README.md").read_text()
-    block = text.split("## Writing a space", 1)[1].split("```python\n", 1)[1]
-    return block.split("```", 1)[0]
+    """The docs' language tour (docs/reference/language.md: the space file its first block writes)."""
+    text = (TESTS.parent / "docs" / "reference" / "language.md").read_text()
+    return text.split("cat > tour.py <<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0] + "\n"
 
 
 # ------------------------------------------------------------------------ small spaces

@@ -20,7 +20,7 @@ from solverspace.core.errors import BackendUnavailableError, SolverspaceNote
 from solverspace.lang.printing import to_source
 from solverspace.validation.float_models import float_models
 
-README = Path(__file__).parents[1] / "README.md"
+BEST_PAGE = Path(__file__).parents[1] / "docs" / "how-to" / "best.md"
 ENGINES = ("bnb", "exhaustive", "bnb-reference", "cpsat")   # each compared with exhaustive-reference
 needs_cc = pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None,
                               reason="needs a C compiler")
@@ -45,10 +45,11 @@ def all_engines_agree(space: Space, objective: str, *, maximize: bool, top: int)
 
 
 def readme_roofline() -> tuple[str, str]:
-    """The README's two `cost` blocks: the roofline space, and the function form of its model."""
-    section = README.read_text().split("### Best configurations by a model: `cost(...)`", 1)[1].split("\n### ", 1)[0]
-    space, function = re.findall(r"```python\n(.*?)```", section, re.S)
-    return space, function
+    """The docs' two `cost` space files (docs/how-to/best.md): the roofline space, and the
+    function form of its model (the second file's lines from `@cost` on)."""
+    files = dict(re.findall(r"cat > (\S+) <<'EOF'\n(.*?\n)EOF\n", BEST_PAGE.read_text(), re.S))
+    function = files["roofline_function.py"]
+    return files["roofline.py"], function[function.index("@cost"):]
 
 
 def quiet_load(path) -> Space:

@@ -4,7 +4,7 @@ stay within a layer), never up, and no import circle joins two files.
 Imports are read from the source with `ast` (imports inside functions included, since a lazy
 import is still a dependency), resolved to the project's modules under their installed names by
 `solverspace.validation.shape` (the reader `bench/shape.py` measures with).
-The README's "Where things are" is drawn from `LAYERS` (a test checks they say the same).
+The docs' "Where things are" (docs/explanation/architecture.md) is drawn from `LAYERS` (a test checks they say the same).
 """
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ def test_no_import_circle_between_files():
 
 
 def test_the_readme_lists_every_layer_in_order():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "explanation" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
     named = re.findall(r"^\| (\w[\w ]*) \|", section, flags=re.M)
     assert named[1:] == [name for name, _, _ in LAYERS]   # after the header row

@@ -150,7 +150,7 @@ def test_order_items_follow_the_rule(tmp_path):
 
 
 def test_the_readme_states_the_rule():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "reference" / "conventions.md").read_text()
     assert "decimal digits with an optional leading `-`" in readme
     assert "solverspace/core/value_text.py" in readme
 
@@ -229,7 +229,7 @@ def test_the_sampler_refuses_orders_and_points_to_suggest():
         _study(space)
     text = str(caught.value)
     assert "SolverspaceSampler repairs" in text and "'seq'" in text and "suggest(trial, space)" in text
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "how-to" / "optuna.md").read_text()
     assert "order-valued parameter is refused by `SolverspaceSampler`" in readme
 
 

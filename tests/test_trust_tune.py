@@ -396,8 +396,8 @@ def test_a_program_that_cannot_run_stops_early_with_the_fix(tmp_path, monkeypatc
 
 def test_the_readme_tune_example_runs_from_the_repository_root(monkeypatch, tmp_path):
     root = Path(__file__).resolve().parents[1]
-    text = (root / "README.md").read_text()
-    block = text.split("### Measured search (tune)", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    text = (root / "docs" / "tutorial" / "tuning.md").read_text()
+    block = text.split("## Measure\n", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     argv = shlex.split(block.replace("\\\n", " "))
     assert argv[:2] == ["solverspace", "tune"]
     monkeypatch.chdir(root)
