@@ -40,6 +40,11 @@ def _text(value: str) -> str:
     return escaped
 
 
+def _sentence(text: str) -> str:
+    """`text` ending as a sentence does."""
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def _code(value: str) -> str:
     """`value` as inline code (a longer fence when it holds a backtick)."""
     fence = "``" if "`" in value else "`"
@@ -78,7 +83,7 @@ def arguments(parser: argparse.ArgumentParser) -> list[str]:
         for action in shown:
             item = f"- {_code(_signature(action, formatter))}"
             if action.help:
-                item += f": {_text(formatter._expand_help(action))}"
+                item += f": {_sentence(_text(formatter._expand_help(action)))}"
             default = _shown_default(action)
             if default is not None:
                 item += f" Default: {_code(str(default))}."
@@ -95,7 +100,7 @@ def _fenced(text: str) -> list[str]:
 
 def command_section(name: str, parser: argparse.ArgumentParser) -> list[str]:
     """The section of one command: its line, usage, arguments and epilog."""
-    lines = [f"## solverspace {name}", "", _text(parser.description or COMMANDS[name][1]) + "."]
+    lines = [f"## solverspace {name}", "", _sentence(_text(parser.description or COMMANDS[name][1]))]
     lines += _fenced(parser.format_usage().strip())
     lines += arguments(parser)
     if parser.epilog:
