@@ -79,7 +79,8 @@ def arguments(parser: argparse.ArgumentParser) -> list[str]:
                  if a.help != argparse.SUPPRESS and not isinstance(a, argparse._SubParsersAction)]
         if not shown:
             continue
-        lines += ["", f"**{_text(group.title)}**" if group.title else "**arguments**", ""]
+        title = group.title or "arguments"
+        lines += ["", f"**{_text(title[0].upper() + title[1:])}**", ""]
         for action in shown:
             item = f"- {_code(_signature(action, formatter))}"
             if action.help:
