@@ -41,9 +41,20 @@ def test_doctests_become_code_blocks():
     pytest.importorskip("griffe")
     text = ("Counts.\n\n    >>> space.count()\n    6\n    >>> [x\n    ... for x in y]\n    [('a', 1)]\n\nMore.\n\n"
             "```python\n>>> kept as written\n```")
-    assert hook("griffe_doctests").fenced_doctests(text) == (
+    assert hook("griffe_docstrings").fenced_doctests(text) == (
         "Counts.\n\n    ```pycon\n    >>> space.count()\n    6\n    >>> [x\n    ... for x in y]\n    [('a', 1)]\n"
         "    ```\n\nMore.\n\n```python\n>>> kept as written\n```")
+
+
+def test_grouped_arguments_become_one_line_each():
+    pytest.importorskip("griffe")
+    text = ("Does it.\n\nArgs:\n    backend: which.\n    strict, with_derived, **options: as `rows`,\n"
+            "        at length.\n\n    seed: a seed; a, b: not an argument line.\n\nReturns:\n    x, y: kept.")
+    assert hook("griffe_docstrings").split_grouped_arguments(text) == (
+        "Does it.\n\nArgs:\n    backend: which.\n"
+        "    strict: as `rows`,\n        at length.\n    with_derived: as `rows`,\n        at length.\n"
+        "    **options: as `rows`,\n        at length.\n"
+        "\n    seed: a seed; a, b: not an argument line.\n\nReturns:\n    x, y: kept.")
 
 
 def test_nav_has_home_four_parts_and_benchmarks():
@@ -54,3 +65,15 @@ def test_nav_has_home_four_parts_and_benchmarks():
     reference = next(item["Reference"] for item in config["nav"] if "Reference" in item)
     assert reference[:2] == ["reference/cli.md", "reference/api.md"]
     assert "docs/hooks/cli_reference.py" in config["hooks"]
+
+
+def test_api_reference_documents_every_export():
+    """docs/reference/api.md has a `::: path` entry for every name `solverspace` exports and for
+    the integrations' entry points, so a new export cannot be left out of the reference."""
+    import solverspace
+    entries = [line[4:].strip() for line in (ROOT / "docs" / "reference" / "api.md").read_text().splitlines()
+               if line.startswith("::: ")]
+    documented = {entry.rsplit(".", 1)[-1] for entry in entries}
+    missing = [name for name in solverspace.__all__ + ["SolverspaceSampler", "suggest", "tune_kernel", "run_kernel"]
+               if name not in documented]
+    assert not missing, f"add to docs/reference/api.md: {missing}"
