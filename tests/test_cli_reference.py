@@ -24,7 +24,7 @@ def test_reference_names_every_command_and_option():
     for name, sub in commands.items():
         section = sections[name]
         assert cli_parser.COMMANDS[name][1] in section, name
-        for action in sub._actions:
+        for action in (a for a in sub._actions if a.help != argparse.SUPPRESS):   # hidden on purpose
             for written in action.option_strings or [action.metavar or action.dest]:
                 assert f"`{written}" in section or f", {written}" in section, (name, written)
     assert "`--version`" in sections[""]
