@@ -16,6 +16,13 @@ def _sections(text: str) -> dict[str, str]:
     return {part.split("\n", 1)[0].strip(): part for part in parts[1:]}
 
 
+def _positional(action: argparse.Action) -> str:
+    """How --help writes a positional argument: its metavar, its choices ({info,clear}) or its name."""
+    if action.metavar:
+        return action.metavar
+    return "{" + ",".join(map(str, action.choices)) + "}" if action.choices else action.dest
+
+
 def test_reference_names_every_command_and_option():
     sections = _sections(markdown())
     commands = subparsers(build_parser())
@@ -25,7 +32,7 @@ def test_reference_names_every_command_and_option():
         section = sections[name]
         assert cli_parser.COMMANDS[name][1] in section, name
         for action in (a for a in sub._actions if a.help != argparse.SUPPRESS):   # hidden on purpose
-            for written in action.option_strings or [action.metavar or action.dest]:
+            for written in action.option_strings or [_positional(action)]:
                 assert f"`{written}" in section or f", {written}" in section, (name, written)
     assert "`--version`" in sections[""]
 
@@ -45,6 +52,7 @@ class Frobnicate(Command):
 
     def add_arguments(self, parser):
         parser.add_argument("space", help="a space")
+        parser.add_argument("action", nargs="?", choices=["show", "hide"], default="show", help="what to do")
         parser.add_argument("--depth", type=int, default=7, metavar="N", help="how deep, with x * y [a]")
 
 
@@ -52,6 +60,7 @@ def test_a_new_command_appears_without_edits(monkeypatch):
     monkeypatch.setitem(cli_parser.COMMANDS, "frobnicate", (f"{__name__}:Frobnicate", "frobnicate a space"))
     section = _sections(markdown())["frobnicate"]
     assert "frobnicate a space." in section and "usage: solverspace frobnicate" in section
+    assert "- `{show,hide}`: what to do. Default: `show`." in section
     # help text is Markdown-escaped, so `x * y [a]` reads as written
     assert r"- `--depth N`: how deep, with x \* y \[a\]. Default: `7`." in section
 
