@@ -7,6 +7,7 @@ import json
 from solverspace.analysis.check import parse_assignment
 from solverspace.cli import commands
 from solverspace.cli.commands import Command, add_common
+from solverspace.cli.outputs import configuration_json
 from solverspace.core.errors import OptionError
 from solverspace.core.options import SEED
 from solverspace.core.orders import format_value
@@ -42,7 +43,7 @@ class Neighbors(Command):
         else:
             rows = space.neighbors(config, args.method)
         if args.json:
-            print(json.dumps([dict(zip(space.parameters, map(_plain, row))) for row in rows]))
+            print(json.dumps([configuration_json(space.parameters, row) for row in rows]))
         else:
             for row in rows:
                 print(" ".join(f"{name}={format_value(value)}" for name, value in zip(space.parameters, row)))
@@ -50,8 +51,3 @@ class Neighbors(Command):
             say("no valid neighbour")
             return 1
         return 0
-
-
-def _plain(value):
-    """A value as JSON holds it: an order as a list of its items."""
-    return list(value) if type(value) is tuple else value
