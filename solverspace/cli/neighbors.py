@@ -24,7 +24,7 @@ class Neighbors(Command):
         p.add_argument("--random", action="store_true", help="one neighbour drawn uniformly (exit 1 if there is none)")
         p.add_argument("--seed", type=SEED, default=0, help="random seed of --random (default 0)")
         p.add_argument("--count", action="store_true", help="print the number of neighbours")
-        p.add_argument("--json", action="store_true", help="print JSON (a list of objects; with --count an object)")
+        p.add_argument("--json", action="store_true", help="print one JSON document: a list of configurations, {NAME: VALUE, ...} each; with --count, {\"count\"}")
 
     def run(self, args) -> int:
         """All neighbours (one `k=v ...` line each, sorted by parameter indices), their number

@@ -55,6 +55,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                                                "lacks, and its entries the space calls invalid "
                                                                "(exit 1 when any)"),
     "validate": ("solverspace.cli.validate:Validate", "run every backend that accepts the space; do they agree?"),
+    "cache": ("solverspace.cli.cache:Cache", "where compiled modules are kept and how much is there; clear it "
+                                             "(cache clear)"),
 }
 
 

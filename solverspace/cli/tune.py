@@ -61,7 +61,9 @@ class Tune(Command):
                             "for a built-in space, in the current directory)")
         p.add_argument("--explain", action="store_true",
                        help="which part of the bound set it: at the best configuration and the largest cut subtrees")
-        p.add_argument("--json", action="store_true", help="one JSON object with the result")
+        p.add_argument("--json", action="store_true",
+                       help="print one JSON object with the result: {\"best\", \"time\", \"proven\", \"status\", \"top\", "
+                            "\"measured\", \"reused\", \"failed\", ...}")
         p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
         for option in self.options:
             option.add_arguments(p.add_argument_group(option.title))
