@@ -25,6 +25,7 @@ import sys
 from solverspace.core.lazy import resolve
 from solverspace.registry.backends import backends_with
 
+LOG_OPTIONS = ("-q", "--quiet", "-v", "--verbose")   # options of `solverspace` itself before the command
 LISTING_BACKENDS = backends_with("write")  # the backends that write configurations (CP-SAT counts only)
 
 #: name -> (its `Command` as "module:Class", imported only when its parser is built; its line in
@@ -101,6 +102,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solverspace", description="Count, list and explain autotuning search spaces.",
                                      formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    add_log_options(parser, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (target, line) in COMMANDS.items():
         if command is not None and command in COMMANDS and name != command:
@@ -109,5 +111,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if command is None or name == command:
             handler = resolve(target)()
             handler.add_arguments(p)
+            add_log_options(p, argparse.SUPPRESS)
             p.set_defaults(func=handler.run)
     return parser
+
+
+def add_log_options(p, default) -> None:
+    """`-q`/`--quiet` and `-v`/`--verbose`, how much the command says on stderr: given before the
+    command's name or after it (`solverspace -q count ...`, `solverspace count ... -q`). A command
+    with a `-q` of its own (no progress bar) keeps it: the two mean the same. Their defaults are
+    `argparse.SUPPRESS`, so that a sub-parser does not overwrite what the main parser read."""
+    taken = {option for action in p._actions for option in action.option_strings}
+    if "-q" not in taken:
+        p.add_argument("-q", "--quiet", dest="log_quiet", action="store_true", default=default,
+                       help="say only warnings and errors on stderr (no progress, no waits)")
+    if "-v" not in taken:
+        p.add_argument("-v", "--verbose", dest="log_verbose", action="store_true", default=default,
+                       help="say debug messages too on stderr")
