@@ -5,9 +5,17 @@ extension refused before anything is written, and `solverspace cache`."""
 from __future__ import annotations
 
 import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+import solverspace
 from solverspace.cli import build_parser, main
 from solverspace.cli.parser import COMMANDS
 
@@ -179,3 +187,83 @@ def test_cache_follows_xdg_cache_home(capsys, tmp_path, monkeypatch):
     code, out, _ = run(capsys, "cache", "--json")
     assert code == 0 and json.loads(out)["path"] == str(tmp_path / "xdg" / "solverspace")
     assert not json.loads(out)["exists"]
+
+
+# --- messages through logging --------------------------------------------------------------------
+ROOT = Path(solverspace.__file__).resolve().parent.parent
+
+
+def test_the_library_writes_no_message_to_stderr_itself():
+    """Outside the command line (and `core.messages`, its one writer), no module prints to
+    stderr or imports the writer: the library's messages are log records."""
+    offenders = []
+    for folder in ("solverspace", "translators"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative.startswith("solverspace/cli/") or relative == "solverspace/core/messages.py":
+                continue
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"file\s*=\s*sys\.stderr|sys\.stderr\.write|core\.messages import", text):
+                offenders.append(relative)
+    assert offenders == []
+
+
+def test_the_package_adds_a_null_handler_only_and_main_leaves_logging_as_it_was(capsys, space):
+    logger = logging.getLogger("solverspace")
+    before = (list(logger.handlers), logger.level, logger.propagate)
+    assert [type(h) for h in before[0]] == [logging.NullHandler]
+    assert run(capsys, "count", space, "--backend", "reference")[0] == 0
+    assert (list(logger.handlers), logger.level, logger.propagate) == before
+
+
+@pytest.fixture
+def every_wait_said(monkeypatch, tmp_path):
+    """Every wait said at once, and a cold cache: a count on the C backend has waits to say."""
+    from solverspace.translators.c import build
+    monkeypatch.setattr(build, "ANNOUNCE_AFTER", 0.0)
+    monkeypatch.setenv("SOLVERSPACE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_before_or_after_the_command_says_nothing(capsys, space, every_wait_said, where):
+    argv = ["-q", "count", space, "--backend", "c"] if where == "before" else ["count", space, "--backend", "c", "-q"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and out.startswith("12 valid configurations") and err == ""
+
+
+@pytest.mark.needs_cc
+def test_waits_are_said_by_default_and_verbose_adds_debug(capsys, space, every_wait_said):
+    code, out, err = run(capsys, "count", space, "--backend", "c")
+    assert code == 0 and "solverspace: compiling " in err and "from the cache" not in err
+    code, out, err = run(capsys, "-v", "count", space, "--backend", "c")     # warm: the module comes from the cache
+    assert code == 0 and f"from the cache {Path(os.environ['SOLVERSPACE_CACHE'])}" in err
+    code, _, err = run(capsys, "settings", space, "--verbose")
+    assert code == 0
+
+
+def test_quiet_and_verbose_together_are_refused(capsys, space):
+    with pytest.raises(SystemExit) as exit_:
+        main(["-q", "count", space, "-v"])
+    assert exit_.value.code == 2 and "give one of them" in capsys.readouterr().err
+
+
+def test_a_local_dask_cluster_says_nothing_of_a_port_in_use(tmp_path, space):
+    """Dask's 'Port 8787 is already in use' warning (its HTTP server's default port) does not leak:
+    the local cluster listens on any free port."""
+    pytest.importorskip("distributed")
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))
+        holder.listen()
+    except OSError:
+        pass   # taken already: all the better
+    try:
+        env = dict(os.environ, PYTHONPATH=str(ROOT), SOLVERSPACE_CACHE=str(tmp_path / "cache"))
+        done = subprocess.run([sys.executable, "-m", "solverspace", "count", space, "--engine", "dask", "--workers", "1"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    finally:
+        holder.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("12 valid configurations")
+    assert "already in use" not in done.stderr and "Warning" not in done.stderr, done.stderr

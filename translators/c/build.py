@@ -88,6 +88,7 @@ def flags(quick: bool | str = False) -> list[str]:
 ANNOUNCE_AFTER = 1.0   # seconds: a wait expected (or found) to take this long is said
 WAITS: list = []       # callables told of a long wait (one line of text, no newline); see the module docstring
 _WAITS_LOG = logging.getLogger("solverspace.waits")
+_log = logging.getLogger(__name__)
 
 # Seconds of CPU per compile and per byte of the generated source, at -O0 (True), -O2 (False)
 # and -O1, measured on this project's 2-core machine under a load of 2 (T1 modules 30-91 kB:
@@ -296,6 +297,7 @@ def build(source: str, cdef: str, quick: bool | str = False):
     directory = cache_dir()
     module = _import(directory, name)
     if module is not None:
+        _log.debug(f"compiled module {name} from the cache {directory}")
         return module
     with _build_lock(directory, name):  # one build per entry at a time: a module and its sidecar agree
         module = _import(directory, name)  # built by another process while we waited
