@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -267,3 +268,17 @@ def test_a_local_dask_cluster_says_nothing_of_a_port_in_use(tmp_path, space):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("12 valid configurations")
     assert "already in use" not in done.stderr and "Warning" not in done.stderr, done.stderr
+
+
+# --- an example in every --help -------------------------------------------------------------------
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_help_ends_with_an_example_the_parser_reads(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert text.count("\nexample:\n  solverspace ") == 1, text[-300:]
+    example = text.rsplit("example:\n", 1)[1].strip()
+    assert example.startswith(f"solverspace {command} ")
+    words = shlex.split(re.sub(r"\$\(.*\)", "", example).split(" > ")[0])[1:]   # no command substitution, no redirection
+    args, extra = build_parser(command).parse_known_args(words)
+    assert args.command == command and all("=" in e for e in extra), extra

@@ -10,6 +10,8 @@ from solverspace.core.cache import cache_info, clear_cache
 
 
 class Cache(Command):
+    example = "solverspace cache clear"
+
     def add_arguments(self, p):
         p.add_argument("action", nargs="?", choices=["info", "clear"], default="info",
                        help="info (default): the directory, its entries and their size, per kind; clear: remove "

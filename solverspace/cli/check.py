@@ -20,6 +20,8 @@ JSON_KEYS = ("{\"valid\": true, false or null (unknown: the search stopped), \"c
 
 
 class Check(Command):
+    example = "solverspace check gemm dim_m=16 dim_n=16 blk_m=64"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("assignment", nargs="*", metavar="NAME=VALUE")

@@ -14,6 +14,8 @@ from solverspace.registry.backends import backends_with
 
 
 class Count(Command):
+    example = "solverspace count gemm --set device=a100 --json"
+
     def add_arguments(self, p):
         add_common(p), add_running(p, backends_with("count")), add_engine(p)
         p.add_argument("--json", action="store_true",

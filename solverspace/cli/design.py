@@ -14,6 +14,8 @@ from solverspace.core.output import STDOUT, check_output_path, is_standard_outpu
 
 
 class Design(Command):
+    example = "solverspace design gemm --set device=tiny -n 16 --method sobol"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("-n", type=sample_size, required=True, help="how many design points (at least 1)")

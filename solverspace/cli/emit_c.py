@@ -7,6 +7,8 @@ from solverspace.cli.outputs import add_json, print_json
 
 
 class EmitC(Command):
+    example = "solverspace emit-c gemm --set device=tiny > gemm_tiny.c"
+
     def add_arguments(self, p):
         add_common(p), add_optimizations(p)
         p.add_argument("--derived", help="comma-separated derived values to add as columns")

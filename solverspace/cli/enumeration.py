@@ -15,6 +15,8 @@ from solverspace.registry.backends import backends_with
 
 
 class Enumerate(Command):
+    example = "solverspace enumerate gemm --set device=tiny -o gemm-tiny.csv"
+
     def add_arguments(self, p):
         add_common(p), add_running(p, backends_with("write")), add_engine(p, listing=True)
         p.add_argument("-o", "--output", required=True,

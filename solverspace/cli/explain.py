@@ -11,6 +11,8 @@ from solverspace.core.messages import say
 
 
 class Explain(Command):
+    example = "solverspace explain gemm --set device=tiny"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("--plot", metavar="FILE", help="also draw the DAG by level set (.svg/.png/.pdf; needs the plot extra)")

@@ -11,6 +11,8 @@ from solverspace.io.t1 import write_t1
 
 
 class ExportT1(Command):
+    example = "solverspace export-t1 gemm -o gemm.t1.json"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("-o", "--output", required=True, help="the T1 .json file to write")

@@ -8,6 +8,8 @@ from solverspace.core.errors import SolverspaceError
 
 
 class Get(Command):
+    example = "solverspace get gemm --set device=tiny 0 1 -1"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("index", type=int, nargs="+", help="positions (negative counts from the end)")

@@ -15,6 +15,8 @@ from solverspace.integrations.kernel_tuner.cache import CacheMeasure, CacheWrite
 
 
 class CacheCheck(Command):
+    example = "solverspace cache-check my_kernel.py brute_force_cache.json --limit 5"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("cache", help="a Kernel Tuner cache file (JSON, open or closed)")

@@ -15,6 +15,8 @@ from solverspace.core.messages import say
 
 
 class Neighbors(Command):
+    example = "solverspace neighbors gemm --set device=tiny --count $(solverspace get gemm --set device=tiny 0)"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("assignment", nargs="*", metavar="NAME=VALUE", help="a valid configuration: every parameter")

@@ -79,11 +79,17 @@ def _terminal_columns() -> int:
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's help formatter with the default width found as argparse finds it, without
-    shutil: argparse makes a formatter for every `add_argument` (to check its metavar)."""
+    shutil: argparse makes a formatter for every `add_argument` (to check its metavar). An
+    epilog that starts with `example:` is kept as written (a command line is not reflowed)."""
 
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
         super().__init__(prog, indent_increment, max_help_position,
                          _terminal_columns() - 2 if width is None else width)
+
+    def _fill_text(self, text, width, indent):
+        if text.startswith("example:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def _version() -> str:
@@ -107,9 +113,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, (target, line) in COMMANDS.items():
         if command is not None and command in COMMANDS and name != command:
             continue
-        p = sub.add_parser(name, help=line, description=line, formatter_class=_Formatter)
-        if command is None or name == command:
-            handler = resolve(target)()
+        handler = resolve(target)() if command is None or name == command else None
+        epilog = f"example:\n  {handler.example}" if handler is not None and handler.example else None
+        p = sub.add_parser(name, help=line, description=line, epilog=epilog, formatter_class=_Formatter)
+        if handler is not None:
             handler.add_arguments(p)
             add_log_options(p, argparse.SUPPRESS)
             p.set_defaults(func=handler.run)

@@ -12,6 +12,8 @@ from solverspace.core.orders import format_value
 
 
 class Repair(Command):
+    example = "solverspace repair gemm --set device=tiny --indices 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("assignment", nargs="*", metavar="NAME=VALUE",

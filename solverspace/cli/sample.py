@@ -18,6 +18,8 @@ from solverspace.core.output import STDOUT, atomic_output, check_output_path, is
 
 
 class Sample(Command):
+    example = "solverspace sample gemm -n 100 --seed 1 -o sample.csv"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("-n", type=sample_size, required=True,
@@ -34,7 +36,7 @@ class Sample(Command):
         p.add_argument("-o", "--output", help="write .csv, .jsonl, .npy or .parquet (plus FILE.meta.json with seed "
                                              "and method) instead of printing CSV")
         p.add_argument("--sep", type=SEPARATOR, default=",", help="CSV field separator, one character")
-        p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress bar; only warnings and errors on stderr")
         add_engine(p)
         p.add_argument("--workers", type=WORKERS, default=None, metavar="N",
                        help="--engine dask: worker processes of the local cluster (default: all cores)")

@@ -7,6 +7,8 @@ from solverspace.cli.outputs import add_json, print_json
 
 
 class Settings(Command):
+    example = "solverspace settings gemm"
+
     def add_arguments(self, p):
         add_common(p)
         add_json(p, "a list with one object per setting: {\"name\", \"value\" (with --set applied), \"default\", "

@@ -14,6 +14,8 @@ from solverspace.space import Space
 
 
 class Sweep(Command):
+    example = "solverspace sweep gemm --set device=k40c,a100 --set precision=single,double"
+
     def add_arguments(self, p):
         p.add_argument("space", help="a space file, or a built-in space name (gemm)")
         p.add_argument("--set", action="append", metavar="NAME=V1,V2,...",

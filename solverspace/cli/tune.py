@@ -26,6 +26,9 @@ MEASURE = ("measure", "--measure CMD", "run a command", "--measure './bench {x}'
 
 
 class Tune(Command):
+    example = ("solverspace tune gemm --set device=tiny --measure './bench {dim_m} {dim_n} "
+               "{blk_m} {blk_n} {blk_k}' --max-measurements 50")
+
     def __init__(self):
         self.options = [resolve(target)() for target in TUNE_OPTIONS]
 
@@ -71,7 +74,7 @@ class Tune(Command):
         p.add_argument("--json", action="store_true",
                        help="print one JSON object with the result: {\"best\", \"time\", \"proven\", \"status\", \"top\", "
                             "\"measured\", \"reused\", \"failed\", ...}")
-        p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress; only warnings and errors on stderr")
         for option in self.options:
             option.add_arguments(p.add_argument_group(option.title))
 

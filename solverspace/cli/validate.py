@@ -9,6 +9,8 @@ from solverspace.validation.validate import ALL_BACKENDS, validate
 
 
 class Validate(Command):
+    example = "solverspace validate gemm --set device=tiny"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("--reference-limit", type=NON_NEGATIVE, default=100_000, metavar="N",
