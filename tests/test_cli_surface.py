@@ -282,3 +282,24 @@ def test_every_help_ends_with_an_example_the_parser_reads(command, capsys):
     words = shlex.split(re.sub(r"\$\(.*\)", "", example).split(" > ")[0])[1:]   # no command substitution, no redirection
     args, extra = build_parser(command).parse_known_args(words)
     assert args.command == command and all("=" in e for e in extra), extra
+
+
+ORDERS = ('seq = permutation(["i", "j", "k"])\nopt = sequence(["a", "b", "c"], 1, 2)\nt = range(0, len(opt) + 1)\n'
+          'require(before(seq, "i", "j"))\nrequire(position(opt, "b") <= t)\n')
+
+
+def test_an_order_is_its_text_in_every_json_answer(capsys, tmp_path):
+    """As in CSV and JSON Lines files: `i>j>k`, whichever command prints the configuration."""
+    path = tmp_path / "orders.py"
+    path.write_text(ORDERS)
+    answers = {
+        "get": [c["configuration"] for c in json.loads(run(capsys, "get", path, "0", "--json")[1])],
+        "sample": json.loads(run(capsys, "sample", path, "-n", "3", "--json")[1])["configurations"],
+        "check": [json.loads(run(capsys, "check", path, "seq=i>j>k", "--json")[1])["completion"]],
+        "neighbors": json.loads(run(capsys, "neighbors", path, "seq=i>j>k", "opt=b", "t=1", "--json")[1]),
+    }
+    for command, configurations in answers.items():
+        assert configurations, command
+        for configuration in configurations:
+            assert isinstance(configuration["seq"], str) and sorted(configuration["seq"].split(">")) == ["i", "j", "k"]
+            assert isinstance(configuration["opt"], str), command

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from solverspace.core.errors import OptionError, OutputError
 from solverspace.core.messages import say
+from solverspace.core.orders import format_value
 from solverspace.core.output import check_not_input, is_stdout
 
 
@@ -44,17 +45,18 @@ def print_json(document) -> None:
 
 
 def json_value(value):
-    """A value as JSON holds it: an order (a tuple of items) as a list of its items; an exact
-    fraction (a derived value) as its text, `"7/2"`."""
+    """A value as JSON holds it: an order (a tuple of items) as the text every output writes
+    (`i>j>k`, as in CSV and JSON Lines files, `get` and `best --json`); an exact fraction (a
+    derived value) as its text, `"7/2"`."""
     if type(value) is tuple:
-        return list(value)
+        return format_value(value)
     if isinstance(value, Fraction):
         return value.numerator if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
     return value
 
 
 def configuration_json(names, values) -> dict:
-    """A configuration as a JSON object: parameter name -> value (orders as lists)."""
+    """A configuration as a JSON object: parameter name -> value (`json_value`)."""
     return {name: json_value(value) for name, value in zip(names, values)}
 
 
@@ -81,5 +83,5 @@ def report_written(args, line: str, document: dict) -> None:
 
 def rows_json(rows) -> list[dict]:
     """The rows of a table held in memory (a structured array: a sample, a design) as JSON
-    objects, orders as lists of their items."""
+    objects (orders are already their text there)."""
     return [configuration_json(rows.dtype.names, row.tolist()) for row in rows]
