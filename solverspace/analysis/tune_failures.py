@@ -77,5 +77,6 @@ class FailureStreak:
             f"tune stopped: the first {len(self.keys)} configurations measured with {self.describe!r} all failed the "
             f"same way ({kind}); the rest of the space was not measured. Last: {self.last}",
             hint=("run the command by hand on one configuration to see why it fails; if some configurations "
-                  "really fail that way, raise the limit (--stop-after-failures K; 0: never stop). These failures "
+                  "really fail that way, raise the limit (--stop-after-failures K, in Python stop_after_failures=K; "
+                  "0: never stop). These failures "
                   "were not kept: the next run measures those configurations again"))

@@ -40,8 +40,9 @@ def check_rows_format(path, option: str = "-o") -> None:
 
 
 def print_json(document) -> None:
-    """A `--json` answer: one JSON document, one line, on standard output."""
-    print(json.dumps(document))
+    """A `--json` answer: one JSON document, one line, on standard output (an exact fraction as
+    its text, `"7/2"`; any other value JSON has no type for, a setting's, as its `str`)."""
+    print(json.dumps(document, default=lambda value: json_value(value) if isinstance(value, Fraction) else str(value)))
 
 
 def json_value(value):
