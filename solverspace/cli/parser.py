@@ -12,7 +12,9 @@ To add a subcommand:
    `add_running(p, backends)`, `add_engine(p)`, `add_optimizations(p)` of
    `solverspace.cli.commands` as it needs); `run(args) -> int` returns the exit code (0 done, 1 a
    negative answer, errors raised as `SolverspaceError`, which `main` prints and turns into exit
-   code 2), reads `args` and never changes it, and runs no other command;
+   code 2), reads `args` and never changes it, and runs no other command; its answer goes to
+   standard output (with `--json`, one JSON document: `solverspace.cli.outputs`), its messages to
+   standard error; `example` is one command line using it (the end of its `--help`);
 2. add its row to `COMMANDS` below: its name, the class, the line `solverspace --help` shows for it.
    `solverspace --help` lists the commands in the table's order.
 """
