@@ -6,6 +6,7 @@
 """
 __version__ = "0.1.0"   # the one version: pyproject.toml reads it from here (`[tool.setuptools.dynamic]`)
 
+import logging as _logging
 import sys as _sys
 from importlib.util import spec_from_file_location as _spec_from_file_location
 from pathlib import Path as _Path
@@ -35,6 +36,11 @@ from solverspace.core.moved import MovedFinder as _MovedFinder  # noqa: E402  (o
 
 if _MovedFinder not in _sys.meta_path:
     _sys.meta_path.append(_MovedFinder)
+
+# The library logs through the `solverspace` logger and its children (`logging.getLogger(__name__)`)
+# and prints nothing itself; a program that wants the messages configures logging (the command
+# line does: `-q`, `-v`). The NullHandler keeps Python's last-resort handler from printing them.
+_logging.getLogger("solverspace").addHandler(_logging.NullHandler())
 
 from solverspace.core.errors import (
     BackendUnavailableError, OptionError, OutputError, SettingError, SolverspaceError, SolverspaceNote,

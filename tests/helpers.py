@@ -532,3 +532,11 @@ def run(tune, cache, strategy, options=None, **extra):
     """`tune` (Kernel Tuner's `tune_kernel` or ours) on the toy space in simulation mode from `cache`."""
     return tune("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS), cache=str(cache),
                 simulation_mode=True, strategy=strategy, strategy_options=options, quiet=True, verbose=False, **extra)
+
+
+def logged(caplog) -> str:
+    """What the library logged through its `solverspace` loggers since the last call, one message
+    a line (the records are then cleared): its notices are log records, not lines on stderr."""
+    said = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("solverspace."))
+    caplog.clear()
+    return said

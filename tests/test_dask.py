@@ -195,7 +195,7 @@ def test_command_line(cluster, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["count"] == 336
     assert main(["enumerate", *common, "-o", str(tmp_path / "out"), "--format", "npy", "--partitions", "3"]) == 0
     captured = capsys.readouterr()
-    assert "wrote 336 configurations" in captured.out and "3/3 partitions done" in captured.err
+    assert "wrote 336 configurations" in captured.err and "3/3 partitions done" in captured.err and not captured.out
     assert main(["sample", *common, "-n", "4", "--seed", "5", "-o", str(tmp_path / "s.csv")]) == 0
     assert main(["sample", "gemm", "--set", "device=tiny", "-n", "4", "--seed", "5", "-o", str(tmp_path / "l.csv")]) == 0
     assert (tmp_path / "s.csv").read_text() == (tmp_path / "l.csv").read_text()

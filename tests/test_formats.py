@@ -197,7 +197,7 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch, capsys):
 def test_enumerate_command_formats(tmp_path, capsys, fmt, reader):
     target = tmp_path / f"gemm.{fmt}"
     assert main(["enumerate", "gemm", "--set", "device=tiny", "-o", str(target), "-q"]) == 0
-    assert "wrote 336 configurations" in capsys.readouterr().out
+    assert "wrote 336 configurations" in capsys.readouterr().err
     assert reader(target) == (Space.load("gemm", {"device": "tiny"}).parameters,
                               list(Space.load("gemm", {"device": "tiny"}).rows("c")))
 

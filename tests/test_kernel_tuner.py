@@ -21,7 +21,8 @@ from kernel_tuner.searchspace import Searchspace as KernelTunerSearchspace   # n
 from solverspace import Space                                                 # noqa: E402
 from solverspace.core.errors import OptionError, SolverspaceError             # noqa: E402
 from solverspace.integrations.kernel_tuner.searchspace import NEIGHBOR_METHODS, Searchspace, build_space, tune_kernel  # noqa: E402
-from tests.helpers import FAST_FILES, MAX_THREADS, TOY, TOY_RESTRICTIONS, peer_file, run, t1_arguments  # noqa: E402
+from tests.helpers import (  # noqa: E402
+    FAST_FILES, MAX_THREADS, TOY, TOY_RESTRICTIONS, logged, peer_file, run, t1_arguments)
 
 
 SLOW_FILES = ["willemsen2025/atf_prl", "benchmark_hub_T1/gemm_milo", "benchmark_hub_T1/hotspot_milo", "kernel_tuner_paper_T1/gemm",
@@ -125,7 +126,7 @@ def test_searchspace_of_a_space_needs_no_list_and_samples_are_seeded():
 
 
 # ---------------------------------------------------------------------------------- restrictions
-def test_callables_are_python_predicates_as_kernel_tuner_calls_them(capsys):
+def test_callables_are_python_predicates_as_kernel_tuner_calls_them(caplog):
     tune_params = {"block_size_x": [16, 32, 64, 128], "block_size_y": [1, 2, 4, 8], "tile": [1, 2, 3, 4]}
     def monolithic(p):
         return p["block_size_x"] * p["tile"] <= 256 and p["tile"] != 3
@@ -143,9 +144,9 @@ def test_callables_are_python_predicates_as_kernel_tuner_calls_them(capsys):
     for restrictions, in_python in cases:
         ours = Searchspace(tune_params, restrictions, MAX_THREADS)
         assert set(ours.list) == set(expected.list)
-        assert ("run in Python" in capsys.readouterr().err) == in_python
+        assert ("run in Python" in logged(caplog)) == in_python
     ours = Searchspace(tune_params, ["block_size_x * tile <= 256", "tile != 3"], MAX_THREADS)
-    assert ours.size == expected.size and "callables" not in capsys.readouterr().err
+    assert ours.size == expected.size and "callables" not in logged(caplog)
 
 
 def test_a_string_restriction_we_cannot_read_is_refused_not_dropped():
@@ -317,7 +318,7 @@ def test_run_kernel_with_a_space_names_the_broken_constraint():
         broken_restrictions(config, space=space)
 
 
-def test_a_restriction_run_in_python_holds_inside_kernel_tuners_tuning(toy_cache, capsys):
+def test_a_restriction_run_in_python_holds_inside_kernel_tuners_tuning(toy_cache, caplog):
     path, space, times = toy_cache
     extra = "(tile_x | tile_y) != 3"     # bitwise: not translated, run by the safe evaluator
     results, _ = tune_kernel("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS) + [extra],
@@ -325,5 +326,5 @@ def test_a_restriction_run_in_python_holds_inside_kernel_tuners_tuning(toy_cache
                              strategy_options={"max_fevals": 40}, quiet=True, verbose=False)
     assert len(results) == 40 and all((r["tile_x"] | r["tile_y"]) != 3 for r in results)
     assert all(space.is_valid(tuple(r[n] for n in TOY)) for r in results)
-    assert capsys.readouterr().err.count(f"restriction {extra!r} runs in Python") == 1
+    assert logged(caplog).count(f"restriction {extra!r} runs in Python") == 1
     assert kernel_tuner.interface.Searchspace is KernelTunerSearchspace

@@ -11,6 +11,7 @@ import pytest
 
 from solverspace.core.errors import OptionError
 from solverspace.io.t1.predicates import CALLS, MAX_INT_BITS, UnsafeExpression, compile_predicate
+from tests.helpers import logged
 
 TUNE_PARAMS = {"block_size_x": [16, 32, 48, 64, 96, 128], "block_size_y": [1, 2, 3, 4, 8], "tile": [0, 1, 2, 3],
                "kind": ["ab", "b", "abc"]}
@@ -54,11 +55,11 @@ def _python(text: str) -> set:
 
 
 @pytest.mark.parametrize("text", RUN_IN_PYTHON + KERNEL_TUNER_FAILS)
-def test_the_t1_reader_refuses_these_and_they_run_in_python_said_once(text, capsys):
+def test_the_t1_reader_refuses_these_and_they_run_in_python_said_once(text, caplog):
     from solverspace.integrations.kernel_tuner.searchspace import Searchspace
     ours = Searchspace(TUNE_PARAMS, [text, "tile < 3 or block_size_y < 8"], MAX_THREADS)
-    err = capsys.readouterr().err
-    assert err.count(f"restriction {text!r} runs in Python") == 1 and "T1 reader cannot translate" in err
+    said = logged(caplog)
+    assert said.count(f"restriction {text!r} runs in Python") == 1 and "T1 reader cannot translate" in said
     expected = {c for c in _python(text) if c[2] < 3 or c[1] < 8}
     assert set(ours.list) == expected and ours.size == len(expected)
     assert all(ours.is_param_config_valid(c) == (c in expected) for c in map(lambda d: tuple(d.values()),
@@ -127,11 +128,11 @@ def test_what_the_safe_evaluator_does_not_run_is_refused_by_name(text, match, wh
     assert ("at {" in caught.value.message) == (when == "run")       # the configuration is named
 
 
-def test_an_arithmetic_error_makes_the_configuration_invalid_and_is_said(capsys):
+def test_an_arithmetic_error_makes_the_configuration_invalid_and_is_said(caplog):
     from solverspace.integrations.kernel_tuner.searchspace import Searchspace
     text = "(block_size_x // (tile - 1)) & 1 == 0"
     ours = Searchspace(TUNE_PARAMS, [text], MAX_THREADS)
-    err = capsys.readouterr().err
+    err = logged(caplog)
     assert "is undefined" in err and "'tile': 1" in err
     assert not any(c[2] == 1 for c in ours.list)
     expected = _python(f"tile != 1 and ({text})")

@@ -77,7 +77,7 @@ def test_a_missing_partition_is_refused_not_reported_as_written(scheduler, writt
     capsys.readouterr()
     assert main(enumerate_command(scheduler, out)) == 2
     captured = capsys.readouterr()
-    assert "wrote" not in captured.out
+    assert "wrote" not in captured.out + captured.err
     assert "partition entry 1" in captured.err and "delete the directory" in captured.err
     assert sorted(p.name for p in out.iterdir()) == sorted([NAME, manifest["partitions"][0]["file"],
                                                             manifest["partitions"][1]["file"]])

@@ -226,7 +226,8 @@ def test_the_command_line_records_a_failing_command(tmp_path, capsys):
     path = tmp_path / "small.py"
     path.write_text(SMALL)
     db = tmp_path / "runs.sqlite"
-    code = main(["tune", str(path), "--bound", MODEL, "--measure", "false", "--db", str(db), "--json"])
+    code = main(["tune", str(path), "--bound", MODEL, "--measure", "false", "--db", str(db), "--json",
+                 "--stop-after-failures", "0"])   # else it stops after the first 10 (tests/test_tune_failures.py)
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert code == 1 and result["best"] is None and result["failed"]

@@ -211,8 +211,8 @@ def answer_is_clean(name: str, out: str, total: int) -> None:
     elif name == "sweep":
         rows = [json.loads(line) for line in lines]
         assert len(rows) == 20 and all(isinstance(r["count"], int) for r in rows), out
-    elif name == "enumerate":
-        assert len(lines) == 1 and re.match(rf"wrote ({total}|{total:,}) configurations to gemm.csv", lines[0]), out
+    elif name == "enumerate":   # the answer is the file; what was written is said on stderr
+        assert out == "", out
     elif name == "get":
         assert len(lines) == 1 and lines[0].startswith("dim_m=") and len(lines[0].split()) == 15, out
     elif name == "check":

@@ -141,6 +141,12 @@ class Counterexample:
             lines += [f"    {name}: {text}  ->  {value}" for name, text, value in self.constraints]
         return "\n".join(lines)
 
+    def as_dict(self) -> dict:
+        """The counterexample as plain data (`validate --json`); values as `render` shows them."""
+        return {"reason": self.reason, "command": self.command, "verdicts": dict(self.verdicts),
+                "derived": {k: _show(v) for k, v in self.derived.items()},
+                "constraints": [{"name": name, "text": text, "value": value} for name, text, value in self.constraints]}
+
 
 @dataclass
 class Report:
@@ -177,6 +183,16 @@ class Report:
                     [r[4].rjust(widths[4]), r[5]]
             out.append("  ".join(cells).rstrip())
         return "\n".join(out)
+
+    def as_dict(self) -> dict:
+        """The report as plain data (`validate --json`): the verdict, each backend's outcome
+        (`digest` as `table` shows it, 16 hex digits), the problems and the counterexamples."""
+        return {"space": self.space, "settings": dict(self.settings), "status": self.status, "agree": self.agree,
+                "verdict": self.verdict, "problems": list(self.problems),
+                "backends": [{"backend": o.backend, "status": o.status, "count": o.count, "undefined": o.undefined,
+                              "digest": f"{o.digest:016x}" if o.digest is not None else None,
+                              "seconds": round(o.seconds, 6), "note": o.note} for o in self.outcomes],
+                "counterexamples": [c.as_dict() for c in self.counterexamples]}
 
     def render(self) -> str:
         title = f"validate {self.space}"

@@ -63,3 +63,30 @@ def _bounds(bounds: Bounds, name: str) -> str:
         return str(bounds.of(name))
     except ValueError as exc:
         return f"unbounded: {exc}"
+
+
+def explain_dict(plan: Plan) -> dict:
+    """What `explain` shows, as plain data (`explain --json`): the space file, its settings,
+    parameters (column order), derived values, constraints, the DAG's level sets and the loop plan
+    (each derived value and constraint placed at the earliest loop; `prelude`: before any loop).
+    Expressions are written as the space language reads them (`to_source`)."""
+    model = plan.model
+    bounds = model.analysis.bounds
+    return {
+        "space": str(model.source),
+        "settings": [{"name": s.name, "value": s.value, "default": s.default, "overridden": bool(s.overridden),
+                      "choices": list(s.choices) if s.choices else None, "doc": s.doc or None}
+                     for s in model.settings],
+        "parameters": [{"name": p.name, "domain": to_source(p.domain), "kind": p.kind, "values_in": _bounds(bounds, p.name)}
+                       for p in model.parameters],
+        "derived": [{"name": d.name, "expr": to_source(d.expr), "values_in": _bounds(bounds, d.name)} for d in model.derived],
+        "constraints": [{"name": c.name, "polarity": c.polarity, "expr": to_source(c.expr), "kind": c.kind,
+                         "line": c.line or None} for c in model.constraints],
+        "level_sets": [{"parameters": list(level["parameters"]), "constraints": list(level["constraints"])}
+                       for level in model.analysis.dag.level_sets],
+        "loop_plan": {"prelude": {"derived": [d.name for d in plan.prelude_derived],
+                                  "constraints": [c.name for c in plan.prelude_constraints]},
+                      "loops": [{"parameter": level.parameter.name, "domain": to_source(level.parameter.domain),
+                                 "derived": [d.name for d in level.derived],
+                                 "constraints": [c.name for c in level.constraints]} for level in plan.levels]},
+    }

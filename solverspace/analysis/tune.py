@@ -55,7 +55,6 @@ import hashlib
 import heapq
 import json
 import math
-import os
 import statistics
 import time
 import warnings
@@ -78,12 +77,12 @@ from solverspace.lang.printing import to_source
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.analysis.search import admitted
 from solverspace.analysis.tune_db import TuneDB, bound_text, canonical_key
+from solverspace.analysis.tune_failures import SAME_FAILURE_LIMIT, FailureStreak, check_failure_limit
 from solverspace.analysis.tune_measure import Command, DidNotRun, Function
 
 AGGREGATES = {"min": min, "median": statistics.median}
 STATUSES = ("ok", "failed", "timeout", "invalid output", "below bound")
 KEEP_PRUNED = 10        # how many of the largest pruned subtrees are explained
-CANNOT_RUN_LIMIT = 3    # identical "cannot run" failures (exit 126/127) before tune stops
 
 
 # ---------------------------------------------------------------------------------- results
@@ -363,19 +362,21 @@ def check_options(top, max_measurements, time_limit, repeat, aggregate, timeout)
 def tune(plan, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
          time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db: str = ":memory:",
          timeout: float | None = None, progress: Callable[[str], None] | None = None,
-         keep_pruned: int = KEEP_PRUNED, sinks=()) -> TuneResult:
+         keep_pruned: int = KEEP_PRUNED, sinks=(), stop_after_failures: int = SAME_FAILURE_LIMIT) -> TuneResult:
     """Measured search over `plan` (see the module's documentation). `measure`: a callable
     (configuration dict -> seconds) or a shell command template ("./bench {dim_m} {dim_n}");
     `bound`: the model's text (None: the space's declared cost); `db`: the SQLite file
     (":memory:": none kept); `timeout`: seconds a command may run; `progress(message)`: told
     each measurement and the bound violations; `sinks`: `Sink`s given every measurement as it is
-    made, and closed on any exit (also when this call fails before the search starts)."""
+    made, and closed on any exit (also when this call fails before the search starts);
+    `stop_after_failures`: stop (`OptionError`) when the first this many new measurements all
+    failed the same way (0: never; `analysis.tune_failures`)."""
     start = time.perf_counter()
     sinks = _check_sinks(sinks)
     try:
         result = _tune(plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
                        repeat=repeat, aggregate=aggregate, db=db, timeout=timeout, progress=progress,
-                       keep_pruned=keep_pruned, sinks=sinks, start=start)
+                       keep_pruned=keep_pruned, sinks=sinks, start=start, stop_after_failures=stop_after_failures)
     except BaseException as exc:
         _close_sinks(sinks, exc)
         raise
@@ -414,8 +415,9 @@ def _close_sinks(sinks: list, in_flight: BaseException | None = None) -> None:
 
 
 def _tune(plan, measure, bound, *, top, max_measurements, time_limit, repeat, aggregate, db, timeout, progress,
-          keep_pruned, sinks, start) -> TuneResult:
+          keep_pruned, sinks, start, stop_after_failures) -> TuneResult:
     check_options(top, max_measurements, time_limit, repeat, aggregate, timeout)
+    check_failure_limit(stop_after_failures)
     model = plan.model
     expr, given = model_or_declared(model, bound)
     if model.kinds.is_string(expr):
@@ -433,7 +435,8 @@ def _tune(plan, measure, bound, *, top, max_measurements, time_limit, repeat, ag
             (progress or (lambda message: None))(note)
         search = _Search(plan, expr, measurer, store, top=top, max_measurements=max_measurements,
                          deadline=None if time_limit is None else start + time_limit, repeat=repeat,
-                         aggregate=aggregate, progress=progress, keep_pruned=keep_pruned, sinks=sinks)
+                         aggregate=aggregate, progress=progress, keep_pruned=keep_pruned, sinks=sinks,
+                         stop_after_failures=stop_after_failures)
         search.run(result)
         result.seconds = time.perf_counter() - start
         _record_summary(store, result)
@@ -498,7 +501,7 @@ def _may_be_undefined(expr: ir.Expr) -> list:
 
 class _Search:
     def __init__(self, plan, expr, measurer, store: TuneDB, *, top, max_measurements, deadline, repeat,
-                 aggregate, progress, keep_pruned, sinks=()):
+                 aggregate, progress, keep_pruned, sinks=(), stop_after_failures=SAME_FAILURE_LIMIT):
         self.plan, self.measurer, self.store = plan, measurer, store
         self.sinks = list(sinks)
         self.top, self.max_measurements, self.deadline = top, max_measurements, deadline
@@ -511,7 +514,7 @@ class _Search:
         self.exact = compile_expr(expr)
         self.risky = _may_be_undefined(expr)
         self.last = len(self.levels) - 1
-        self.cannot_run: list = []    # (key, exit status, message) while every measurement could not run
+        self.streak = FailureStreak(measurer.describe, store.forget, stop_after_failures)
         self.names = plan.model.parameter_names
         self.tie = tie_key(plan.model)
         self.best: list = []          # sorted (time, tie key, Measurement), at most `top`
@@ -684,13 +687,13 @@ class _Search:
                             error=stored["error"], terms=terms)
             self._report(m)
             return m
-        times, status, error, cannot_run = [], "ok", None, None
+        times, status, error, failed = [], "ok", None, None
         start = time.perf_counter()
         for _ in range(self.repeat):
             try:
                 times.append(self.measurer.once(env))
             except DidNotRun as failure:
-                status, error, cannot_run = failure.status, failure.message, failure.cannot_run
+                status, error, failed = failure.status, failure.message, failure
                 break
         value = self.aggregate(times) if status == "ok" else None
         if status == "ok" and value < bound:
@@ -700,31 +703,8 @@ class _Search:
         result.measured += 1
         m = Measurement(config, times, value, status, bound, term, error=error, terms=terms)
         self._report(m)
-        self._stop_if_it_cannot_run(key, cannot_run, m)
+        self.streak.see(key, failed)
         return m
-
-    def _stop_if_it_cannot_run(self, key: str, cannot_run: int | None, m: Measurement) -> None:
-        """Stop (a typed error: exit 2) when the first measurements of this run all fail because
-        the program cannot be run (exit 126/127: missing, a directory, not executable): every
-        configuration would fail the same way. Their rows are removed, so that the next run,
-        once the program is there, measures them."""
-        if self.cannot_run is None:
-            return
-        if cannot_run is None or (self.cannot_run and self.cannot_run[0][1] != cannot_run):
-            self.cannot_run = None      # something else happened: a real measurement, or another failure
-            return
-        self.cannot_run.append((key, cannot_run, m.error))
-        if len(self.cannot_run) < CANNOT_RUN_LIMIT:
-            return
-        self.store.forget([k for k, _, _ in self.cannot_run])
-        why = {126: "found but cannot be executed (a directory, or no execute permission)",
-               127: "not found"}[cannot_run]
-        raise OptionError(
-            f"--measure {self.measurer.describe!r}: the command cannot run: the first {len(self.cannot_run)} "
-            f"measurements all failed with exit status {cannot_run}, the program {why}; last: {m.error}",
-            hint=("give the path of an executable program (relative paths start at the current directory, "
-                  f"{os.getcwd()}); shell syntax or a shell builtin needs sh -c '...'. These failures were not "
-                  "kept: the next run measures those configurations again"))
 
     def _report(self, m: Measurement) -> None:
         result = self.result

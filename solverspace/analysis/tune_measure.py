@@ -71,11 +71,15 @@ _SHELL_HINT = ("the command runs without a shell; for shell syntax write the she
 
 class DidNotRun(Exception):
     """A configuration's measurement failed; `cannot_run`: 126/127 when the program itself cannot
-    be run (the same for every configuration: `tune` stops early)."""
+    be run (the same for every configuration: `tune` stops early). `kind`: the failure without
+    the configuration's command line (the exit status and the last line on stderr, an
+    exception's text), by which `tune` tells that its first measurements all failed the same way
+    (`analysis.tune_failures`); None for a failure that says nothing of the others (a timeout,
+    a time out of range, a failure a Kernel Tuner cache records)."""
 
-    def __init__(self, status: str, message: str, cannot_run: int | None = None):
+    def __init__(self, status: str, message: str, cannot_run: int | None = None, kind: str | None = None):
         super().__init__(message)
-        self.status, self.message, self.cannot_run = status, message, cannot_run
+        self.status, self.message, self.cannot_run, self.kind = status, message, cannot_run, kind
 
 
 def time_of(value, text: str) -> float:
@@ -109,7 +113,7 @@ class Function:
         try:
             value = self.function({n: env[n] for n in self.names})
         except Exception as exc:   # the measured code's failure is a result, not the search's
-            raise DidNotRun("failed", f"{type(exc).__name__}: {exc}") from None
+            raise DidNotRun("failed", f"{type(exc).__name__}: {exc}", kind=f"{type(exc).__name__}: {exc}") from None
         return time_of(value, repr(value))
 
 
@@ -473,11 +477,13 @@ class Command:
             last = (err.decode("utf-8", "replace").strip().splitlines() or [""])[-1][-200:]
             why = f" (the program was {CANNOT_RUN[code]})" if code in CANNOT_RUN and self.script is not None else ""
             raise DidNotRun("failed", f"exit status {code}{why}: {shown}" + (f": {last}" if last else ""),
-                            cannot_run=code if code in CANNOT_RUN else None)
+                            cannot_run=code if code in CANNOT_RUN else None,
+                            kind=f"exit status {code}{why}" + (f": {last}" if last else ""))
         numbers = _NUMBER.findall(out)
         if not numbers:
             tail = out.decode("utf-8", "replace").strip()[-80:]
-            raise DidNotRun("invalid output", f"no number on stdout ({tail!r}): {shown}")
+            raise DidNotRun("invalid output", f"no number on stdout ({tail!r}): {shown}",
+                            kind=f"no number on stdout ({tail!r})")
         text = numbers[-1].decode("ascii")
         return time_of(float(text), text)
 
@@ -583,7 +589,7 @@ def run(argv: list[str], variables: dict, timeout: float | None, shown: str) -> 
             what = "is a directory" if os.path.isdir(argv[0]) else "is not executable"
             return 126, b"", f"{argv[0]}: {what}".encode()
         except (OSError, ValueError) as exc:    # an argument the system refuses (too long, not encodable)
-            raise DidNotRun("failed", f"cannot start: {exc}: {shown}") from None
+            raise DidNotRun("failed", f"cannot start: {exc}: {shown}", kind=f"cannot start: {exc}") from None
         holder.append(process)
         try:
             out, err = _tails(process, deadline)

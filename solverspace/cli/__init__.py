@@ -2,18 +2,26 @@
 
 `main` parses the arguments (`solverspace.cli.parser`, which imports the module of the command
 asked for: `solverspace.cli.count`, ...), runs the command and turns errors, SIGTERM and Ctrl-C
-into messages and exit codes."""
+into messages and exit codes.
+
+Answers go to standard output; messages go to standard error. The library's messages are log
+records of the `solverspace` logger (and its children); for the run of a command `main` shows
+them on standard error, one line each as the library wrote it (a long wait of
+`solverspace.waits` as `solverspace: ...`): INFO and above by default, warnings and errors only
+with `-q`/`--quiet`, DEBUG too with `-v`/`--verbose` (before the command's name or after it).
+`-q` also turns off a command's progress bar, as the command's own `-q` does."""
 from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import os
 import signal
 import sys
 import warnings
 
 from solverspace.cli.files import check_files
-from solverspace.cli.parser import LISTING_BACKENDS, build_parser
+from solverspace.cli.parser import LISTING_BACKENDS, LOG_OPTIONS, build_parser
 from solverspace.core.errors import SolverspaceError, SolverspaceWarning
 from solverspace.lang.evaluate import allow_integers_of_any_length
 from solverspace.core.messages import say
@@ -75,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv else "")
+    # the command's name: the first word after the options of `solverspace` itself (-q, -v)
+    parser = build_parser(next((word for word in argv if word not in LOG_OPTIONS), ""))
     args, extra = parser.parse_known_args(argv)
     # `check SPACE --set a=b k=v ...` (and neighbors, repair): argparse stops filling a positional
     # list at an option
@@ -87,7 +96,13 @@ def _main(argv: list[str] | None) -> int:
         given = [o for o in ("scheduler", "partitions", "format") if getattr(args, o, None) is not None]
         if given:
             parser.error(f"--{given[0]} is an option of --engine dask")
-    quiet_again = _say_waits(args)
+    quiet = bool(getattr(args, "log_quiet", False) or getattr(args, "quiet", False))
+    verbose = bool(getattr(args, "log_verbose", False))
+    if quiet and verbose:
+        parser.error("-q/--quiet and -v/--verbose: give one of them")
+    if quiet and getattr(args, "quiet", None) is False:   # the command's own -q (no progress bar) follows
+        args = argparse.Namespace(**{**vars(args), "quiet": True})
+    quiet_again = _show_log(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     try:
         check_files(args)
         return args.func(args)
@@ -107,22 +122,44 @@ def _main(argv: list[str] | None) -> int:
         quiet_again()
 
 
-#: The commands that may compile or generate a program (a wait of seconds on a cold cache).
-COMPILING = frozenset({"count", "enumerate", "sample", "get", "best", "funnel", "sweep", "check", "validate",
-                       "tune", "neighbors"})
+class _Stderr(logging.StreamHandler):
+    """A handler writing to whatever `sys.stderr` is when a record comes (a test's capture, a
+    redirected stream), each line in one write (`logging.StreamHandler.emit` writes the text and
+    its newline together, then flushes: lines of two processes sharing a stderr do not mix)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):   # StreamHandler.__init__ sets it; the property always answers sys.stderr
+        pass
 
 
-def _say_waits(args):
-    """For a command that may compile, without `--quiet`: each long wait (compiling, generating a
-    program, planning a search; `solverspace.translators.c.build.waiting`) said in one line on
-    stderr while the command runs. Returns the undo (the listener removed)."""
-    if args.command not in COMPILING or getattr(args, "quiet", False):
-        return lambda: None
-    from solverspace.translators.c.build import WAITS
+class _Lines(logging.Formatter):
+    """A record as the library wrote it; a long wait (`solverspace.waits`) as `solverspace: ...`."""
 
-    def waiting(message: str) -> None:
-        say(f"solverspace: {message}")
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return f"solverspace: {text}" if record.name == "solverspace.waits" else text
 
-    WAITS.append(waiting)
-    return lambda: WAITS.remove(waiting)
 
+def _show_log(level: int):
+    """For one command: the `solverspace` logger's records at `level` and above on stderr (and
+    only there: not also through the root logger's handlers). Returns the undo."""
+    logger = logging.getLogger("solverspace")
+    handler = _Stderr()
+    handler.setFormatter(_Lines())
+    saved = logger.level, logger.propagate
+    logger.setLevel(level)
+    logger.propagate = False
+    logger.addHandler(handler)
+
+    def undo() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+    return undo

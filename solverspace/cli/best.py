@@ -15,6 +15,8 @@ from solverspace.registry.backends import backends_with
 
 
 class Best(Command):
+    example = "solverspace best gemm --set device=tiny --maximize 'fmas_per_block - loads_per_block' --top 3"
+
     def add_arguments(self, p):
         add_common(p)
         goal = p.add_mutually_exclusive_group()
@@ -26,8 +28,9 @@ class Best(Command):
                        help="bnb (default): branch and bound with sound bounds of the objective on partial "
                             "configurations, compiled in C; exhaustive: evaluate every valid configuration in C; "
                             "bnb-reference, exhaustive-reference: the same in Python (any space); cpsat: OR-Tools")
-        p.add_argument("--json", action="store_true", help="one JSON object per configuration: parameters and objective")
-        p.add_argument("--quiet", "-q", action="store_true", help="no search statistics on stderr")
+        p.add_argument("--json", action="store_true", help="one JSON object per line, one line per configuration: {NAME: VALUE, ..., \"objective\"} (a fraction: also "
+                            "\"objective_exact\", \"P/Q\"), best first; the summary goes to standard error")
+        p.add_argument("--quiet", "-q", action="store_true", help="no search statistics; only warnings and errors on stderr")
         p.add_argument("--time-limit", type=POSITIVE_FLOAT, default=None, metavar="SECONDS", help="stop after SECONDS")
         p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT threads (default: all cores)")
         p.add_argument("--threads", type=THREADS, default=None, metavar="N",

@@ -25,7 +25,10 @@ class Command:
     """One subcommand: `add_arguments` declares what it takes on its sub-parser, `run` does it with
     the parsed arguments (read, never changed) and returns the exit code: 0 done, 1 a negative
     answer; bad input is raised as a `SolverspaceError`, which `main` prints with exit code 2.
-    No command runs another's `run`: what two commands share is a function of this module."""
+    No command runs another's `run`: what two commands share is a function of this module.
+    `example`: one command line that uses it, shown at the end of its `--help`."""
+
+    example = ""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Add the command's arguments to `parser`, its sub-parser."""
@@ -76,7 +79,7 @@ def add_running(p, backends):
                         "of the local cluster (default: all cores)")
     add_optimizations(p)
     p.add_argument("--strict", action="store_true", help="make an undefined operation an error")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar; only warnings and errors on stderr")
 
 
 def sample_size(text: str) -> int:

@@ -14,9 +14,13 @@ from solverspace.registry.backends import backends_with
 
 
 class Count(Command):
+    example = "solverspace count gemm --set device=a100 --json"
+
     def add_arguments(self, p):
         add_common(p), add_running(p, backends_with("count")), add_engine(p)
-        p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+        p.add_argument("--json", action="store_true",
+                       help="print one JSON object as the last line: {\"count\", \"exact\", \"undefined\", \"backend\", "
+                            "\"seconds\", \"space\", \"settings\"} (--approximate: \"epsilon\", \"delta\", \"method\" too)")
         p.add_argument("--approximate", action="store_true",
                        help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
                             "count with probability 1-delta; for spaces whose exact count does not finish")

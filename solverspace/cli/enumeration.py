@@ -7,7 +7,7 @@ import time
 from solverspace.cli import commands
 from solverspace.cli.commands import (
     Command, Progress, add_common, add_engine, add_running, answered, backend_for, dask_options)
-from solverspace.cli.outputs import check_output, summary_stream
+from solverspace.cli.outputs import add_json, check_json_output, check_output, report_written
 from solverspace.core.errors import OutputError
 from solverspace.core.options import SEPARATOR
 from solverspace.core.output import check_output_path, is_stdout
@@ -15,6 +15,8 @@ from solverspace.registry.backends import backends_with
 
 
 class Enumerate(Command):
+    example = "solverspace enumerate gemm --set device=tiny -o gemm-tiny.csv"
+
     def add_arguments(self, p):
         add_common(p), add_running(p, backends_with("write")), add_engine(p, listing=True)
         p.add_argument("-o", "--output", required=True,
@@ -23,8 +25,12 @@ class Enumerate(Command):
         p.add_argument("--sep", type=SEPARATOR, default=",",
                        help="CSV field separator, one character (default ','; ';' for ATF-style tools)")
         p.add_argument("--derived", help="comma-separated derived values to add as columns")
+        add_json(p, "what was written, {\"output\", \"configurations\", \"backend\", \"seconds\"} (--engine dask: "
+                    "also \"format\", \"shards\", \"shards_written\"), instead of the line on standard error; "
+                    "not with -o -")
 
     def run(self, args) -> int:
+        check_json_output(args)
         if args.engine == "dask":
             if is_stdout(args.output):
                 raise OutputError("-o -: --engine dask writes a directory of shards, not standard output",
@@ -42,8 +48,11 @@ class Enumerate(Command):
                                   progress=progress, sep=args.sep)
         finally:
             progress.close()
-        print(f"wrote {written} configurations to {args.output} ({answered(backend)} backend, "
-              f"{time.perf_counter() - start:.2f} s)", file=summary_stream(args.output))
+        seconds = time.perf_counter() - start
+        report_written(args, f"wrote {written} configurations to {args.output} ({answered(backend)} backend, "
+                             f"{seconds:.2f} s)",
+                       {"output": args.output, "configurations": int(written),
+                        "backend": getattr(backend, "answered_by", None) or backend.name, "seconds": round(seconds, 6)})
         return 0
 
 
@@ -55,8 +64,10 @@ def _enumerate_dask(args) -> int:
     start = time.perf_counter()
     with engine_for(DaskOptions(**dask_options(args)), space, derived) as run:
         manifest = run.enumerate(args.output, args.format or "parquet")
-    parts = len(manifest["partitions"])
-    print(f"wrote {manifest['total']} configurations to {args.output} as {parts} {args.format or 'parquet'} shard(s) and "
-          f"_manifest.json ({run.shards_written} written now, {parts - run.shards_written} complete before; "
-          f"{run.describe()}, {time.perf_counter() - start:.2f} s)")
+    parts, fmt, seconds = len(manifest["partitions"]), args.format or "parquet", time.perf_counter() - start
+    report_written(args, f"wrote {manifest['total']} configurations to {args.output} as {parts} {fmt} shard(s) and "
+                         f"_manifest.json ({run.shards_written} written now, {parts - run.shards_written} complete "
+                         f"before; {run.describe()}, {seconds:.2f} s)",
+                   {"output": args.output, "configurations": manifest["total"], "backend": "c", "seconds": round(seconds, 6),
+                    "format": fmt, "shards": parts, "shards_written": run.shards_written})
     return 0

@@ -11,13 +11,18 @@ from solverspace.registry.backends import backends_with
 
 
 class Funnel(Command):
+    example = "solverspace funnel gemm --set device=tiny"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("--backend", default="c", choices=backends_with("funnel"))
         p.add_argument("--threads", type=THREADS, default=None, metavar="N")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--json", action="store_true",
+                       help="print one JSON document: {\"count\", \"levels\": [{\"parameter\", \"candidates\", \"undefined\"}], "
+                            "\"constraints\": [{\"name\", \"level\", \"reached\", \"rejected\", \"undefined\", \"alone\", \"kept\", "
+                            "\"kept_fraction\"}], \"overlap\"}")
         p.add_argument("--plot", metavar="FILE", help="also draw the funnel (.svg, .png or .pdf; needs the plot extra)")
-        p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress bar; only warnings and errors on stderr")
 
     def run(self, args) -> int:
         if args.plot is not None:

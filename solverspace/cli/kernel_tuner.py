@@ -15,11 +15,14 @@ from solverspace.integrations.kernel_tuner.cache import CacheMeasure, CacheWrite
 
 
 class CacheCheck(Command):
+    example = "solverspace cache-check my_kernel.py brute_force_cache.json --limit 5"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("cache", help="a Kernel Tuner cache file (JSON, open or closed)")
         p.add_argument("--limit", type=NON_NEGATIVE, default=20, metavar="N", help="list at most N of each (default 20)")
-        p.add_argument("--json", action="store_true", help="one JSON object with everything found")
+        p.add_argument("--json", action="store_true", help="print one JSON object with everything found: {\"cache\", \"size\", \"entries\", \"ok\", \"missing\", "
+                            "\"invalid\", \"failed\", \"repeated\", \"disagreeing\", ...}")
 
     def run(self, args) -> int:
         """`cache-check SPACE CACHE`: the valid configurations a Kernel Tuner cache lacks, and its

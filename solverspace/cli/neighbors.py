@@ -7,6 +7,7 @@ import json
 from solverspace.analysis.check import parse_assignment
 from solverspace.cli import commands
 from solverspace.cli.commands import Command, add_common
+from solverspace.cli.outputs import configuration_json
 from solverspace.core.errors import OptionError
 from solverspace.core.options import SEED
 from solverspace.core.orders import format_value
@@ -14,6 +15,8 @@ from solverspace.core.messages import say
 
 
 class Neighbors(Command):
+    example = "solverspace neighbors gemm --set device=tiny --count $(solverspace get gemm --set device=tiny 0)"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("assignment", nargs="*", metavar="NAME=VALUE", help="a valid configuration: every parameter")
@@ -23,7 +26,7 @@ class Neighbors(Command):
         p.add_argument("--random", action="store_true", help="one neighbour drawn uniformly (exit 1 if there is none)")
         p.add_argument("--seed", type=SEED, default=0, help="random seed of --random (default 0)")
         p.add_argument("--count", action="store_true", help="print the number of neighbours")
-        p.add_argument("--json", action="store_true", help="print JSON (a list of objects; with --count an object)")
+        p.add_argument("--json", action="store_true", help="print one JSON document: a list of configurations, {NAME: VALUE, ...} each; with --count, {\"count\"}")
 
     def run(self, args) -> int:
         """All neighbours (one `k=v ...` line each, sorted by parameter indices), their number
@@ -42,7 +45,7 @@ class Neighbors(Command):
         else:
             rows = space.neighbors(config, args.method)
         if args.json:
-            print(json.dumps([dict(zip(space.parameters, map(_plain, row))) for row in rows]))
+            print(json.dumps([configuration_json(space.parameters, row) for row in rows]))
         else:
             for row in rows:
                 print(" ".join(f"{name}={format_value(value)}" for name, value in zip(space.parameters, row)))
@@ -50,8 +53,3 @@ class Neighbors(Command):
             say("no valid neighbour")
             return 1
         return 0
-
-
-def _plain(value):
-    """A value as JSON holds it: an order as a list of its items."""
-    return list(value) if type(value) is tuple else value

@@ -12,7 +12,9 @@ To add a subcommand:
    `add_running(p, backends)`, `add_engine(p)`, `add_optimizations(p)` of
    `solverspace.cli.commands` as it needs); `run(args) -> int` returns the exit code (0 done, 1 a
    negative answer, errors raised as `SolverspaceError`, which `main` prints and turns into exit
-   code 2), reads `args` and never changes it, and runs no other command;
+   code 2), reads `args` and never changes it, and runs no other command; its answer goes to
+   standard output (with `--json`, one JSON document: `solverspace.cli.outputs`), its messages to
+   standard error; `example` is one command line using it (the end of its `--help`);
 2. add its row to `COMMANDS` below: its name, the class, the line `solverspace --help` shows for it.
    `solverspace --help` lists the commands in the table's order.
 """
@@ -25,6 +27,7 @@ import sys
 from solverspace.core.lazy import resolve
 from solverspace.registry.backends import backends_with
 
+LOG_OPTIONS = ("-q", "--quiet", "-v", "--verbose")   # options of `solverspace` itself before the command
 LISTING_BACKENDS = backends_with("write")  # the backends that write configurations (CP-SAT counts only)
 
 #: name -> (its `Command` as "module:Class", imported only when its parser is built; its line in
@@ -55,6 +58,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                                                "lacks, and its entries the space calls invalid "
                                                                "(exit 1 when any)"),
     "validate": ("solverspace.cli.validate:Validate", "run every backend that accepts the space; do they agree?"),
+    "cache": ("solverspace.cli.cache:Cache", "where compiled modules are kept and how much is there; clear it "
+                                             "(cache clear)"),
 }
 
 
@@ -76,11 +81,17 @@ def _terminal_columns() -> int:
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's help formatter with the default width found as argparse finds it, without
-    shutil: argparse makes a formatter for every `add_argument` (to check its metavar)."""
+    shutil: argparse makes a formatter for every `add_argument` (to check its metavar). An
+    epilog that starts with `example:` is kept as written (a command line is not reflowed)."""
 
     def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
         super().__init__(prog, indent_increment, max_help_position,
                          _terminal_columns() - 2 if width is None else width)
+
+    def _fill_text(self, text, width, indent):
+        if text.startswith("example:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 def _version() -> str:
@@ -99,13 +110,30 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="solverspace", description="Count, list and explain autotuning search spaces.",
                                      formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    add_log_options(parser, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (target, line) in COMMANDS.items():
         if command is not None and command in COMMANDS and name != command:
             continue
-        p = sub.add_parser(name, help=line, description=line, formatter_class=_Formatter)
-        if command is None or name == command:
-            handler = resolve(target)()
+        handler = resolve(target)() if command is None or name == command else None
+        epilog = f"example:\n  {handler.example}" if handler is not None and handler.example else None
+        p = sub.add_parser(name, help=line, description=line, epilog=epilog, formatter_class=_Formatter)
+        if handler is not None:
             handler.add_arguments(p)
+            add_log_options(p, argparse.SUPPRESS)
             p.set_defaults(func=handler.run)
     return parser
+
+
+def add_log_options(p, default) -> None:
+    """`-q`/`--quiet` and `-v`/`--verbose`, how much the command says on stderr: given before the
+    command's name or after it (`solverspace -q count ...`, `solverspace count ... -q`). A command
+    with a `-q` of its own (no progress bar) keeps it: the two mean the same. Their defaults are
+    `argparse.SUPPRESS`, so that a sub-parser does not overwrite what the main parser read."""
+    taken = {option for action in p._actions for option in action.option_strings}
+    if "-q" not in taken:
+        p.add_argument("-q", "--quiet", dest="log_quiet", action="store_true", default=default,
+                       help="say only warnings and errors on stderr (no progress, no waits)")
+    if "-v" not in taken:
+        p.add_argument("-v", "--verbose", dest="log_verbose", action="store_true", default=default,
+                       help="say debug messages too on stderr")

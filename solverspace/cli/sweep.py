@@ -14,6 +14,8 @@ from solverspace.space import Space
 
 
 class Sweep(Command):
+    example = "solverspace sweep gemm --set device=k40c,a100 --set precision=single,double"
+
     def add_arguments(self, p):
         p.add_argument("space", help="a space file, or a built-in space name (gemm)")
         p.add_argument("--set", action="append", metavar="NAME=V1,V2,...",
@@ -21,7 +23,9 @@ class Sweep(Command):
         p.add_argument("--max-closure-values", type=POSITIVE, default=100_000, metavar="N",
                        help="stop a closure (generator) iterator that yields more than N values (default 100000)")
         add_running(p, backends_with("count"))
-        p.add_argument("--json", action="store_true", help="one JSON object per combination")
+        p.add_argument("--json", action="store_true",
+                       help="one JSON object per line, one line per combination: {\"settings\", \"count\", \"undefined\", "
+                            "\"exact\", \"seconds\", \"backend\", \"method\"}")
         p.add_argument("--per-point", action="store_true",
                        help="count every combination on its own (by default the C backend counts combinations that "
                             "differ only in constants in one walk)")

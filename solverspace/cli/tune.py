@@ -17,6 +17,8 @@ from solverspace.core.errors import OptionError
 from solverspace.core.lazy import resolve
 from solverspace.core.messages import say
 from solverspace.core.options import NON_NEGATIVE, POSITIVE, POSITIVE_FLOAT
+from solverspace.analysis.tune import tune as bound_search
+from solverspace.analysis.tune_failures import SAME_FAILURE_LIMIT
 from solverspace.strategies.tune import tune_search
 
 #: `--measure` as `TuneOptions.measures` names an option that measures
@@ -24,6 +26,9 @@ MEASURE = ("measure", "--measure CMD", "run a command", "--measure './bench {x}'
 
 
 class Tune(Command):
+    example = ("solverspace tune gemm --set device=tiny --measure './bench {dim_m} {dim_n} "
+               "{blk_m} {blk_n} {blk_k}' --max-measurements 50")
+
     def __init__(self):
         self.options = [resolve(target)() for target in TUNE_OPTIONS]
 
@@ -56,13 +61,20 @@ class Tune(Command):
                        help="stop after SECONDS (a measurement under way finishes)")
         p.add_argument("--timeout", type=POSITIVE_FLOAT, default=None, metavar="SECONDS",
                        help="a command running longer is killed and recorded as timeout")
+        p.add_argument("--stop-after-failures", type=NON_NEGATIVE, default=SAME_FAILURE_LIMIT, metavar="K",
+                       help=f"stop (exit 2, saying why) when the first K configurations measured all fail the same way "
+                            f"(the same exit status and last line on stderr): a command that cannot work is not run on "
+                            f"the whole space (default {SAME_FAILURE_LIMIT}; 0: never; a program that is not found or "
+                            f"not executable stops after 3)")
         p.add_argument("--db", metavar="PATH",
                        help="the SQLite file of measurements (default: SPACE_STEM.tune.sqlite next to the space file; "
                             "for a built-in space, in the current directory)")
         p.add_argument("--explain", action="store_true",
                        help="which part of the bound set it: at the best configuration and the largest cut subtrees")
-        p.add_argument("--json", action="store_true", help="one JSON object with the result")
-        p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+        p.add_argument("--json", action="store_true",
+                       help="print one JSON object with the result: {\"best\", \"time\", \"proven\", \"status\", \"top\", "
+                            "\"measured\", \"reused\", \"failed\", ...}")
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress; only warnings and errors on stderr")
         for option in self.options:
             option.add_arguments(p.add_argument_group(option.title))
 
@@ -118,9 +130,10 @@ class Tune(Command):
         if not quiet:
             say(f"tuning {args.space}: measuring `{measure}` (repeat {args.repeat}, {args.aggregate}), "
                 f"bound `{args.bound if args.bound is not None else 'the declared cost'}`; database {db}")
-        result = space.tune(measure, args.bound, top=args.top, max_measurements=args.max_measurements,
-                            time_limit=args.time_limit, repeat=args.repeat, aggregate=args.aggregate, db=db,
-                            timeout=args.timeout, progress=progress, sinks=sinks)
+        result = bound_search(space.plan, measure, args.bound, top=args.top, max_measurements=args.max_measurements,
+                              time_limit=args.time_limit, repeat=args.repeat, aggregate=args.aggregate, db=str(db),
+                              timeout=args.timeout, progress=progress, sinks=sinks,
+                              stop_after_failures=args.stop_after_failures)
         if args.json:
             print(json.dumps(result.as_dict()))
         else:
@@ -149,7 +162,8 @@ def _search_statistically(args, space, measure, sinks, db, strategy: str, progre
             f"{strategy} search, seed {args.seed}; database {db}")
     result = tune_search(space, measure, strategy=strategy, seed=args.seed, prior=args.prior, top=args.top,
                          max_measurements=args.max_measurements, time_limit=args.time_limit, repeat=args.repeat,
-                         aggregate=args.aggregate, db=db, timeout=args.timeout, progress=progress, sinks=sinks)
+                         aggregate=args.aggregate, db=db, timeout=args.timeout, progress=progress, sinks=sinks,
+                         stop_after_failures=args.stop_after_failures)
     print(json.dumps(result.as_dict()) if args.json else result.summary())
     return 0 if result.top else 1
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from solverspace.cli.commands import Command, add_common, parse_settings
+from solverspace.cli.outputs import add_json, print_json
 from solverspace.core.options import NON_NEGATIVE, POSITIVE_FLOAT, SEED, THREADS, WORKERS
 from solverspace.validation.validate import ALL_BACKENDS, validate
 
 
 class Validate(Command):
+    example = "solverspace validate gemm --set device=tiny"
+
     def add_arguments(self, p):
         add_common(p)
         p.add_argument("--reference-limit", type=NON_NEGATIVE, default=100_000, metavar="N",
@@ -23,6 +26,9 @@ class Validate(Command):
         p.add_argument("--workers", type=WORKERS, default=None, metavar="N", help="CP-SAT: solver threads (default: all cores)")
         p.add_argument("--count-only", action="store_true",
                        help="C: count without listing (no digests; for very large spaces)")
+        add_json(p, "{\"space\", \"settings\", \"status\" (the exit code), \"agree\", \"verdict\", \"problems\", "
+                    "\"backends\": [{\"backend\", \"status\", \"count\", \"undefined\", \"digest\", \"seconds\", "
+                    "\"note\"}], \"counterexamples\"}")
 
     def run(self, args) -> int:
         """Run every backend that accepts the space and compare them; exit 0 agree, 1 disagree, 2 could not run."""
@@ -32,5 +38,5 @@ class Validate(Command):
                           reference_limit=args.reference_limit, threads=args.threads, samples=args.samples,
                           seed=args.seed, cpsat_options=cpsat_options, max_closure_values=args.max_closure_values,
                           listing=not args.count_only)
-        print(report.render())
+        print_json(report.as_dict()) if args.json else print(report.render())
         return report.status

@@ -45,7 +45,6 @@ from solverspace.io.loader import resolve_space_path
 from solverspace.scale.sampling import SampleInfo
 from solverspace.translators.c.backend import SpaceTooLargeError, EnumeratorPositions
 from solverspace.translators.c.partition import prefix_table, balanced_partitions, prefix_digest
-from solverspace.core.messages import say
 
 DASK_HINT = 'install the dask extra: from a solverspace checkout, pip install ".[dask]"'
 ADDRESS_HINT = "give the address the scheduler prints when it starts (tcp://HOST:8786 by default)"
@@ -127,8 +126,12 @@ def _unreachable(exc: OSError, host: str, port: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------- driver side
+_log = logging.getLogger(__name__)
+
+
 class Progress:
-    """One line on stderr per step of the run (at most one a second while tasks finish)."""
+    """One line per step of the run (at most one a second while tasks finish), an INFO record of
+    this module's logger (the command line shows them on stderr, unless --quiet)."""
 
     def __init__(self, enabled: bool):
         self.enabled, self.last = enabled, 0.0
@@ -137,7 +140,7 @@ class Progress:
         now = time.monotonic()
         if self.enabled and (force or now - self.last >= 1.0):
             self.last = now
-            say(f"dask: {text}")
+            _log.info(f"dask: {text}")
 
 
 @dataclass
@@ -185,7 +188,7 @@ class DaskEngine:
             # to stop, so they start with SIGINT ignored (a disposition children inherit)
             with _sigint_ignored():
                 self.cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                        dashboard_address=":0" if _has_dashboard() else None,
+                                                        dashboard_address=":0",  # any free port: never 8787 in use
                                                         silence_logs=logging.CRITICAL)  # shutdown noise; see README
             self.client = distributed.Client(self.cluster)
             self.task_threads = self.threads or max(1, cores // workers)

@@ -23,13 +23,13 @@ from solverspace.analysis.objective import tie_key
 from solverspace.analysis.tune import (Measurement, TuneResult, check_options, checked_sinks, close_sinks, jsonable,
                                        measurer_for, notes_for, run_identity)
 from solverspace.analysis.tune_db import TuneDB, canonical_key
+from solverspace.analysis.tune_failures import SAME_FAILURE_LIMIT, FailureStreak, check_failure_limit
 from solverspace.analysis.tune_measure import DidNotRun
 from solverspace.core.errors import OptionError
 from solverspace.core.orders import format_value
 from solverspace.strategies import SpaceExhausted, make
 
 NO_BOUND = "none (a statistical search)"
-CANNOT_RUN_LIMIT = 3
 
 
 @dataclass
@@ -69,14 +69,16 @@ def _config(config: dict) -> str:
 def tune_search(space, measure, *, strategy: str = "model", seed: int = 0, prior=None, top: int = 1,
                 max_measurements: int | None = None, time_limit: float | None = None, repeat: int = 1,
                 aggregate: str = "min", db: str = ":memory:", timeout: float | None = None, progress=None,
-                sinks=()) -> SearchResult:
+                sinks=(), stop_after_failures: int = SAME_FAILURE_LIMIT) -> SearchResult:
     """A statistical search over `space` (see the module's documentation); `prior`: a
-    `prior.RankPrior` or the path of a cache or database to read as one (model strategy only)."""
+    `prior.RankPrior` or the path of a cache or database to read as one (model strategy only);
+    `stop_after_failures`: stop when the first this many new measurements all failed the same
+    way (0: never; `analysis.tune_failures`)."""
     start = time.perf_counter()
     sinks = checked_sinks(sinks)
     try:
         result = _search(space, measure, strategy, seed, prior, top, max_measurements, time_limit, repeat,
-                         aggregate, db, timeout, progress, sinks, start)
+                         aggregate, db, timeout, progress, sinks, start, stop_after_failures)
     except BaseException as exc:
         close_sinks(sinks, exc)
         raise
@@ -85,9 +87,10 @@ def tune_search(space, measure, *, strategy: str = "model", seed: int = 0, prior
 
 
 def _search(space, measure, strategy, seed, prior, top, max_measurements, time_limit, repeat, aggregate, db,
-            timeout, progress, sinks, start) -> SearchResult:
+            timeout, progress, sinks, start, stop_after_failures) -> SearchResult:
     from solverspace.analysis.tune import AGGREGATES
     check_options(top, max_measurements, time_limit, repeat, aggregate, timeout)
+    check_failure_limit(stop_after_failures)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise OptionError(f"seed={seed!r}: expected a whole number of at least 0", hint="e.g. --seed 1")
     say = progress or (lambda message: None)
@@ -108,7 +111,8 @@ def _search(space, measure, strategy, seed, prior, top, max_measurements, time_l
                               strategy=strategy, seed=seed)
         for note in notes_for(result, store, db):
             say(note)
-        loop = _Loop(space, chooser, measurer, store, result, sinks, top, repeat, AGGREGATES[aggregate], say)
+        loop = _Loop(space, chooser, measurer, store, result, sinks, top, repeat, AGGREGATES[aggregate], say,
+                     FailureStreak(measurer.describe, store.forget, stop_after_failures))
         loop.reuse()
         deadline = None if time_limit is None else start + time_limit
         loop.run(max_measurements, deadline)
@@ -125,13 +129,13 @@ def _search(space, measure, strategy, seed, prior, top, max_measurements, time_l
 
 
 class _Loop:
-    def __init__(self, space, chooser, measurer, store, result, sinks, top, repeat, aggregate, say):
+    def __init__(self, space, chooser, measurer, store, result, sinks, top, repeat, aggregate, say, streak):
         self.space, self.chooser, self.measurer, self.store, self.result = space, chooser, measurer, store, result
         self.sinks, self.top, self.repeat, self.aggregate, self.say = sinks, top, repeat, aggregate, say
         self.names = space.parameters
         self.tie = tie_key(space.model)
         self.best: list = []
-        self.cannot_run: list | None = []
+        self.streak = streak
 
     def reuse(self) -> None:
         """Tell the strategy every stored measurement of this run (a resumed search)."""
@@ -170,13 +174,13 @@ class _Loop:
     def _measure(self, config: tuple) -> None:
         configuration = dict(zip(self.names, config))
         key = canonical_key(jsonable(configuration))
-        times, status, error, cannot_run = [], "ok", None, None
+        times, status, error, failed = [], "ok", None, None
         began = time.perf_counter()
         for _ in range(self.repeat):
             try:
                 times.append(self.measurer.once(configuration))
             except DidNotRun as failure:
-                status, error, cannot_run = failure.status, failure.message, failure.cannot_run
+                status, error, failed = failure.status, failure.message, failure
                 break
         value = self.aggregate(times) if status == "ok" else None
         self.store.record(key, jsonable(configuration), times, value, -math.inf, status, None, error,
@@ -185,7 +189,7 @@ class _Loop:
         self.chooser.tell(config, value)
         m = Measurement(configuration, times, value, status, None, None, error=error)
         self._done(m, f"#{self.result.measured}")
-        self._stop_if_it_cannot_run(key, cannot_run, m)
+        self.streak.see(key, failed)
 
     def _done(self, m: Measurement, where: str) -> None:
         if m.ran:
@@ -200,19 +204,3 @@ class _Loop:
             self.result.failed.append(m)
         for sink in self.sinks:
             sink.add(m)
-
-    def _stop_if_it_cannot_run(self, key: str, cannot_run: int | None, m: Measurement) -> None:
-        """Stop (exit 2) when the first measurements all fail because the program cannot be run
-        (exit 126/127), as the bound's search does; their rows are removed."""
-        if self.cannot_run is None:
-            return
-        if cannot_run is None or (self.cannot_run and self.cannot_run[0][1] != cannot_run):
-            self.cannot_run = None
-            return
-        self.cannot_run.append((key, cannot_run))
-        if len(self.cannot_run) < CANNOT_RUN_LIMIT:
-            return
-        self.store.forget([k for k, _ in self.cannot_run])
-        raise OptionError(f"--measure {self.measurer.describe!r}: the command cannot run: the first "
-                          f"{len(self.cannot_run)} measurements all failed with exit status {cannot_run}; last: "
-                          f"{m.error}", hint="give the path of an executable program; these failures were not kept")

@@ -32,10 +32,10 @@ nanoseconds more than through a compiled wrapper; every call here runs a whole w
 
 Long waits are said, never silent, but only to whoever listens: a compile and the
 other waits of the C translators (`waiting`: generating a program, planning a search) are
-announced to the callables in `WAITS` (the command line adds one that prints the line on
-stderr, unless `--quiet`) and, when the program has imported `logging`, to the logger
-`solverspace.waits` at INFO level. A Python program that calls `Space` stays quiet unless it
-asks: `logging.basicConfig(level=logging.INFO)`, or `WAITS.append(print)`. A wait whose
+announced to the callables in `WAITS` and to the logger `solverspace.waits` at INFO level (the
+command line shows that logger's lines on stderr, unless `--quiet`). A Python program that calls
+`Space` stays quiet unless it asks: `logging.basicConfig(level=logging.INFO)`, or
+`WAITS.append(print)`. A wait whose
 estimate (`compile_estimate`, from the source's size, calibrated on a 2-core machine) is at
 least `ANNOUNCE_AFTER` seconds is said when it starts, with the estimate; a shorter one only if
 it is still running after `ANNOUNCE_AFTER` seconds.
@@ -48,6 +48,7 @@ import fcntl
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import re
 import sys
@@ -86,6 +87,8 @@ def flags(quick: bool | str = False) -> list[str]:
 
 ANNOUNCE_AFTER = 1.0   # seconds: a wait expected (or found) to take this long is said
 WAITS: list = []       # callables told of a long wait (one line of text, no newline); see the module docstring
+_WAITS_LOG = logging.getLogger("solverspace.waits")
+_log = logging.getLogger(__name__)
 
 # Seconds of CPU per compile and per byte of the generated source, at -O0 (True), -O2 (False)
 # and -O1, measured on this project's 2-core machine under a load of 2 (T1 modules 30-91 kB:
@@ -101,13 +104,10 @@ def compile_estimate(source: str, quick: bool | str = False) -> float:
 
 
 def announce(message: str) -> None:
-    """Tell the listeners (`WAITS`, and the `solverspace.waits` logger where `logging` is
-    imported) of a long wait."""
+    """Tell the listeners (`WAITS`, and the `solverspace.waits` logger) of a long wait."""
     for listener in list(WAITS):
         listener(message)
-    logging = sys.modules.get("logging")
-    if logging is not None:
-        logging.getLogger("solverspace.waits").info(message)
+    _WAITS_LOG.info(message)
 
 
 def duration(seconds: float) -> str:
@@ -134,7 +134,7 @@ def waiting(what: str, seconds: float | None = None):
     """Say `what` is happening if it takes `ANNOUNCE_AFTER` seconds or more: at once with the
     estimate where `seconds` (an estimate) is that long, else only once that time has passed
     ("this may take a few seconds" where there is no estimate). Silent with nobody listening."""
-    if not WAITS and "logging" not in sys.modules:
+    if not WAITS and not _WAITS_LOG.isEnabledFor(logging.INFO):
         yield
         return
     message = f"{what} ({duration(seconds) if seconds is not None else 'this may take a few seconds'})"
@@ -297,6 +297,7 @@ def build(source: str, cdef: str, quick: bool | str = False):
     directory = cache_dir()
     module = _import(directory, name)
     if module is not None:
+        _log.debug(f"compiled module {name} from the cache {directory}")
         return module
     with _build_lock(directory, name):  # one build per entry at a time: a module and its sidecar agree
         module = _import(directory, name)  # built by another process while we waited

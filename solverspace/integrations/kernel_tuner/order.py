@@ -17,11 +17,13 @@ same `Problem` Kernel Tuner makes (its own `Searchspace` code adds the restricti
 block-size `MaxProdConstraint` last, as Kernel Tuner does), parsed and preprocessed (`_getArgs`),
 never solved: a few milliseconds. Without python-constraint (or if a later Kernel Tuner renames
 what is used here) the same rule is applied to our own count: per parameter, the restrictions that
-name it, plus the block-size rule; said on stderr, since it may differ from python-constraint's split.
+name it, plus the block-size rule; logged as a warning, since it may differ from python-constraint's split.
 """
 from __future__ import annotations
 
-from solverspace.core.messages import say
+import logging
+
+_log = logging.getLogger(__name__)
 
 
 def _python_constraint_order(tune_params: dict, restrictions: list, max_threads, block_size_names) -> list:
@@ -68,7 +70,6 @@ def variable_order(tune_params: dict, restrictions: list, max_threads, block_siz
         reason = f"python-constraint gave the variables {order}"
     except Exception as exc:        # noqa: BLE001 - no python-constraint, another Kernel Tuner: said, not hidden
         reason = f"{type(exc).__name__}: {exc}"
-    say(f"solverspace.integrations.kernel_tuner: Kernel Tuner's list order taken from our own count of the "
-        f"restrictions per parameter, not python-constraint's ({reason}); it may differ where python-constraint "
-        f"splits or drops a restriction")
+    _log.warning(f"Kernel Tuner's list order taken from our own count of the restrictions per parameter, not "
+                 f"python-constraint's ({reason}); it may differ where python-constraint splits or drops a restriction")
     return _counted_order(tune_params, restrictions, uses, max_threads, block_size_names)

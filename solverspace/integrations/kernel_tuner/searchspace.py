@@ -21,14 +21,14 @@ How the space is built from Kernel Tuner's arguments (`build_space`):
 - string restrictions are read by our safe T1 reader (`solverspace.io.t1.read`: parsed with `ast`,
   never `eval`) and compiled; one it cannot translate runs as a Python predicate through the safe
   evaluator (`solverspace.io.t1.predicates`: a whitelist, closures, bounded values, never `eval`), said
-  once on stderr with the reader's reason; one even that refuses is refused with both reasons;
+  once (a warning of this module's logger) with the reader's reason; one even that refuses is refused with both reasons;
 - callables are Python predicates, evaluated on each configuration, exactly as Kernel Tuner's own
   build calls them: a lone function of one argument with several parameters gets the configuration
   as a dict (Kernel Tuner's old monolithic form); `(function, [names])` (or `(function, [names],
   source)`) gets those values positionally; any other callable gets every value positionally, in
   `tune_params` order; a python-constraint `Constraint` object is evaluated by Kernel Tuner's own
   `util.check_restriction`. The space is then the compiled space of the strings filtered by the
-  predicates, listed once (said once on stderr, with the size): predicates cannot be compiled.
+  predicates, listed once (logged once, with the size): predicates cannot be compiled.
 - Kernel Tuner's automatic rule: when any of `block_size_names` (default `block_size_x`,
   `block_size_y`, `block_size_z`) are parameters, `product of those <= max_threads` is added,
   `max_threads` being the device's (Kernel Tuner passes it; simulation mode: 1e9).
@@ -51,13 +51,14 @@ where those indices are the space's parameter indices and the configuration is v
 `tune_params` list in another order than its value list, Python predicates, an invalid
 configuration: what `moves/` does not define) by a walk of the plan restricted to the candidate
 values (valid by construction). `list`, `sorted_list` and the NumPy views need the
-whole list: they materialize it on first use as NumPy arrays, say so once on stderr with the size,
+whole list: they materialize it on first use as NumPy arrays, log it once with the size,
 and refuse above `materialize_limit` bytes.
 """
 from __future__ import annotations
 
 import inspect
 import json
+import logging
 import math
 import random
 import threading
@@ -69,7 +70,6 @@ import numpy as np
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
 from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, parse_restriction
-from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
            "build_space", "remember_units", "remembered_units", "replaced_searchspace", "run_kernel", "seeded_draws", "tune_kernel"]
@@ -88,8 +88,13 @@ TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list
                                        # grid as `range(...)`, which costs nothing per value
 
 
+_log = logging.getLogger(__name__)
+
+
 def _say(message: str) -> None:
-    say(f"solverspace.integrations.kernel_tuner: {message}")
+    """A notice for the Kernel Tuner user: a warning of this module's logger (shown where the
+    program configures logging: `logging.basicConfig()`)."""
+    _log.warning(message)
 
 
 # ---------------------------------------------------------------------------------- building the space
