@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+from solverspace.core.errors import SolverspaceError
 from solverspace.core.orders import format_row
 from solverspace.core.records import MutableRecord
 
@@ -36,3 +37,32 @@ def rows_to_array(rows: list[tuple], columns):
         else:
             fields.append((name, np.int64))
     return np.array([tuple(r) for r in rows], dtype=fields)
+
+
+def listing_array(rows: list[tuple], plan, columns):
+    """Python rows of `plan` as the structured array of a listing, the same whichever backend
+    listed them (`Space.to_array`): integer columns the smallest signed type (int8 .. int64) that
+    holds the column's proven interval (`plan.analysis.bounds`), categorical columns `<U` the
+    longest string of the model, as the compiled enumerator types them; `rows_to_array`'s types
+    where no such type exists (a space with orders, a fraction-valued column, an interval past
+    64 bits or unbounded: the compiled enumerator refuses those columns)."""
+    array = rows_to_array(rows, columns)
+    model, analysis = plan.model, plan.analysis
+    if any(model.kinds.of(name) == "order" for name in model.parameter_names):
+        return array
+    fields = []
+    for name in columns:
+        if model.kinds.of(name) == "str":
+            fields.append((name, f"<U{max(len(text) for text in analysis.codes)}"))
+            continue
+        if name in analysis.rational:
+            return array
+        try:
+            interval = analysis.bounds.of(name)
+        except SolverspaceError:   # no bound (a closure's table refused): the values' own types
+            return array
+        bits = next((b for b in (8, 16, 32, 64) if -(2 ** (b - 1)) <= interval.lo and interval.hi < 2 ** (b - 1)), None)
+        if bits is None:
+            return array
+        fields.append((name, f"int{bits}"))
+    return array.astype(fields)
