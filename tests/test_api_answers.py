@@ -3,7 +3,8 @@
 `stats` (with its undefined-operation tally), `to_array` (values and column types) and strict
 mode answer as the reference does, on generated spaces of the whole language; where no operation
 can be undefined every backend's tally is empty; a space too big for the reference's tally is
-refused with what answers instead, never answered with another plan's tally."""
+answered by C's walk of the literal plan where that tally is empty, and refused with what
+answers instead where it is not, never answered with another plan's tally."""
 from __future__ import annotations
 
 import pytest
@@ -80,8 +81,18 @@ def test_a_tally_past_the_budget_is_refused_with_what_answers_instead():
     with pytest.raises(TallyBeyondBudgetError) as refusal:
         space.stats()
     assert "may be undefined" in refusal.value.message and "space.count()" in refusal.value.hint
-    with pytest.raises(TallyBeyondBudgetError):
+    assert f"{space.count('c'):,} valid configurations and 2,000 candidates lost" in refusal.value.message
+    with pytest.raises(UndefinedOperationError):   # strict: the literal plan's walk meets one, compiled
         space.count(strict=True)
+
+
+def test_past_the_budget_a_literal_walk_without_undefined_operations_answers_in_full():
+    """A divisor that may be 0 but is guarded: C's literal walk (past the reference's budget)
+    tallies nothing, so its answer is the reference's, field for field."""
+    space = Space.from_source("a = range(0, 1000)\nb = range(0, 1000)\n"
+                              "@require\ndef guarded(a, b):\n    return a == 0 or b // a > 1\n")
+    assert may_be_undefined(space.plan)
+    assert tally(space.stats()) == tally(space.stats("reference")) == (space.count("c"), 0, {}, None)
 
 
 def test_the_count_needs_no_tally():
@@ -105,3 +116,12 @@ def test_a_space_with_divisors_proven_nonzero_is_proven_defined():
     assert may_be_undefined(Space.from_source("x = range(-1, 5)\ny = range(1, 9)\nrequire(y % x == 0)").plan)
     orders = Space.from_source('p = permutation(["a", "b", "c"])\nrequire(position(p, "a") < 2)\n')
     assert may_be_undefined(orders.plan)
+
+
+def test_strict_after_a_plain_count_still_raises():
+    """The compiled enumerator keeps its counts: a strict count after a plain one raises as a
+    first strict count does (it answered the cached count before)."""
+    space = Space.from_source("a = range(0, 20)\nb = range(0, 20)\nrequire(b // (19 - a) > 1)\n")
+    assert space.stats("c").undefined == 20
+    with pytest.raises(UndefinedOperationError, match=r"b // \(19 - a\)"):
+        space.count("c", strict=True)

@@ -316,9 +316,10 @@ class AutoBackend:
     `first_undefined`) and strict mode's first error follow the plan a backend walks (C's
     optimized plan visits fewer candidates, and C does not attribute per rule). Where
     `may_be_undefined(plan)` proves no operation can be undefined, every tally is empty and the
-    choice above stands; otherwise the reference answers (the literal plan's walk, the tally
-    that C literal and CP-SAT validate against), within `budget` (and up to `limit` where the walk
-    so far says the whole fits), and past it `TallyBeyondBudgetError` says what answers instead."""
+    choice above stands; otherwise the literal plan's walk answers: the reference within `budget`
+    (and up to `limit` where the walk so far says the whole fits), past it C with every
+    optimization off where its tally is 0 (then every field is the reference's), and otherwise
+    `TallyBeyondBudgetError` says what answers instead."""
 
     name = "auto"
 
@@ -351,7 +352,7 @@ class AutoBackend:
         self.stopped = None
         self.reason = self.costs = None
         if self.exact_tally and may_be_undefined(plan):
-            return self._literal_walk(plan, by_reference)
+            return self._literal_walk(plan, by_reference, by_c)
         if self.by_cost and sum(len(p.domain.items) for p in plan.model.parameters
                                 if isinstance(p.domain, ir.Values)) > WARM_CHECK_VALUES:
             self.costs = Costs.of(plan)   # first: looking for a built module costs seconds here
@@ -393,26 +394,48 @@ class AutoBackend:
         except _unsupported() as refusal:
             return self._beyond_budget(refusal, by_cpsat)
 
-    def _literal_walk(self, plan, by_reference):
-        """The reference's answer (`exact_tally` on a space where an operation may be undefined):
-        within the budget, and up to the limit where the walk so far says the whole fits; past
-        it, a refusal that says what answers instead."""
+    def _literal_walk(self, plan, by_reference, by_c):
+        """The literal plan's answer (`exact_tally` on a space where an operation may be undefined):
+        the reference's within the budget (and up to the limit where the walk so far says the
+        whole fits); past it, C's walk of the literal plan, whose tally is the reference's total
+        (validation compares the two): where that is 0 the whole tally is empty and the answer is
+        the reference's, field for field. Where C's literal walk finds undefined operations (it
+        attributes none per rule), refuses the space or answers a slot plan (orders), a refusal
+        that says what answers instead."""
         self._limit = self.limit
         enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
         try:
             answer = by_reference(enumerator)
+            self.answered_by = "reference"
+            self.reason = "an operation may be undefined: the literal plan's walk"
+            return answer
         except WorkBudgetExceeded:
-            raise TallyBeyondBudgetError(
-                f"auto: an operation of {plan.model.source} may be undefined (a division or modulo whose divisor "
-                f"can be 0, or an order function), so its undefined-operation tally and strict mode are the literal "
-                f"plan's walk, and the reference did not finish that walk within auto's budget of "
-                f"{self.limit:,} candidate values (it writes CSV and JSON Lines only)",
-                hint="space.count() and stats(exact_tally=False) answer the count at once, C's tally being that of its "
-                     "optimized plan (a total, not per rule); stats('reference') walks the whole space in Python "
-                     "(exact, slow); stats('cpsat') tallies per rule by counting") from None
-        self.answered_by = "reference"
-        self.reason = "an operation may be undefined: the literal plan's tally"
+            pass
+        why = f"the reference did not finish it within auto's budget of {self.limit:,} candidate values"
+        literal = c_backend(**{**self.c_options, "literal": True})
+        if literal.through_slots(plan):
+            raise self._no_tally(plan, why + ", and C answers a space with orders on its slot plan")
+        try:
+            answer = by_c(literal)
+        except _unsupported() as refusal:
+            raise self._no_tally(plan, f"{why}, and the C backend refuses the space "
+                                       f"({str(refusal).splitlines()[0]})") from None
+        if isinstance(answer, Stats) and answer.undefined:
+            raise self._no_tally(plan, f"{why}; C's walk of the literal plan counts {answer.count:,} valid "
+                                       f"configurations and {answer.undefined:,} candidates lost to undefined "
+                                       f"operations, but attributes none to its rule")
+        self.answered_by = "c"
+        self.reason = "an operation may be undefined: the literal plan's walk, compiled"
         return answer
+
+    def _no_tally(self, plan, why: str) -> TallyBeyondBudgetError:
+        return TallyBeyondBudgetError(
+            f"auto: an operation of {plan.model.source} may be undefined (a division or modulo whose divisor can "
+            f"be 0, or an order function), so its undefined-operation tally and strict mode are the literal plan's "
+            f"walk, and {why}",
+            hint="space.count() and stats(exact_tally=False) answer the count at once, C's tally being that of "
+                 "its optimized plan (a total, not per rule); stats('reference') walks the whole space in Python "
+                 "(exact, slow); stats('cpsat') tallies per rule by counting")
 
     def _by_cost(self, plan, compiled, by_reference, by_c, by_cpsat):
         """The cheapest backend by `self.costs` that answers (C's cold cost is past
