@@ -33,7 +33,12 @@ Results: one type per kind of answer, whichever backend gives it.
 | the pruning funnel | `Funnel` (`solverspace.analysis.funnel`) | `funnel` |
 
 Values: integers as Python `int` (NumPy integers in arrays), categorical values as `str`, exact
-fractions (derived values with `/`) as `fractions.Fraction`.
+fractions (derived values with `/`) as `fractions.Fraction`; an order (a permutation, sequence or
+interleaving) as a tuple of its items in `rows`, and as its items joined by `>` (`"a>b>c"`,
+`solverspace.core.orders`) in arrays and in what positions give (`space[i]`).
+
+`complete` answers with CP-SAT's `Completion` (the default) or, with `backend="reference"`, a
+`CheckResult`; both hold `assignment` and `completion`.
 """
 from __future__ import annotations
 
@@ -301,9 +306,11 @@ class Space:
         total and per rule, and the first one met. The tally is that of the literal plan's walk
         (each rule tested at its earliest loop, in definition order), whoever answers: with
         `"auto"` (the default), a space where no operation can be undefined is counted by the
-        fastest backend (its tally is empty), and any other by the reference, within auto's budget
-        (`TallyBeyondBudgetError` past it, with what answers instead). A named backend gives its
-        own walk's tally: `"c"` counts on its optimized plan, which visits fewer candidates, and
+        fastest backend (its tally is empty); any other by the reference within auto's budget,
+        past it by C's walk of the literal plan where that tallies nothing (the GEMM space: a few
+        seconds, where `count()` takes a fraction of one), and otherwise refused
+        (`TallyBeyondBudgetError`, with what answers instead). A named backend gives its own
+        walk's tally: `"c"` counts on its optimized plan, which visits fewer candidates, and
         attributes no rule; `"cpsat"` tallies per rule with another first witness.
 
         Args:
