@@ -57,7 +57,7 @@ def restriction(text: str):
     def run():
         space, predicates, _ = build_space(PARAMS, [text])
         rows = [dict(zip(PARAMS, values)) for values in itertools.product(*PARAMS.values())]
-        valid = sum(1 for row in rows if all(p(row) for p in predicates)) if predicates else space.count()
+        valid = sum(1 for row in rows if all(p(row) for p in predicates)) if predicates else space.count("reference")
         return f"ran: {valid} valid configurations"
     return run
 

@@ -1,4 +1,45 @@
-"""`Space`: the Python API facade over load -> model -> plan -> backend."""
+"""`Space`: the Python API, one facade over load -> model -> plan -> backend.
+
+Every answer of the command line is a method of `Space`, with the command line's defaults: a
+method that takes a `backend` runs `"auto"` unless told otherwise, as `solverspace count` and
+`solverspace enumerate` do (the policy of `solverspace.registry.auto`: the reference for a small
+space, the compiled enumerator for a big one or one already built), so
+`Space.load("gemm").count()` answers as fast as `solverspace count gemm`. Name a backend
+(`"reference"`, `"c"`, `"cpsat"`, or a backend object) to choose it; the registry
+(`solverspace.registry.backends`) says what each can do.
+
+An answer does not depend on the backend that gives it. Where backends differ in what they can
+tell, the API asks the one that tells all: `stats()` (the undefined-operation tally, which
+follows the plan a backend walks) and strict mode are answered by the literal plan's walk
+wherever an operation may be undefined (`AutoBackend`'s `exact_tally`).
+
+Results: one type per kind of answer, whichever backend gives it.
+
+| answer | type | methods |
+|---|---|---|
+| a count | `int`, exact at any size | `count`, `len(space)`, `count_neighbors` |
+| a count with its undefined-operation tally | `Stats` (`solverspace.core.results`): `count`, `undefined`, `undefined_by` ({rule: candidates}), `first_undefined` ((where, configuration) or None); CP-SAT's adds `exact` | `stats` |
+| an estimated count | `ApproximateCount` (`estimate`, `exact`, `epsilon`, `delta`) | `approximate_count` |
+| one configuration | a tuple of values in column order (`parameters`) | `space[i]`, `from_unit`, `repair`, `random_neighbor`, `from_param_indices` |
+| a configuration in a report | a dict {parameter: value} | `best(...).ranked[i].configuration`, `check(...).completion` |
+| configurations, one at a time | an iterator of tuples in column order | `rows` |
+| configurations, all at once | a NumPy structured array: one field per column, integers the smallest signed type that holds the column's proven range, categorical values as strings (`<U`), orders as strings (`core.orders`) | `to_array`, `sample`, `design`, `from_unit_many`, `draw` (with its `SampleInfo`) |
+| configurations, in a file | the number written (CSV, JSON Lines, `.npy`, Parquet) | `write`, `write_csv` |
+| a ranking | `BestResult` (`ranked`: `Ranked(rank, objective, configuration)`, `exact`) | `best` |
+| a measured search | `TuneResult` | `tune` |
+| a validity verdict | `bool`; with its reasons, `CheckResult` (`valid`, `rejections`, `completion`) | `is_valid`, `check`, `complete` |
+| a position | `int` | `index`, `param_indices` (one per parameter) |
+| counts per setting | an iterator of `SweepPoint` | `sweep` |
+| the pruning funnel | `Funnel` (`solverspace.analysis.funnel`) | `funnel` |
+
+Values: integers as Python `int` (NumPy integers in arrays), categorical values as `str`, exact
+fractions (derived values with `/`) as `fractions.Fraction`; an order (a permutation, sequence or
+interleaving) as a tuple of its items in `rows`, and as its items joined by `>` (`"a>b>c"`,
+`solverspace.core.orders`) in arrays and in what positions give (`space[i]`).
+
+`complete` answers with CP-SAT's `Completion` (the default) or, with `backend="reference"`, a
+`CheckResult`; both hold `assignment` and `completion`.
+"""
 from __future__ import annotations
 
 import numbers
@@ -38,6 +79,15 @@ def _backend(backend, capability: str, **options):
     return get_backend(backend, capability, **options)
 
 
+def _exact_tally(backend, options: dict, wanted: bool) -> dict:
+    """`options` with `exact_tally=True` for the `auto` backend where the answer depends on the
+    undefined-operation tally or on strict mode (`AutoBackend`: the literal plan's walk wherever an
+    operation may be undefined), unless the caller said otherwise."""
+    if wanted and isinstance(backend, str) and backend == "auto" and "exact_tally" not in options:
+        return {**options, "exact_tally": True}
+    return options
+
+
 def _reloaded(kind: str, text: str, filename: str, settings: dict, options: dict) -> "Space":
     """A pickled Space, loaded again from its text (`Space.__reduce__`)."""
     build = Space._from_text if kind == "file" else Space.from_source
@@ -60,13 +110,46 @@ class Space:
     """
 
     def __init__(self, model: Model, plan: Plan | None = None):
+        """A space from a loaded `Model` and its plan (`make_plan(model)` when none is given).
+
+        Most code calls `Space.load` or `Space.from_source`, which load the model too; this one is for
+        a model loaded or built elsewhere (a T1 file's, `load_t1_text`), or another loop order.
+
+        Args:
+            model: the loaded model (`solverspace.lang.model.Model`).
+            plan: its loop nest (`solverspace.analysis.plan.make_plan(model, order)`); the default
+                plan when None.
+
+        Examples:
+            >>> from solverspace.analysis.plan import make_plan
+            >>> space = Space.from_source("x = range(1, 3)\\ny = range(1, 3)\\nrequire(x <= y)")
+            >>> Space(space.model, make_plan(space.model, ["y", "x"])).plan.order
+            ('y', 'x')
+        """
         self.model = model
         self.plan = plan or make_plan(model)
         self._origin: tuple | None = None   # (kind, text, file name, settings, options): what pickles
 
     @classmethod
     def load(cls, space: str | Path, settings: dict | None = None, **options) -> "Space":
-        """Load a space file or a built-in space (`"gemm"`), with setting overrides."""
+        """Load a space file or a built-in space, with setting overrides.
+
+        Args:
+            space: a path to a space file (Python, or a Kernel Tuner T1 `.json`) or a built-in name
+                (`"gemm"`).
+            settings: values of the space's settings by name, overriding the file's (as
+                `--set name=value` on the command line).
+            **options: load options (`max_closure_values=`: the most values a closure iterator is
+                tabulated to).
+
+        Returns:
+            The loaded `Space`.
+
+        Examples:
+            >>> space = Space.load("gemm", {"device": "tiny", "precision": "single"})
+            >>> space.count()
+            2000
+        """
         text, filename = read_space(space)
         return cls._from_text(text, settings, filename, **options)
 
@@ -90,20 +173,46 @@ class Space:
     @classmethod
     def sweep(cls, space: str | Path, grid: dict, backend="auto", *, base: dict | None = None,
               max_closure_values: int = 100_000, strict: bool = False, **options):
-        """Count a space file for every combination of setting values (`solverspace.scale.sweep`):
-        `Space.sweep("gemm", {"device": ["k40c", "v100"], "precision": ["single", "double"]})`
-        yields a `SweepPoint` (settings, count, undefined, exact, seconds, backend, method) per
-        combination; `one_pass=False` counts every combination on its own."""
+        """Count a space file for every combination of setting values, as `solverspace sweep`.
+
+        Args:
+            space: the space file or built-in name (as `Space.load`).
+            grid: {setting: values}: every combination is counted.
+            backend: who counts each point ("auto" by default, as `solverspace sweep`).
+            base: setting overrides common to every point.
+            max_closure_values: as `Space.load`.
+            strict: an undefined operation is an error instead of an invalid configuration.
+            **options: the backend's options; `one_pass=False` counts every combination on its own
+                (by default the points of a group share one walk where they can).
+
+        Returns:
+            An iterator of `SweepPoint` (`settings`, `count`, `undefined`, `exact`, `seconds`,
+            `backend`, `method`), one per combination (`solverspace.scale.sweep`).
+
+        Examples:
+            >>> points = Space.sweep("gemm", {"device": ["tiny"], "precision": ["single", "double"]})
+            >>> [(p.settings["precision"], p.count) for p in points]
+            [('single', 2000), ('double', 336)]
+        """
         return sweep(lambda settings: cls.load(space, settings, max_closure_values=max_closure_values), grid,
                      backend, base=base, strict=strict, **options)
 
     @classmethod
     def from_source(cls, source: str, settings: dict | None = None, filename: str = "<space>", **options) -> "Space":
-        """A space from the text of a space file (`filename` names it in messages), with setting
-        overrides, as `Space.load` reads a file.
+        """A space from the text of a space file, as `Space.load` reads a file.
 
-        >>> Space.from_source("N = 4\\nx = range(1, N)", {"N": 6}).count()
-        5
+        Args:
+            source: the text of a space file.
+            settings: setting overrides (as `Space.load`).
+            filename: the name messages give the text.
+            **options: load options (as `Space.load`).
+
+        Returns:
+            The loaded `Space`.
+
+        Examples:
+            >>> Space.from_source("N = 4\\nx = range(1, N)", {"N": 6}).count()
+            5
         """
         return cls(load_source(source, filename, settings, **options))._remember("source", source, filename, settings,
                                                                                   options)
@@ -111,21 +220,46 @@ class Space:
     # ------------------------------------------------------------------------------ facts
     @property
     def parameters(self) -> tuple[str, ...]:
+        """The parameter names in definition order (the columns of a listing).
+
+        Examples:
+            >>> Space.from_source("x = range(1, 3)\\ny = range(x, 3)").parameters
+            ('x', 'y')
+        """
         return self.model.parameter_names
 
     @property
     def settings(self) -> dict:
+        """The space's settings with the values this space was loaded with.
+
+        Examples:
+            >>> Space.from_source("N = setting(4)\\nx = range(1, N)", {"N": 6}).settings
+            {'N': 6}
+        """
         return {s.name: s.value for s in self.model.settings}
 
     @property
     def dag(self) -> DAG:
+        """The dependency graph of parameters, derived values and constraints (`solverspace.lang.dag.DAG`).
+
+        Examples:
+            >>> [level["parameters"] for level in Space.from_source("x = range(1, 3)\\ny = range(x, 3)").dag.level_sets]
+            [['x'], ['y']]
+        """
         return self.model.analysis.dag
 
     def columns(self, with_derived=()) -> tuple[str, ...]:
         """The columns of a listing: the parameters in definition order, then `with_derived`.
 
-        >>> Space.from_source("x = range(1, 4)\\ny = x * 2").columns(("y",))
-        ('x', 'y')
+        Args:
+            with_derived: names of derived values to add as columns.
+
+        Returns:
+            The column names, a tuple of str.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = x * 2").columns(("y",))
+            ('x', 'y')
         """
         return self.parameters + tuple(self._check_derived(with_derived))
 
@@ -143,10 +277,17 @@ class Space:
 
     @property
     def literal_plan(self) -> Plan:
-        """The plan over the space as written: the same loop order, every domain as written, every
-        constraint a test (`plan` may hold domains the constraints narrowed and tabulated,
-        `solverspace.analysis.structure`). What names rules (`check`, `complete`) or measures
-        them (`funnel`) reads this one, so it names the user's rules and domains."""
+        """The plan over the space as written.
+
+        The same loop order, every domain as written, every constraint a test (`plan` may hold
+        domains the constraints narrowed and tabulated, `solverspace.analysis.structure`). What names
+        rules (`check`, `complete`) or measures them (`funnel`) reads this one, so it names the
+        user's rules and domains.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 3)").literal_plan.order
+            ('x',)
+        """
         if self.plan.model is self.model:
             return self.plan
         if getattr(self, "_literal_plan", None) is None:
@@ -156,65 +297,134 @@ class Space:
     # ------------------------------------------------------------------------------ answers
     # Every answer: `get_backend(name, capability, **options)` from the one registry
     # (solverspace.registry.backends), then the backend's method for that capability.
-    def stats(self, backend="reference", *, strict: bool = False,
+    def stats(self, backend="auto", *, strict: bool = False,
               progress: Callable[[int, int], None] | None = None, **options) -> Stats:
-        """Count valid configurations, with the undefined-operation tally (`Stats`). `backend` is a
-        name or a backend object, as `solverspace count --backend`: "reference" (the default: the
-        ground truth; the command line's default is "auto"), "auto" (the reference for a small space,
-        the compiled enumerator when it is built or the space is big), "c", "cpsat"; `options`
-        configure it (e.g. threads=).
+        """The exact number of valid configurations with the tally of undefined operations.
 
-        >>> stats = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\nrequire(x // (y - 2) > 0)").stats()
-        >>> stats.count, stats.undefined   # y == 2 divides by zero: 4 configurations are undefined
-        (7, 4)
+        As `solverspace count` counts, with what it saw: candidate configurations lost to an
+        undefined operation (a division or modulo by zero, the position of an absent item), in
+        total and per rule, and the first one met. The tally is that of the literal plan's walk
+        (each rule tested at its earliest loop, in definition order), whoever answers: with
+        `"auto"` (the default), a space where no operation can be undefined is counted by the
+        fastest backend (its tally is empty); any other by the reference within auto's budget,
+        past it by C's walk of the literal plan where that tallies nothing (the GEMM space: a few
+        seconds, where `count()` takes a fraction of one), and otherwise refused
+        (`TallyBeyondBudgetError`, with what answers instead). A named backend gives its own
+        walk's tally: `"c"` counts on its optimized plan, which visits fewer candidates, and
+        attributes no rule; `"cpsat"` tallies per rule with another first witness.
+
+        Args:
+            backend: "auto" (the default, as the command line), "reference", "c", "cpsat", or a
+                backend object.
+            strict: the first undefined operation raises `UndefinedOperationError` (naming the
+                expression and the configuration) instead of being tallied.
+            progress: called as `progress(done, total)` while counting.
+            **options: the backend's options (`threads=2`; `time_limit=10.0` for cpsat;
+                `exact_tally=False` for auto: the command line's choice, tally as it comes).
+
+        Returns:
+            `Stats`: `count`, `undefined`, `undefined_by` ({rule: candidates}), `first_undefined`
+            ((where, configuration) or None).
+
+        Examples:
+            >>> stats = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\nrequire(x // (y - 2) > 0)").stats()
+            >>> stats.count, stats.undefined, stats.undefined_by   # y == 2 divides by zero
+            (7, 4, {'require_line3': 4})
         """
+        options = _exact_tally(backend, options, True)
         return _backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
 
-    def count(self, backend="reference", *, strict: bool = False, **options) -> int:
+    def count(self, backend="auto", *, strict: bool = False, **options) -> int:
         """The exact number of valid configurations, as `solverspace count SPACE` prints it.
 
-        `backend` picks who counts, as `--backend` does: "reference" (the default here: pure Python,
-        the ground truth; slow on big spaces), "auto" (the command line's default: the reference for
-        a small space, the compiled enumerator for a big one or one already built), "c" (compiled
-        C/OpenMP) or "cpsat" (counts without listing); or a backend
-        object. `strict=True` makes an undefined operation (a division by zero) an error instead of
-        an invalid configuration; `options` go to the backend (`threads=2`, `time_limit=10.0`).
-        `stats()` gives the count with the undefined-operation tally.
+        Args:
+            backend: who counts, as `--backend`: "auto" (the default, as on the command line: the
+                reference for a small space, the compiled enumerator for a big one or one already
+                built), "c" (compiled C/OpenMP), "reference" (pure Python, the ground truth; slow on
+                big spaces), "cpsat" (counts without listing), or a backend object.
+            strict: an undefined operation (a division by zero) raises instead of making the
+                configuration invalid (under "auto", on the literal plan's walk, as `stats`).
+            **options: the backend's options (`threads=2`, `time_limit=10.0`).
 
-        >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
-        >>> space.count()
-        6
-        >>> space.count("auto")
-        6
+        Returns:
+            The count, an `int` (exact at any size; CP-SAT stopped by a time limit gives a
+            `LowerBound`, an `int` that says so). `stats()` gives the count with the
+            undefined-operation tally.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
+            >>> space.count()
+            6
+            >>> space.count("reference") == space.count("c") == 6
+            True
         """
-        return self.stats(backend, strict=strict, **options).count
+        options = _exact_tally(backend, options, strict)
+        return _backend(backend, "count", **options).count(self.plan, strict=strict).count
 
-    def rows(self, backend="reference", *, strict: bool = False, with_derived=(),
+    def rows(self, backend="auto", *, strict: bool = False, with_derived=(),
              progress: Callable[[int, int], None] | None = None, **options) -> Iterator[tuple]:
-        """Valid configurations, parameter values in definition order (plus derived columns), in
-        the plan's loop order; `backend` as in `count` ("reference" by default).
+        """Valid configurations one at a time, in the plan's loop order, as `solverspace enumerate`.
 
-        >>> list(Space.from_source("x = range(1, 4)\\ny = range(x, 3)").rows())
-        [(1, 1), (1, 2), (2, 2)]
+        Args:
+            backend: as `count` ("auto" by default; "reference" walks lazily in Python, the first
+                row at once; C lists in batches).
+            strict: an undefined operation raises instead of making the configuration invalid.
+            with_derived: names of derived values to add as columns after the parameters.
+            progress: called as `progress(done, total)` while listing.
+            **options: the backend's options.
+
+        Returns:
+            An iterator of tuples, the values in column order (`columns(with_derived)`).
+
+        Examples:
+            >>> list(Space.from_source("x = range(1, 4)\\ny = range(x, 3)").rows())
+            [(1, 1), (1, 2), (2, 2)]
+            >>> list(Space.from_source("x = range(1, 3)\\nd = x * 10").rows(with_derived=("d",)))
+            [(1, 10), (2, 20)]
         """
+        options = _exact_tally(backend, options, strict)
         return _backend(backend, "list", **options).rows(self.plan, strict=strict,
                                                             with_derived=self._check_derived(with_derived),
                                                             progress=progress)
 
-    def to_array(self, backend="c", *, strict: bool = False, with_derived=(), progress=None, **options):
-        """All valid configurations as a NumPy structured array (one field per column, the
-        smallest integer type that holds its proven range; categorical columns as strings);
-        `backend` as in `count` ("c" by default).
+    def to_array(self, backend="auto", *, strict: bool = False, with_derived=(), progress=None, **options):
+        """All valid configurations as a NumPy structured array, in the plan's loop order.
 
-        >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").to_array()["y"].tolist()
-        [1, 2, 2]
+        One field per column; integers the smallest signed type that holds the column's proven
+        range (int8 .. int64), categorical values as strings, the same whichever backend lists
+        (`solverspace.core.results.listing_array`).
+
+        Args:
+            backend: as `count` ("auto" by default).
+            strict, with_derived, progress, **options: as `rows`.
+
+        Returns:
+            A NumPy structured array, one row per configuration.
+
+        Examples:
+            >>> array = Space.from_source("x = range(1, 4)\\ny = range(x, 3)").to_array()
+            >>> array["y"].tolist(), array.dtype["y"].name
+            ([1, 2, 2], 'int8')
         """
+        options = _exact_tally(backend, options, strict)
         return _backend(backend, "list", **options).array(self.plan, strict=strict,
                                                              with_derived=self._check_derived(with_derived),
                                                              progress=progress)
 
-    def to_frame(self, backend="c", **kwargs):
-        """All valid configurations as a pandas DataFrame (needs pandas; `to_array` otherwise)."""
+    def to_frame(self, backend="auto", **kwargs):
+        """All valid configurations as a pandas DataFrame (needs pandas; `to_array` otherwise).
+
+        Args:
+            backend: as `count` ("auto" by default).
+            **kwargs: as `to_array`.
+
+        Returns:
+            A `pandas.DataFrame`, one column per field of `to_array`.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").to_frame()["x"].tolist()
+            [1, 1, 2]
+        """
         try:
             import pandas
         except ImportError:
@@ -224,7 +434,26 @@ class Space:
 
     def approximate_count(self, epsilon: float = 0.8, delta: float = 0.2, *, seed: int = 0, backend="cpsat",
                           **options):
-        """An estimate within a factor 1 + epsilon with probability 1 - delta (ApproxMC2)."""
+        """An estimate of the count within a factor 1 + epsilon with probability 1 - delta (ApproxMC2).
+
+        As `solverspace count --approximate`: for spaces whose exact count does not finish; random
+        XOR cells enumerated by CP-SAT.
+
+        Args:
+            epsilon: the tolerance.
+            delta: the probability of missing it.
+            seed: draws the hashes.
+            backend: "cpsat" (the one that estimates), or a backend object.
+            **options: the backend's options (`workers=`).
+
+        Returns:
+            `ApproximateCount`: `estimate`, `exact` (True where the space was small enough to count),
+            `epsilon`, `delta`.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 5)\\ny = range(x, 5)").approximate_count().estimate
+            10
+        """
         for name, value in (("epsilon", epsilon), ("delta", delta)):
             check_kind(value, name, numbers.Real, "a number", f"{name}=0.5")
         return _backend(backend, "approximate", **options).approximate_count(self.plan, epsilon, delta, seed=seed)
@@ -232,15 +461,49 @@ class Space:
     # ------------------------------------------------------------------------------ sampling
     def sample(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
                given=None):
-        """n valid configurations drawn uniformly at random (distinct unless `replace`), as a
-        structured array; identical for the same seed whatever the thread count. `given`: a partial
-        assignment {parameter: value}; the draw is then uniform over the valid configurations that
-        agree with it (`solverspace.moves.designs.sample_given`; none: an error saying why)."""
+        """n valid configurations drawn uniformly at random, as `solverspace sample`.
+
+        Distinct unless `replace`; identical for the same seed whatever the thread count.
+
+        Args:
+            n: how many.
+            seed: the random seed.
+            replace: draw with replacement.
+            method: "exact" (the default, as the command line: positions of the compiled
+                enumerator, exactly uniform), "reference" (the space listed in Python), "cpsat",
+                "cpsat-xor" (near-uniform, for spaces C cannot list).
+            threads: threads of the compiled count behind the positions.
+            given: a partial assignment {parameter: value}: the draw is uniform over the valid
+                configurations that agree with it (none: an error saying why).
+
+        Returns:
+            A NumPy structured array (`to_array`'s dtype), one row per configuration.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)\\nrequire(x + y < 6)")
+            >>> rows = space.sample(3, seed=1).tolist()
+            >>> len(set(rows)), set(rows) <= set(space.rows())
+            (3, True)
+        """
         return self.draw(n, seed, replace=replace, method=method, threads=threads, given=given)[0]
 
     def draw(self, n: int, seed: int = 0, *, replace: bool = False, method: str = "exact", threads=None,
              progress=None, given=None):
-        """`sample` with what reproduces it: (structured array, `sampling.SampleInfo`)."""
+        """`sample` with what reproduces it.
+
+        Args:
+            n, seed, replace, method, threads, given: as `sample`.
+            progress: called as `progress(done, total)` while counting.
+
+        Returns:
+            (the structured array of `sample`, `SampleInfo`: method, seed, n, replace, size,
+            guarantee).
+
+        Examples:
+            >>> rows, info = Space.from_source("x = range(1, 5)").draw(2, seed=3)
+            >>> len(rows), info.size, info.method
+            (2, 4, 'exact')
+        """
         from solverspace.scale.sampling import sample
         n = check_whole(n, "n", "a whole number of configurations")
         if given is not None:
@@ -249,6 +512,12 @@ class Space:
         return sample(self.plan, n, seed, replace=replace, method=method, threads=threads, progress=progress)
 
     def __len__(self) -> int:
+        """The number of valid configurations, as `count()` (an `OverflowError` past `sys.maxsize`).
+
+        Examples:
+            >>> len(Space.from_source("x = range(1, 5)\\ny = range(x, 5)"))
+            10
+        """
         size = self.position_index().size()
         if size > sys.maxsize:  # len() must fit in a C ssize_t
             raise OverflowError(f"the space has {size} configurations, more than len() can return; "
@@ -256,7 +525,19 @@ class Space:
         return size
 
     def __getitem__(self, position: int) -> tuple:
-        """The configuration at `position` of the canonical (C enumerator) order."""
+        """The configuration at `position` of the canonical order (the compiled enumerator's).
+
+        Args:
+            position: 0 .. len - 1; negative counts from the end.
+
+        Returns:
+            A tuple of values in column order.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)")
+            >>> space[0], space[-1]
+            ((1, 1), (4, 4))
+        """
         position = check_whole(position, "position", "a whole number (a position of the canonical order)")
         size = self.position_index().size()
         if position < 0:
@@ -266,7 +547,18 @@ class Space:
         return tuple(self.position_index().rows_at([position])[0].tolist())
 
     def index(self, config) -> int:
-        """Position of a valid configuration (dict or tuple in column order) in the canonical order."""
+        """The position of a valid configuration in the canonical order (inverse of `space[i]`).
+
+        Args:
+            config: a dict {parameter: value} or a tuple in column order.
+
+        Returns:
+            The position, an `int`; a configuration that is not valid raises `ValueError`.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 5)\\ny = range(x, 5)").index({"x": 2, "y": 3})
+            5
+        """
         check_kind(config, "config", (Mapping, tuple, list), "a dict {parameter: value} or a tuple in column order",
                    f"config={dict.fromkeys(self.parameters, 1)!r}")
         if isinstance(config, Mapping):   # names as Python reads them (`ﬁ` is `fi`), one spelling each
@@ -283,9 +575,18 @@ class Space:
         return position
 
     def position_index(self):
-        """The engine behind `space[i]`, `index` and `len`: the C enumerator's positions (by independent
-        groups where that pays), made once. Where C refuses the space, its refusal with a hint that
-        says what positions are and what answers instead (C's own hint names options `get` lacks)."""
+        """The engine behind `space[i]`, `index` and `len`: the compiled enumerator's positions.
+
+        Made once (by independent groups where that pays). Where C refuses the space, its refusal
+        with a hint that says what positions are and what answers instead.
+
+        Returns:
+            The positions engine (`size()`, `rows_at(positions)`, `index(values)`).
+
+        Examples:
+            >>> Space.from_source("x = range(1, 5)\\ny = range(x, 5)").position_index().size()
+            10
+        """
         if getattr(self, "_cached_positions", None) is None:
             from solverspace.translators.errors import UnsupportedConstruct
             try:
@@ -298,24 +599,66 @@ class Space:
 
     # ------------------------------------------------------------------------------ moves: value lists
     def value_lists(self) -> dict[str, tuple]:
-        """Each parameter's value list: the superset domain `export-t1` writes, numbers ascending,
-        strings and orders in `best`'s tie order (`solverspace.moves.value_lists`)."""
+        """Each parameter's value list: the superset domain `export-t1` writes.
+
+        Numbers ascending, strings and orders in `best`'s tie order (`solverspace.moves.value_lists`).
+
+        Returns:
+            {parameter: tuple of values}.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 4)").value_lists()
+            {'x': (1, 2, 3), 'y': (1, 2, 3)}
+        """
         return dict(zip(self.parameters, self._moves().param_index().lists))
 
     def param_indices(self, config) -> tuple[int, ...]:
-        """The positions of a configuration's values (dict or tuple in column order) in the value
-        lists; a value in no value list is an error naming it."""
+        """The positions of a configuration's values in the value lists (`value_lists`).
+
+        Args:
+            config: a dict {parameter: value} or a tuple in column order; a value in no value list
+                is an error naming it.
+
+        Returns:
+            A tuple of indices, one per parameter.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 4)").param_indices({"x": 2, "y": 3})
+            (1, 2)
+        """
         return self._moves().param_index().indices(self._configuration(config))
 
     def from_param_indices(self, indices) -> tuple:
-        """The configuration of values at a point of the index box (not checked for validity)."""
+        """The configuration at a point of the index box (`param_indices`'s inverse; not checked for validity).
+
+        Args:
+            indices: one index into each parameter's value list, in column order.
+
+        Returns:
+            A tuple of values in column order.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 4)").from_param_indices((1, 2))
+            (2, 3)
+        """
         check_kind(indices, "indices", (tuple, list), "a tuple of parameter indices in column order",
                    f"indices={(0,) * len(self.parameters)!r}")
         return self._moves().param_index().values(tuple(indices))
 
     def is_valid(self, config) -> bool:
-        """Whether a full configuration (dict or tuple in column order) is valid: `check`'s answer,
-        through the reference's compiled levels (`solverspace.analysis.config_check`)."""
+        """Whether a full configuration is valid: `check`'s verdict, without its reasons.
+
+        Args:
+            config: a dict {parameter: value} or a tuple in column order.
+
+        Returns:
+            A `bool`.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 4)\\ny = range(x, 4)")
+            >>> space.is_valid((1, 3)), space.is_valid({"x": 3, "y": 1})
+            (True, False)
+        """
         return self._moves().checker().valid(self._configuration(config))
 
     def _configuration(self, config) -> tuple:
@@ -341,50 +684,128 @@ class Space:
 
     # ------------------------------------------------------------------------------ moves: neighbours
     def neighbors(self, config, method: str = "Hamming") -> list[tuple]:
-        """The valid neighbours of a valid configuration by one of Kernel Tuner's methods
-        ("strictly-adjacent", "adjacent", "Hamming", "Hamming-adjacent", "closest-param-indices":
-        README "Search moves"), sorted by parameter indices, the configuration itself excluded;
-        found by walks of the plan's loops, never a scan of the space."""
+        """The valid neighbours of a valid configuration, by one of Kernel Tuner's methods.
+
+        Found by walks of the plan's loops, never a scan of the space.
+
+        Args:
+            config: a dict {parameter: value} or a tuple in column order.
+            method: "strictly-adjacent", "adjacent", "Hamming" (the default, as `solverspace
+                neighbors`), "Hamming-adjacent" or "closest-param-indices".
+
+        Returns:
+            A list of tuples, sorted by parameter indices, the configuration itself excluded.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 4)").neighbors((2, 2))
+            [(1, 2), (2, 3)]
+        """
         return self._moves().neighbors().neighbors(self._configuration(config), method)
 
     def count_neighbors(self, config, method: str = "Hamming") -> int:
-        """The number of valid neighbours (`neighbors`)."""
+        """The number of valid neighbours (`neighbors`), without listing them.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 4)").count_neighbors((2, 2))
+            2
+        """
         return self._moves().neighbors().count(self._configuration(config), method)
 
     def random_neighbor(self, config, method: str = "Hamming", seed: int = 0) -> tuple | None:
-        """One valid neighbour drawn uniformly (seeded), or None when there is none."""
+        """One valid neighbour (`neighbors`) drawn uniformly, seeded.
+
+        Returns:
+            A tuple in column order, or None when there is none.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 4)").random_neighbor((2, 2), seed=0) in [(1, 2), (2, 3)]
+            True
+        """
         seed = check_seed(seed)
         return self._moves().neighbors().random(self._configuration(config), method, seed)
 
     # ------------------------------------------------------------------------------ moves: designs, repair
     def from_unit(self, point) -> tuple:
-        """The valid configuration at a point of [0, 1)^D (one coordinate per parameter, column
-        order) by conditional quantiles: parameter by parameter in plan order, the value whose
-        cumulative count of valid completions covers the coordinate (`solverspace.moves.designs`); a
-        uniform random point gives an exactly uniform valid configuration."""
+        """The valid configuration at a point of the unit cube [0, 1)^D, by conditional quantiles.
+
+        Parameter by parameter in plan order, the value whose cumulative count of valid completions
+        covers the coordinate (`solverspace.moves.designs`): a uniform random point gives an exactly
+        uniform valid configuration.
+
+        Args:
+            point: one coordinate in [0, 1) per parameter, column order.
+
+        Returns:
+            A tuple in column order.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 5)\\ny = range(x, 5)")
+            >>> space.from_unit((0.0, 0.0)), space.from_unit((0.99, 0.99))
+            ((1, 1), (4, 4))
+        """
         return self._moves().quantiles().from_unit(point)
 
     def from_unit_many(self, points):
-        """`from_unit` of each row of an (n, D) array, as a structured array (`sample`'s dtype)."""
+        """`from_unit` of each row of an (n, D) array of points.
+
+        Returns:
+            A NumPy structured array (`sample`'s dtype).
+
+        Examples:
+            >>> Space.from_source("x = range(1, 5)\\ny = range(x, 5)").from_unit_many([[0.0, 0.0], [0.99, 0.99]]).tolist()
+            [(1, 1), (4, 4)]
+        """
         return self._moves().quantiles().from_unit_many(points)
 
     def design(self, n: int, method: str = "lhs", seed: int = 0):
-        """A space-filling design of n valid configurations: `lhs` (Latin hypercube), `sobol`
-        (scrambled Sobol) or `random` points of the unit cube (SciPy's `scipy.stats.qmc`), seeded,
-        mapped by conditional quantiles (`from_unit`); a structured array (`sample`'s dtype)."""
+        """A space-filling design of n valid configurations, as `solverspace design`.
+
+        Points of the unit cube (SciPy's `scipy.stats.qmc`), seeded, mapped by conditional
+        quantiles (`from_unit`).
+
+        Args:
+            n: how many.
+            method: "lhs" (Latin hypercube, the default), "sobol" (scrambled Sobol) or "random".
+            seed: the random seed.
+
+        Returns:
+            A NumPy structured array (`sample`'s dtype).
+
+        Examples:
+            >>> len(Space.from_source("x = range(1, 5)\\ny = range(x, 5)").design(4, seed=2))
+            4
+        """
         from solverspace.moves.designs import unit_design
         quantiles = self._moves().quantiles()
         return quantiles.from_unit_many(unit_design(n, len(self.parameters), method, seed))
 
     def repair(self, point=None, *, indices=None) -> tuple:
-        """The valid configuration nearest to `point` (a configuration of values from the value
-        lists, dict or tuple, need not be valid) or to `indices` (parameter indices): the smallest
-        L1 distance in parameter indices, exactly (branch and bound, `solverspace.moves.repair`; ties: the
-        smallest (|i - t|, i) per parameter in plan order). An empty space is an error."""
+        """The valid configuration nearest to a point, as `solverspace repair`.
+
+        Nearest by the L1 distance in parameter indices, exactly (branch and bound,
+        `solverspace.moves.repair`); ties: the smallest (|i - t|, i) per parameter in plan order.
+        An empty space is an error.
+
+        Args:
+            point: a configuration of values from the value lists (dict or tuple; need not be valid).
+            indices: parameter indices instead of `point` (exactly one of the two).
+
+        Returns:
+            A tuple in column order.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(1, 4)\\nrequire(x < y)").repair({"x": 3, "y": 3})
+            (2, 3)
+        """
         return self._repaired(point, indices)[0]
 
     def repair_distance(self, point=None, *, indices=None) -> int:
-        """The L1 distance in parameter indices from `point` (or `indices`) to its `repair`."""
+        """The L1 distance in parameter indices from `point` (or `indices`) to its `repair`.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 4)\\ny = range(1, 4)\\nrequire(x < y)").repair_distance({"x": 3, "y": 3})
+            1
+        """
         return self._repaired(point, indices)[1]
 
     def _repaired(self, point, indices) -> tuple[tuple, int]:
@@ -408,21 +829,33 @@ class Space:
         return self._cached_moves
 
     # ------------------------------------------------------------------------------ files
-    def write(self, path: str | Path, backend="reference", *, fmt: str | None = None, strict: bool = False,
+    def write(self, path: str | Path, backend="auto", *, fmt: str | None = None, strict: bool = False,
               with_derived=(), progress=None, sep: str = ",", **options) -> int:
-        """Write every valid configuration to CSV (header + rows), JSON Lines (`.jsonl`: one
-        object per row), `.npy` or Parquet (`.parquet`, needs the `parquet` extra); the format
-        comes from the file's extension (anything else is CSV) unless `fmt` is given. The file
-        appears only when complete; `-` is standard output (CSV or JSON Lines). As
-        `solverspace enumerate SPACE -o PATH`; `backend` as in `count` ("reference" by default).
-        Returns how many configurations were written.
+        """Write every valid configuration to a file, as `solverspace enumerate SPACE -o PATH`.
 
-        >>> import tempfile, pathlib
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "xy.csv"
-        >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").write(path)
-        3
-        >>> path.read_text().splitlines()
-        ['x,y', '1,1', '1,2', '2,2']
+        CSV (header + rows), JSON Lines (`.jsonl`: one object per row), `.npy` or Parquet
+        (`.parquet`, needs the `parquet` extra); the format comes from the file's extension
+        (anything else is CSV) unless `fmt` is given. The file appears only when complete; `-` is
+        standard output (CSV or JSON Lines).
+
+        Args:
+            path: the output file, or "-".
+            backend: as `count` ("auto" by default).
+            fmt: "csv", "jsonl", "npy" or "parquet", instead of the extension.
+            strict, with_derived, progress: as `rows`.
+            sep: the CSV field separator.
+            **options: the backend's options.
+
+        Returns:
+            How many configurations were written.
+
+        Examples:
+            >>> import tempfile, pathlib
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "xy.csv"
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").write(path)
+            3
+            >>> path.read_text().splitlines()
+            ['x,y', '1,1', '1,2', '2,2']
         """
         from solverspace.core.formats import FORMATS, check_stream_format, format_of   # only where a file is written
         path = self._output(path)
@@ -434,14 +867,30 @@ class Space:
                                        hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
         check_stream_format(path, fmt)
         check_separator(sep)
-        chosen = _backend(backend, "write", **options)
+        chosen = _backend(backend, "write", **_exact_tally(backend, options, strict))
         return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
                             progress=progress, sep=sep)
 
-    def write_csv(self, path: str | Path, backend="reference", *, strict: bool = False,
+    def write_csv(self, path: str | Path, backend="auto", *, strict: bool = False,
                   with_derived=(), progress=None, sep: str = ",", **options) -> int:
-        """Write a header and one row per configuration, row by row from `rows()`; the file
-        appears only when complete; `-` is standard output."""
+        """Write a header and one CSV row per configuration, row by row from `rows()`.
+
+        The file appears only when complete; `-` is standard output.
+
+        Args:
+            path, backend, strict, with_derived, progress, sep, **options: as `write`.
+
+        Returns:
+            How many configurations were written.
+
+        Examples:
+            >>> import tempfile, pathlib
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "xy.csv"
+            >>> Space.from_source("x = range(1, 4)\\ny = range(x, 3)").write_csv(path, sep=";")
+            3
+            >>> path.read_text().splitlines()[:2]
+            ['x;y', '1;1']
+        """
         from solverspace.core.formats import write_rows
         path = self._output(path)
         check_separator(sep)
@@ -462,33 +911,79 @@ class Space:
 
     # ------------------------------------------------------------------------------ analysis
     def check(self, assignment: dict) -> CheckResult:
-        """Validity of a full assignment with every rejecting rule, or a completion of a partial one."""
+        """Whether a full assignment is valid, with every rule that rejects it, as `solverspace check`.
+
+        A partial assignment gets a valid completion if one exists (found by listing: `complete`
+        answers big spaces).
+
+        Args:
+            assignment: {parameter: value}.
+
+        Returns:
+            `CheckResult`: `valid`, `complete`, `rejections` (each `rule` with its `reason`),
+            `derived` (their values), `completion`.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 4)\\ny = range(1, 4)\\nrequire(x < y)")
+            >>> result = space.check({"x": 3, "y": 2})
+            >>> result.valid, [r.rule for r in result.rejections]
+            (False, ['require_line3'])
+        """
         self._check_assignment(assignment)
         return get_backend("reference", "check").check(self.literal_plan, assignment)
 
     def complete(self, assignment: dict, backend="cpsat", **options):
-        """A valid completion of a partial assignment, or (CP-SAT) a minimal set of rules that
-        together rule it out."""
+        """A valid completion of a partial assignment, or a minimal set of rules that rules it out.
+
+        Args:
+            assignment: {parameter: value} for some parameters.
+            backend: "cpsat" (the default: the minimal set of rules when none exists) or
+                "reference" (by listing; its answer is a `CheckResult`, as `check`'s).
+            **options: the backend's options (`time_limit=`).
+
+        Returns:
+            CP-SAT's `Completion`: `feasible`, `completion` ({parameter: value}), `conflict` (the
+            rules that together rule the assignment out).
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 4)\\ny = range(1, 4)\\nrequire(x < y)")
+            >>> space.complete({"x": 2}).completion
+            {'x': 2, 'y': 3}
+            >>> space.complete({"x": 3}).conflict
+            ['require_line3']
+        """
         self._check_assignment(assignment)
         return _backend(backend, "check", **options).complete(self.literal_plan, assignment)
 
     def best(self, objective: str | None = None, *, maximize: bool | None = None, top: int = 10, backend="bnb",
              progress=None, **options):
-        """The `top` best distinct configurations by `objective` (an expression of the space's names),
-        as `solverspace best`: a `BestResult` whose `ranked` lists (rank, exact objective,
-        configuration), ties in the one tie order of every engine. Without `objective`, the
-        space's declared `cost(...)`, minimised (as `best` without `--minimize`/`--maximize`);
-        a given objective is maximised unless `maximize=False`. `backend`: a search engine (`bnb`,
-        the default, and `exhaustive`: compiled C; `bnb-reference`, `exhaustive-reference`:
-        Python; `cpsat`). `progress(done, total)`: told as the search goes (C engines: work
-        units; the Python walks: the outermost loop's values; cpsat: configurations ranked out of
-        `top`).
+        """The `top` best distinct configurations by an objective, as `solverspace best`.
 
-        >>> space = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\ncost(x / 2 + 4 / y)")
-        >>> [(str(r.objective), r.configuration) for r in space.best(top=2, backend="bnb-reference").ranked]
-        [('3/2', {'x': 1, 'y': 4}), ('11/6', {'x': 1, 'y': 3})]
-        >>> space.best("x - y", top=1, backend="bnb-reference").ranked[0].configuration
-        {'x': 4, 'y': 1}
+        Ties in the one tie order of every engine. Without `objective`, the space's declared
+        `cost(...)`, minimised (as `best` without `--minimize`/`--maximize`); a given objective is
+        maximised unless `maximize=False`.
+
+        Args:
+            objective: an expression of the space's names (str), or None for the declared cost.
+            maximize: the direction (see above).
+            top: how many.
+            backend: a search engine: "bnb" (the default, as the command line) and "exhaustive"
+                (compiled C), "bnb-reference" and "exhaustive-reference" (Python), "cpsat".
+            progress: called as `progress(done, total)` as the search goes (C engines: work
+                units; the Python walks: the outermost loop's values; cpsat: configurations ranked
+                out of `top`).
+            **options: the engine's options (`time_limit=`, `threads=`).
+
+        Returns:
+            `BestResult`: `ranked` (a list of `Ranked(rank, objective, configuration)`, the exact
+            objective and a dict configuration), `exact`, `engine`, `seconds`.
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 5)\\ny = range(1, 5)\\ncost(x / 2 + 4 / y)")
+            >>> [(str(r.objective), r.configuration) for r in space.best(top=2, backend="bnb-reference").ranked]
+            [('3/2', {'x': 1, 'y': 4}), ('11/6', {'x': 1, 'y': 3})]
+            >>> space.best("x - y", top=1, backend="bnb-reference").ranked[0].configuration
+            {'x': 4, 'y': 1}
         """
         if objective is None:
             from solverspace.analysis.objective import model_or_declared
@@ -504,13 +999,31 @@ class Space:
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
              time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,
              timeout: float | None = None, progress=None, sinks=()):
-        """Measured search (`solverspace.analysis.tune`): the fastest configuration by `measure` (a callable
-        configuration -> seconds, or a shell command template "./bench {dim_m} ..."), measuring only
-        what the lower bound `bound` (a model in the space language; None: the space's declared
-        cost) cannot rule out. Returns a `TuneResult` (best, time, proven, gap, ...). `db`: the
-        SQLite file of measurements (default `<space stem>.tune.sqlite` next to the space file, in
-        the current directory for a built-in space, none for a space given as text). `sinks`: objects
-        with `add(measurement)` and `close()` given every measurement as it is made (`tune.Sink`)."""
+        """Measured search for the fastest configuration, as `solverspace tune`.
+
+        Measures only what the lower bound `bound` cannot rule out (`solverspace.analysis.tune`).
+
+        Args:
+            measure: a callable configuration -> seconds, or a shell command template
+                ("./bench {dim_m} ...").
+            bound: a model in the space language; None: the space's declared cost.
+            top: how many of the best to keep.
+            max_measurements, time_limit: where to stop.
+            repeat, aggregate: measurements per configuration and how to combine them ("min").
+            db: the SQLite file of measurements (default `default_tune_db()`).
+            timeout: seconds per measurement.
+            progress: called as measurements are made.
+            sinks: objects with `add(measurement)` and `close()` given every measurement.
+
+        Returns:
+            `TuneResult`: `top` (the best measured, fastest first), `proven`, `status`, `measured`, ...
+
+        Examples:
+            >>> space = Space.from_source("x = range(1, 5)\\ncost(x)")   # seconds: at least x
+            >>> result = space.tune(lambda c: c["x"] + 0.5, db=":memory:")
+            >>> result.top[0].configuration, result.proven
+            ({'x': 1}, True)
+        """
         from solverspace.analysis.tune import tune
         if db is None:
             db = self.default_tune_db()
@@ -519,7 +1032,16 @@ class Space:
                     sinks=sinks)
 
     def default_tune_db(self) -> str:
-        """Where `tune` keeps its measurements when no `db` is given (also `solverspace tune`'s default)."""
+        """Where `tune` keeps its measurements when no `db` is given (also `solverspace tune`'s default).
+
+        Returns:
+            The path of the SQLite file: `<space stem>.tune.sqlite` next to the space file, in the
+            current directory for a built-in space.
+
+        Examples:
+            >>> Path(Space.load("gemm").default_tune_db()).name
+            'gemm.tune.sqlite'
+        """
         from solverspace.io.loader import BUILTIN_SPACES, resolve_space_path
         from solverspace.analysis.tune_db import default_path
         builtin = next((name for name in BUILTIN_SPACES
@@ -527,14 +1049,49 @@ class Space:
         return default_path(self.model.source, builtin)
 
     def funnel(self, backend="c", *, progress=None, **options):
-        """Per constraint: candidates reached, rejected, undefined and kept (`solverspace.analysis.funnel`),
-        on the literal plan: every value of every domain as written, the constraints as filters (the
-        plan's structured domains, `solverspace.analysis.structure`, would hide what they prune)."""
+        """Per constraint: candidates reached, rejected, undefined and kept, as `solverspace funnel`.
+
+        On the literal plan (`solverspace.analysis.funnel`): every value of every domain as
+        written, the constraints as filters (the plan's structured domains would hide what they
+        prune).
+
+        Args:
+            backend: "c" (the default, as the command line) or "reference".
+            progress: called as `progress(done, total)`.
+            **options: the backend's options.
+
+        Returns:
+            `Funnel`: `constraints` (`ConstraintFunnel`: reached, rejected, undefined, alone, kept),
+            `levels`, `overlap`, `count`.
+
+        Examples:
+            >>> funnel = Space.from_source("x = range(1, 5)\\nrequire(x % 2 == 0)").funnel("reference")
+            >>> [(c.name, c.reached, c.rejected) for c in funnel.constraints], funnel.count
+            ([('require_line2', 4, 2)], 2)
+        """
         return _backend(backend, "funnel", **options).funnel(self.literal_plan, progress=progress)
 
     def emit(self, backend="c", *, with_derived=(), **options) -> str:
-        """The program a compiling backend generates for this space (C for `c`)."""
+        """The program a compiling backend generates for this space (C for `c`), as `solverspace emit-c`.
+
+        Args:
+            backend: "c".
+            with_derived: derived values as extra output columns.
+
+        Returns:
+            The program's source text.
+
+        Examples:
+            >>> "walk_count" in Space.from_source("x = range(1, 5)").emit()
+            True
+        """
         return _backend(backend, "emit", **options).emit(self.plan, self._check_derived(with_derived))
 
     def __repr__(self):
+        """The space's file and parameters.
+
+        Examples:
+            >>> Space.from_source("x = range(1, 3)")
+            Space('<space>', parameters=['x'])
+        """
         return f"Space({self.model.source!r}, parameters={list(self.parameters)})"

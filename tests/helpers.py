@@ -109,7 +109,7 @@ reject_if((w == 3) & (z == 'b'))
 
 def per_configuration_p(space, drawn_configs) -> float:
     """The chi-square p-value of drawn rows against the uniform distribution over all of `space`'s rows."""
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     index = {row: i for i, row in enumerate(rows)}
     observed = np.bincount([index[row] for row in drawn_configs], minlength=len(rows))
     return stats.chisquare(observed).pvalue
@@ -345,7 +345,7 @@ def truth(space: Space, model: str, noise: float = 0.5, seed: int = 0, undefined
     names = space.parameters + derived
     value = compile_expr(parse_objective(space.model, model))
     exact, missing = {}, []
-    for row in space.rows(with_derived=derived):
+    for row in space.rows("reference", with_derived=derived):
         key = row[:len(space.parameters)]
         try:
             exact[key] = float(value(dict(zip(names, row))))

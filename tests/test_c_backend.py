@@ -26,9 +26,9 @@ def gemm(precision, arithmetic, trans_a, trans_b, **extra):
 
 def assert_same(space, options, threads=2):
     backend = CBackend(threads=threads, options=options)
-    reference = list(space.rows())
+    reference = list(space.rows("reference"))
     assert list(backend.rows(space.plan)) == reference
-    stats, expected = backend.count(space.plan), space.stats()
+    stats, expected = backend.count(space.plan), space.stats("reference")
     assert stats.count == expected.count == len(reference)
     if not options.enabled:  # literal mode visits exactly the reference's candidates
         assert stats.undefined == expected.undefined
@@ -177,7 +177,7 @@ def test_categorical_values_are_decoded(tmp_path):
     assert array.dtype["kind"].kind == "U" and set(array["kind"]) == {"tex", "ldg", "shared"}
     target = tmp_path / "out.csv"
     backend.write(space.plan, target, "csv")
-    assert target.read_text().splitlines()[1:] == [",".join(map(str, row)) for row in space.rows()]
+    assert target.read_text().splitlines()[1:] == [",".join(map(str, row)) for row in space.rows("reference")]
 
 
 def test_output_is_byte_identical_for_any_thread_count(tmp_path):
@@ -198,9 +198,9 @@ def test_small_batches_stream_the_same_bytes(tmp_path):
     whole, pieces = tmp_path / "whole.npy", tmp_path / "pieces.npy"
     enumerator.write(whole, "npy")
     lister = enumerator.write(pieces, "npy", batch_rows=7)
-    assert whole.read_bytes() == pieces.read_bytes() and lister == space.count()
+    assert whole.read_bytes() == pieces.read_bytes() and lister == space.count("reference")
     loaded = np.load(pieces)
-    assert [tuple(int(v) for v in row) for row in loaded.tolist()] == list(space.rows())
+    assert [tuple(int(v) for v in row) for row in loaded.tolist()] == list(space.rows("reference"))
 
 
 def test_tightening_lowers_loop_stops_in_the_generated_code():

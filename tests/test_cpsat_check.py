@@ -59,7 +59,7 @@ def test_partial_check_on_the_scaled_down_device(capsys):
 
 def test_complete_agrees_with_the_reference_on_every_single_value():
     s = Space.load("gemm", {"device": "tiny", "precision": "single"})
-    rows = list(s.rows())
+    rows = list(s.rows("reference"))
     for name in ("dim_m", "blk_k", "dim_vec", "dim_m_a"):
         column = s.parameters.index(name)
         present = {r[column] for r in rows}
@@ -93,7 +93,7 @@ def brute_force(space: Space, objective: str, maximize: bool, top: int):
     names = space.parameters + tuple(d.name for d in space.model.derived)
     fn = compile_expr(parse_objective(space.model, objective))
     scored = [(fn(dict(zip(names, row))), row[:len(space.parameters)])
-              for row in space.rows(with_derived=tuple(d.name for d in space.model.derived))]
+              for row in space.rows("reference", with_derived=tuple(d.name for d in space.model.derived))]
     scored.sort(key=lambda t: (-t[0] if maximize else t[0], t[1]))
     return scored[:top]
 

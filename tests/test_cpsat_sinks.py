@@ -75,7 +75,7 @@ def test_undefined_keys_are_undefined_only_where_read():
     counter = _counter(space)
     result = counter.count(counter.full_problem(), None)
     assert "s counted in Python" in result.strategy
-    expected = space.stats()  # the reference
+    expected = space.stats("reference")  # the reference
     assert result.count == expected.count
     from solverspace.translators.cpsat.backend import count
     got = count(space)

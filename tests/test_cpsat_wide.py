@@ -73,7 +73,7 @@ SMALL_WIDE = {
 def test_residue_counting_matches_the_reference(monkeypatch, name):
     monkeypatch.setattr(cpsat_wide, "WIDE_VALUES", 10)
     s = space(SMALL_WIDE[name])
-    expected = s.stats()
+    expected = s.stats("reference")
     got = count(s, workers=1)
     assert (got.count, got.undefined, got.undefined_by) == (expected.count, expected.undefined, expected.undefined_by)
     assert "residues" in got.strategy
@@ -83,11 +83,11 @@ def test_residue_counting_matches_the_reference(monkeypatch, name):
 def test_residue_sampling_is_uniform(monkeypatch, name):
     monkeypatch.setattr(cpsat_wide, "WIDE_VALUES", 10)
     s = space(SMALL_WIDE[name])
-    size = s.count()
+    size = s.count("reference")
     sampler = CpSatSampler(s, threads=1, table_limit=0)
     assert sampler.size() == size
     configs = [tuple(r) for r in sampler.draw(30 * size, seed=3, replace=True).tolist()]
-    assert set(configs) <= set(s.rows())
+    assert set(configs) <= set(s.rows("reference"))
     assert per_configuration_p(s, configs) > 0.01
 
 

@@ -187,9 +187,9 @@ def provoke(case: Case):
     else:
         space = Space.from_source(case.source, case.settings, **case.options)
     if case.when == "count":
-        space.count()
+        space.count("reference")
     elif case.when == "strict":
-        space.count(strict=True)
+        space.count("reference", strict=True)
     return space
 
 

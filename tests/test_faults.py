@@ -227,9 +227,9 @@ def test_read_only_directory_by_permissions(tmp_path, capsys):
 def test_api_refuses_unwritable_paths_with_output_error(tmp_path):
     space = Space.from_source("x = range(4)\n")
     with pytest.raises(OutputError, match="does not exist"):
-        space.write(tmp_path / "nodir" / "x.csv")
+        space.write(tmp_path / "nodir" / "x.csv", "reference")
     with pytest.raises(OSError, match="is a directory"):
-        space.write_csv(tmp_path)
+        space.write_csv(tmp_path, "reference")
 
 
 def test_a_symbolic_link_is_written_through(tmp_path, capsys):
@@ -330,7 +330,7 @@ def test_api_validates_threads_and_separator():
     with pytest.raises(ValueError, match="workers=0"):
         space.count("cpsat", workers=0)
     with pytest.raises(OptionError, match="exactly one character"):
-        space.write("never-written.csv", sep="::")
+        space.write("never-written.csv", "reference", sep="::")
     with pytest.raises(OptionError, match="seed=-1"):
         space.sample(2, seed=-1)
     with pytest.raises(OptionError, match="threads=0"):

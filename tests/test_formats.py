@@ -229,7 +229,7 @@ def test_api_returns_a_dataframe_when_pandas_is_installed():
     space = Space.load("gemm", {"device": "tiny"})
     frame = space.to_frame("c")
     assert isinstance(frame, pandas.DataFrame) and list(frame.columns) == list(space.parameters)
-    assert [tuple(r) for r in frame.itertuples(index=False)] == list(space.rows())
+    assert [tuple(r) for r in frame.itertuples(index=False)] == list(space.rows("reference"))
 
 
 def test_npy_stores_categorical_columns_as_codes_with_a_table(tmp_path):

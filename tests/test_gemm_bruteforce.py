@@ -215,8 +215,8 @@ def library(overrides, precision, arithmetic, trans_a, trans_b):
         settings = {"device": "tiny", "precision": precision, "arithmetic": arithmetic,
                     "trans_a": trans_a, "trans_b": trans_b, **overrides}
         space = Space.load("gemm", settings)
-        rows = list(space.rows())
-        _LIBRARY_CACHE[key] = (space.parameters, rows, space.stats())
+        rows = list(space.rows("reference"))
+        _LIBRARY_CACHE[key] = (space.parameters, rows, space.stats("reference"))
     return _LIBRARY_CACHE[key]
 
 

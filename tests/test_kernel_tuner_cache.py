@@ -39,7 +39,7 @@ def write_cache(path: Path, space: Space, *, noise_seed=0, drop=(), add=(), fail
               "tune_params": {n: list(v) for n, v in space.value_lists().items()}, "objective": "time", "cache": {}}
     text = json.dumps(header, indent="")[:-3]
     times = {}
-    rows = [dict(zip(space.parameters, row)) for row in space.rows()] + [dict(x) for x in add]
+    rows = [dict(zip(space.parameters, row)) for row in space.rows("reference")] + [dict(x) for x in add]
     for config in rows:
         key = cache_key(config[n] for n in names)
         if key in drop:
@@ -74,7 +74,7 @@ def test_measure_from_a_complete_cache_finds_its_true_best_proven(tmp_path):
 def test_failed_entries_are_failed_measurements_and_a_missing_one_stops(tmp_path):
     space = Space.from_source(SPACE)
     cache = tmp_path / "toy.json"
-    rows = [dict(zip(space.parameters, r)) for r in space.rows()]
+    rows = [dict(zip(space.parameters, r)) for r in space.rows("reference")]
     cheapest = min(rows, key=model_time)
     key = cache_key(cheapest.values())
     times = write_cache(cache, space, failed={key})
@@ -174,7 +174,7 @@ def test_check_cache_finds_a_removed_entry_and_an_added_invalid_one(tmp_path):
     cache = tmp_path / "toy.json"
     write_cache(cache, space)
     assert check_cache(space, cache).ok
-    removed = next(iter(space.rows()))
+    removed = next(iter(space.rows("reference")))
     invalid = {"a": 8, "b": 16, "c": 0}
     assert not space.check(invalid).valid
     write_cache(cache, space, drop={cache_key(removed)}, add=[invalid])
@@ -230,7 +230,7 @@ def test_cli_tune_measure_from_kt_cache_t4_and_cache_check(tmp_path, capsys):
     assert written["kernel_name"] == "toy" and len(written["cache"]) == result["measured"]
     assert len(json.loads(t4.read_text())["results"]) == result["measured"]
     assert run_cli(capsys, "cache-check", str(source), str(cache))[0] == 0
-    removed = next(iter(space.rows()))
+    removed = next(iter(space.rows("reference")))
     write_cache(cache, space, drop={cache_key(removed)}, add=[{"a": 8, "b": 16, "c": 0}])
     code, out, _ = run_cli(capsys, "cache-check", str(source), str(cache))
     assert code == 1 and f"missing: {cache_key(removed)}" in out and "invalid: 8,16,0" in out

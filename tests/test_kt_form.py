@@ -47,7 +47,7 @@ def test_a_restriction_that_may_divide_by_zero_stays_a_filter():
     space = Space(load_t1_text(text, "kt.json"))
     assert to_source(space.plan.levels[1].parameter.domain) == "range(0, 40)"
     literal = Space(space.model, make_plan(space.model, structured=False))
-    assert space.stats().undefined == literal.stats().undefined == 40
+    assert space.stats("reference").undefined == literal.stats("reference").undefined == 40
     assert compare_structured(text) == []
 
 

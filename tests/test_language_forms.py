@@ -32,7 +32,7 @@ def brute(domains: dict, keep) -> int:
 
 def agree(source: str, expected: int, settings: dict | None = None):
     """Reference, C and CP-SAT all count `expected` (and list the same rows)."""
-    assert Space.from_source(source, settings).count() == expected
+    assert Space.from_source(source, settings).count("reference") == expected
     report = validate_source(source, settings=settings, **FAST)
     assert report.status == 0, report.render()
     ran = {o.backend for o in report.outcomes if o.ran}
@@ -42,7 +42,7 @@ def agree(source: str, expected: int, settings: dict | None = None):
 
 def refused(source: str, line: int, *fragments: str) -> str:
     with pytest.raises(SpaceDefinitionError) as info:
-        Space.from_source(source).count()
+        Space.from_source(source).count("reference")
     message = str(info.value)
     assert f"<space>:{line}:" in message, message
     for fragment in fragments:
@@ -113,9 +113,9 @@ def test_in_evaluates_every_item_as_python_does():
             return x in (1, 4 // y)
         """)
     space = Space.from_source(source)
-    assert space.count() == brute({"x": range(3), "y": range(1, 3)}, lambda x, y: x in (1, 4 // y))
-    assert space.stats().undefined == 3
-    agree(source, space.count())
+    assert space.count("reference") == brute({"x": range(3), "y": range(1, 3)}, lambda x, y: x in (1, 4 // y))
+    assert space.stats("reference").undefined == 3
+    agree(source, space.count("reference"))
 
 
 def test_in_with_a_parameter_on_the_right_is_refused():
@@ -156,7 +156,7 @@ def test_in_on_plain_values_is_python():
                 if v not in (1, 2) and x in [4]:
                     yield v
         """)
-    assert list(Space.from_source(source).rows()) == [(4, v) for v in (0, 3, 4, 5)]
+    assert list(Space.from_source(source).rows("reference")) == [(4, v) for v in (0, 3, 4, 5)]
 
 
 # ------------------------------------------------------------- 2. iterator algebra in bodies
@@ -185,7 +185,7 @@ def test_iterator_algebra_in_an_iterator_body():
         return [7] + [v for v in range(n) if v != 7]
     expected = sum(len(t(n)) * len(u(n)) for n in range(1, 6))
     space = Space.from_source(ALGEBRA)
-    assert [r for r in space.rows() if r[0] == 4] == [(4, a, b) for a in t(4) for b in u(4)]
+    assert [r for r in space.rows("reference") if r[0] == 4] == [(4, a, b) for a in t(4) for b in u(4)]
     agree(ALGEBRA, expected)
 
 
@@ -262,7 +262,7 @@ def test_helper_called_with_plain_values_runs_as_python():
         """)
     space = Space.from_source(source)
     assert {s.name: s.value for s in space.model.settings}["N"] == 6
-    assert space.count() == 6 * 3
+    assert space.count("reference") == 6 * 3
 
 
 @pytest.mark.parametrize("source, line, fragments", [
@@ -361,7 +361,7 @@ def test_floats_are_refused_where_they_appear(source, line, fragments):
     "x = range(1, 5)\ny = x * 0.5\n",                  # a derived value no constraint uses
 ])
 def test_floats_no_constraint_uses_are_legal(source):
-    assert Space.from_source(source).count() == 4
+    assert Space.from_source(source).count("reference") == 4
 
 
 # ----------------------------------------------------------- 6. misspelled categorical values
@@ -395,7 +395,7 @@ def test_correct_categorical_values_do_not_warn():
             @iterator
             def y(load):
                 return range(3) if load in ("ldg",) else [1]
-            """)).count()
+            """)).count("reference")
 
 
 def test_cli_prints_the_warning_once(tmp_path, capsys):
@@ -416,7 +416,7 @@ def test_module_level_try_except_as_works():
             TABLE = {1: 2, 3: 4}
         a = iterator(sorted(TABLE))
     """)
-    assert Space.from_source(source).count() == 2
+    assert Space.from_source(source).count("reference") == 2
 
 
 @pytest.mark.parametrize("source, fragment", [

@@ -75,7 +75,7 @@ def test_indexing_agrees_with_the_enumeration_order(k40c, k40c_rows):
 @pytest.mark.parametrize("method", ["exact", "reference"])
 def test_small_spaces_per_configuration_chi_square(name, method):
     space = Space.from_source(SMALL[name])
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     assert 10 <= len(rows) <= 200
     from solverspace.scale.sampling import sample
     drawn, info = sample(space, 40 * len(rows), seed=3, replace=True, method=method)

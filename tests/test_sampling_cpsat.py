@@ -45,19 +45,19 @@ SPACES = {**SMALL, "mixed": MIXED}
 def test_small_spaces_per_configuration_chi_square(name, table_limit):
     """table_limit=0 never lists a component: every draw descends by counts, value by value."""
     space = Space.from_source(SPACES[name])
-    size = space.count()
+    size = space.count("reference")
     sampler = CpSatSampler(space, threads=1, table_limit=table_limit)
     assert sampler.size() == size
     drawn = sampler.draw(40 * size, seed=5, replace=True)
     configs = [tuple(r) for r in drawn.tolist()]
-    assert set(configs) <= set(space.rows())
+    assert set(configs) <= set(space.rows("reference"))
     assert per_configuration_p(space, configs) > 0.01
 
 
 def test_biased_descent_fails_the_same_test():
     """Choosing each value of the first parameter uniformly (not by its count) is detected."""
     space = Space.from_source(MIXED)
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     by_a = collections.defaultdict(list)
     for row in rows:
         by_a[row[0]].append(row)
@@ -76,7 +76,7 @@ def test_biased_descent_fails_the_same_test():
 def test_generated_spaces_per_configuration_chi_square(source):
     """Most generated spaces are empty or tiny: only those with 2-100 configurations count."""
     space = Space.from_source(source)
-    size = space.count()
+    size = space.count("reference")
     assume(2 <= size <= 100)
     sampler = CpSatSampler(space, threads=1, table_limit=0)
     assert sampler.size() == size
@@ -94,7 +94,7 @@ def test_samples_are_valid_distinct_reproducible_and_sized():
     assert np.array_equal(drawn, space.sample(200, seed=4, method="cpsat"))
     assert not np.array_equal(drawn, space.sample(200, seed=5, method="cpsat"))
     everything = space.sample(336, seed=4, method="cpsat")  # the whole space, by rejection of repeats
-    assert sorted(map(tuple, everything.tolist())) == sorted(space.rows())
+    assert sorted(map(tuple, everything.tolist())) == sorted(space.rows("reference"))
     with pytest.raises(SampleSizeError, match="the space has 336"):
         space.sample(337, seed=1, method="cpsat")
     assert len(space.sample(400, seed=1, method="cpsat", replace=True)) == 400

@@ -31,7 +31,7 @@ def test_constants_are_the_published_ones():
 @pytest.mark.parametrize("source", [HASHED, "x = range(0, 40)\ny = range(0, 40)\nrequire(x * y % 7 != 3)"])
 def test_approximate_count_is_within_the_tolerance(source):
     space = Space.from_source(source)
-    exact = space.count()
+    exact = space.count("reference")
     result = approximate_count(space.plan, 0.8, 0.2, seed=1)
     assert not result.exact and result.rounds == 67
     assert exact / 1.8 <= result.estimate <= exact * 1.8
@@ -39,12 +39,12 @@ def test_approximate_count_is_within_the_tolerance(source):
 
 def test_small_spaces_are_counted_and_sampled_exactly():
     space = Space.from_source(SMALL["dependent ranges and guards"])
-    size = space.count()
+    size = space.count("reference")
     assert size < HI_THRESH
     assert approximate_count(space.plan, 0.8, 0.2).estimate == size
     drawn, info = sample(space, 40 * size, seed=3, replace=True, method="cpsat-xor")
     assert info.size == size and info.size_exact and "exactly uniform" in info.guarantee
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     index = {row: i for i, row in enumerate(rows)}
     observed = np.bincount([index[tuple(r)] for r in drawn.tolist()], minlength=len(rows))
     assert stats.chisquare(observed).pvalue > 0.01
@@ -52,7 +52,7 @@ def test_small_spaces_are_counted_and_sampled_exactly():
 
 def test_hashed_samples_are_valid_cover_the_space_and_keep_the_bound():
     space = Space.from_source(HASHED)
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     assert len(rows) > HI_THRESH
     drawn, info = sample(space, 40 * len(rows), seed=7, replace=True, method="cpsat-xor")
     assert not info.size_exact and "UniGen2" in info.guarantee

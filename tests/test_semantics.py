@@ -23,7 +23,7 @@ from tests.helpers import space
 
 def column(s: Space, name: str) -> list:
     index = s.parameters.index(name)
-    return [row[index] for row in s.rows()]
+    return [row[index] for row in s.rows("reference")]
 
 
 # ------------------------------------------------------------------------------- ranges
@@ -31,7 +31,7 @@ def column(s: Space, name: str) -> list:
 def test_constant_ranges_follow_python(args):
     s = space(f"x = range({', '.join(map(str, args))})")
     assert column(s, "x") == list(range(*args))
-    assert s.count() == len(range(*args))
+    assert s.count("reference") == len(range(*args))
 
 
 def test_dependent_ranges_with_negative_steps_follow_python_over_a_grid():
@@ -43,13 +43,13 @@ def test_dependent_ranges_with_negative_steps_follow_python_over_a_grid():
         """)
     expected = [(a, b, c, x) for a in range(-3, 4) for b in range(-3, 4) for c in (-2, -1, 1, 3)
                 for x in range(a, b, c)]
-    assert list(s.rows()) == expected
-    assert s.count() == len(expected)
+    assert list(s.rows("reference")) == expected
+    assert s.count("reference") == len(expected)
 
 
 def test_paper_fig5_style_countdown():
     s = space("k = range(1, 4)\nn = range(k, 0, -1)")
-    assert list(s.rows()) == [(1, 1), (2, 2), (2, 1), (3, 3), (3, 2), (3, 1)]
+    assert list(s.rows("reference")) == [(1, 1), (2, 2), (2, 1), (3, 3), (3, 2), (3, 1)]
 
 
 @pytest.mark.parametrize("source", ["x = range(3, 3)", "x = range(5, 0)", "x = range(0, 5, -1)",
@@ -57,16 +57,16 @@ def test_paper_fig5_style_countdown():
                                     "x = range(0, 5) & iterator([7, 8])"])
 def test_empty_domains_yield_nothing(source):
     s = space(source)
-    assert list(s.rows()) == []
-    assert s.count() == 0
-    assert s.stats().undefined == 0
+    assert list(s.rows("reference")) == []
+    assert s.count("reference") == 0
+    assert s.stats("reference").undefined == 0
 
 
 def test_dependent_range_empty_for_some_values_only():
     s = space("x = range(0, 5)\ny = range(x, 2)\nz = range(1, 3)")
     expected = [(x, y, z) for x in range(5) for y in range(x, 2) for z in range(1, 3)]
-    assert list(s.rows()) == expected
-    assert s.count() == 6
+    assert list(s.rows("reference")) == expected
+    assert s.count("reference") == 6
 
 
 # ---------------------------------------------------------------------- floor // and %
@@ -81,7 +81,7 @@ def test_floor_division_and_modulo_match_python_over_a_grid():
         q = a // b
         r = a % b
         """)
-    rows = list(s.rows(with_derived=("q", "r")))
+    rows = list(s.rows("reference", with_derived=("q", "r")))
     assert rows == [(a, b, a // b, a % b) for a in GRID_A for b in GRID_B]
     assert any(q < 0 and r != 0 for _, _, q, r in rows)  # the grid really has negative operands
 
@@ -100,7 +100,7 @@ def test_floor_division_and_modulo_in_function_bodies_match_python():
             m = a % b
             return m
         """)
-    assert list(s.rows()) == [(a, b, a // b, a % b) for a in GRID_A for b in GRID_B]
+    assert list(s.rows("reference")) == [(a, b, a // b, a % b) for a in GRID_A for b in GRID_B]
 
 
 def test_constant_folding_uses_the_same_semantics():
@@ -116,7 +116,7 @@ def test_constant_folding_uses_the_same_semantics():
 # ------------------------------------------------------------------------- exact division
 def test_true_division_is_exact_where_floats_are_not():
     s = space("x = range(1, 31)\nrequire(x / 10 * 3 == 3 * x / 10)")
-    assert s.count() == 30
+    assert s.count("reference") == 30
     # with floating point some of these would be rejected: the test can tell the difference
     assert any(x / 10 * 3 != 3 * x / 10 for x in range(1, 31))
 
@@ -131,14 +131,14 @@ def test_division_comparison_beyond_float_precision():
         """)
     expected = [(a, b, c) for a in (big, big - 1) for b in (1, 3) for c in (big,)
                 if Fraction(a, b) < c]
-    assert list(s.rows()) == expected
+    assert list(s.rows("reference")) == expected
     assert (big, 1, big) not in expected
     assert float(big) / 1 < big  # what floating point would have (wrongly) said
 
 
 def test_division_values_are_fractions_or_whole_ints():
     s = space("x = range(1, 5)\nhalf = x / 2\nthird = half / 3 * 6")
-    rows = list(s.rows(with_derived=("half", "third")))
+    rows = list(s.rows("reference", with_derived=("half", "third")))
     assert rows == [(x, Fraction(x, 2), x) for x in range(1, 5)]
     assert [type(h) for _, h, _ in rows] == [Fraction, int, Fraction, int]  # whole values are ints
     assert all(type(t) is int for _, _, t in rows)
@@ -146,7 +146,7 @@ def test_division_values_are_fractions_or_whole_ints():
 
 def test_whole_quotients_can_bound_ranges():
     s = space("x = range(1, 5)\ny = range(0, (2 * x) / 2)")
-    assert list(s.rows()) == [(x, y) for x in range(1, 5) for y in range(x)]
+    assert list(s.rows("reference")) == [(x, y) for x in range(1, 5) for y in range(x)]
 
 
 # ------------------------------------------------------------- undefined and short-circuits
@@ -163,31 +163,31 @@ GUARDED = [
 def test_short_circuit_guards_are_defined_everywhere(constraint):
     s = space("a = range(-3, 4)\nb = range(-3, 4)\n" + constraint)
     expected = [(a, b) for a in range(-3, 4) for b in range(-3, 4) if b == 0 or a // b < 2]
-    assert list(s.rows()) == expected
-    assert s.stats().undefined == 0
-    assert s.count(strict=True) == len(expected)  # strict mode finds nothing undefined
+    assert list(s.rows("reference")) == expected
+    assert s.stats("reference").undefined == 0
+    assert s.count("reference", strict=True) == len(expected)  # strict mode finds nothing undefined
 
 
 def test_division_by_zero_is_counted_as_undefined_not_as_a_rejection():
     s = space("a = range(-3, 4)\nb = range(-3, 4)\nrequire(a % b == 0)")
-    stats = s.stats()
+    stats = s.stats("reference")
     assert stats.count == sum(1 for a in range(-3, 4) for b in range(-3, 4) if b != 0 and a % b == 0)
     assert stats.undefined == 7  # b == 0, once for each a
     assert stats.undefined_by == {"require_line3": 7}
     assert stats.first_undefined[1] == {"a": -3, "b": 0}
-    assert s.count() == stats.count == len(list(s.rows()))
+    assert s.count("reference") == stats.count == len(list(s.rows("reference")))
 
 
 def test_undefined_derived_value_makes_the_configuration_invalid():
     s = space("a = range(0, 3)\nb = range(0, 3)\nq = a // b\nrequire(a >= 0)")
-    stats = s.stats()
-    assert list(s.rows(with_derived=("q",))) == [(a, b, a // b) for a in range(3) for b in (1, 2)]
+    stats = s.stats("reference")
+    assert list(s.rows("reference", with_derived=("q",))) == [(a, b, a // b) for a in range(3) for b in (1, 2)]
     assert stats.undefined == 3 and stats.undefined_by == {"q": 3}
 
 
 def test_undefined_domain_counts_too():
     s = space("x = range(0, 4)\ny = range(0, 12 // x)")
-    stats = s.stats()
+    stats = s.stats("reference")
     assert stats.count == sum(12 // x for x in range(1, 4))
     assert stats.undefined == 1 and stats.undefined_by == {"y": 1}
 
@@ -195,12 +195,12 @@ def test_undefined_domain_counts_too():
 def test_strict_mode_raises_naming_expression_and_configuration():
     s = space("a = range(1, 3)\nb = range(0, 2)\nq = a // b")
     with pytest.raises(UndefinedOperationError) as info:
-        s.count(strict=True)
+        s.count("reference", strict=True)
     message = str(info.value)
     assert "a // b" in message and "a=1 b=0" in message and "<space>:3" in message
     assert "hint:" in message
     assert isinstance(info.value, ArithmeticError)
-    assert s.count() == 2  # non-strict: (1, 1) and (2, 1)
+    assert s.count("reference") == 2  # non-strict: (1, 1) and (2, 1)
 
 
 def test_check_reports_undefined_operations():
@@ -215,7 +215,7 @@ def test_check_reports_undefined_operations():
 
 def test_check_follows_derived_values_into_domains_and_past_undefined_ones():
     s = space("a = range(0, 3)\nb = 4 // a\nc = b + 1\nx = range(0, c)\nrequire(c > 2)")
-    assert s.count() == sum(4 // a + 1 for a in (1, 2))
+    assert s.count("reference") == sum(4 // a + 1 for a in (1, 2))
     ok = s.check({"a": 2, "x": 2})
     assert ok.valid and ok.derived == {"b": 2, "c": 3}
     outside = s.check({"a": 2, "x": 3})
@@ -227,7 +227,7 @@ def test_check_follows_derived_values_into_domains_and_past_undefined_ones():
 
 def test_check_of_a_partial_assignment_finds_the_first_completion_in_output_order():
     s = space("x = range(0, 5)\ny = range(x, 0, -1)\nrequire((x + y) % 3 == 0)")
-    rows = list(s.rows())
+    rows = list(s.rows("reference"))
     partial = s.check({"y": 2})
     assert partial.valid and not partial.complete
     assert partial.completion == dict(zip(s.parameters, next(r for r in rows if r[1] == 2)))
@@ -252,13 +252,13 @@ def test_categorical_values_compare_with_equality():
 
         reject_if(layout == "tile")
         """)
-    assert list(s.rows()) == [("row", 1), ("row", 2), ("col", 4)]
+    assert list(s.rows("reference")) == [("row", 1), ("row", 2), ("col", 4)]
     gemv = space("""
         layout = iterator(["row", "col"])
         kind = setting("gemm", choices=["gemm", "gemv"])
         require((layout != "col") | (kind == "gemv"))
         """, {"kind": "gemv"})
-    assert list(gemv.rows()) == [("row",), ("col",)]
+    assert list(gemv.rows("reference")) == [("row",), ("col",)]
 
 
 def test_categorical_values_refuse_ordering():
@@ -281,7 +281,7 @@ def test_value_lists_keep_order_and_drop_duplicates(items, expected):
 def test_dependent_value_lists_dedupe_per_configuration():
     s = space("x = range(0, 4)\ny = iterator([x, 2, x * 2, 2])")
     expected = [(x, y) for x in range(4) for y in dict.fromkeys([x, 2, x * 2, 2])]
-    assert list(s.rows()) == expected
+    assert list(s.rows("reference")) == expected
 
 
 # --------------------------------------------------------------------------- iterator algebra
@@ -318,7 +318,7 @@ def test_iterator_algebra_with_dependencies_and_in_function_bodies():
     expected = [(n, x, y) for n in range(1, 4)
                 for x in union(range(n), [n * 10, 0])
                 for y in [v for v in union(range(n, 0, -1), [7, 1]) if v != 2]]
-    assert list(s.rows()) == expected
+    assert list(s.rows("reference")) == expected
 
 
 # ------------------------------------------------------------------------------ output order
@@ -333,19 +333,19 @@ def test_output_order_follows_the_plan_loop_order():
     assert s.parameters == ("inner", "tag", "outer")       # columns: definition order
     assert s.plan.order == ("tag", "outer", "inner")       # loops: dependencies first
     expected = [(i, t, o) for t in "pq" for o in range(1, 4) for i in range(o)]
-    assert list(s.rows()) == expected
+    assert list(s.rows("reference")) == expected
 
 
 def test_another_legal_loop_order_changes_order_not_the_set():
     s = space("a = iterator([3, 1, 2])\nb = iterator(['x', 'y'])\nc = range(0, a)\nrequire(a + c != 3)")
-    default = list(s.rows())
+    default = list(s.rows("reference"))
     assert s.plan.order == ("a", "b", "c")
     assert default == [(a, b, c) for a in (3, 1, 2) for b in "xy" for c in range(a) if a + c != 3]
     other = Space(s.model, make_plan(s.model, ["b", "a", "c"]))
-    reordered = list(other.rows())
+    reordered = list(other.rows("reference"))
     assert reordered == [(a, b, c) for b in "xy" for a in (3, 1, 2) for c in range(a) if a + c != 3]
     assert reordered != default and sorted(reordered) == sorted(default)
-    assert other.count() == s.count()
+    assert other.count("reference") == s.count("reference")
 
 
 # --------------------------------------------------------------------------- derived / settings
@@ -360,9 +360,9 @@ def test_derived_reassignment_and_module_level_if_on_settings():
         require(t % 3 == 0)
         """
     wide = space(source)
-    assert list(wide.rows(with_derived=("t",))) == [(x, 2 * x + 1) for x in range(1, 5) if (2 * x + 1) % 3 == 0]
+    assert list(wide.rows("reference", with_derived=("t",))) == [(x, 2 * x + 1) for x in range(1, 5) if (2 * x + 1) % 3 == 0]
     narrow = space(source, {"mode": "narrow"})
-    assert list(narrow.rows(with_derived=("t",))) == [(x, 2 * x - 9) for x in range(1, 5) if (2 * x - 9) % 3 == 0]
+    assert list(narrow.rows("reference", with_derived=("t",))) == [(x, 2 * x - 9) for x in range(1, 5) if (2 * x - 9) % 3 == 0]
 
 
 # ------------------------------------------------------------------------- rows == count()
@@ -378,8 +378,8 @@ COUNTED = [
 @pytest.mark.parametrize("source", COUNTED)
 def test_row_count_equals_count(source):
     s = space(source)
-    rows = list(s.rows())
-    assert len(rows) == s.count() == s.stats().count
+    rows = list(s.rows("reference"))
+    assert len(rows) == s.count("reference") == s.stats("reference").count
     assert len(set(rows)) == len(rows)
 
 
@@ -460,7 +460,7 @@ def test_derived_value_matches_plain_python(tree):
     """A module-level derived value (every leaf a symbol, so the library evaluates all of it)."""
     text = render(tree, const_name)
     s = Space.from_source(HEADER + f"d = x + 0 * y + {text}\n")
-    got = {(row[0], row[1]): row[-1] for row in s.rows(with_derived=("d",))}
+    got = {(row[0], row[1]): row[-1] for row in s.rows("reference", with_derived=("d",))}
     expected, undefined = {}, 0
     for x, y in itertools.product(X_VALUES, Y_VALUES):
         value = plain(f"x + 0 * y + {text}", x, y)
@@ -469,7 +469,7 @@ def test_derived_value_matches_plain_python(tree):
         else:
             expected[(x, y)] = value
     assert got == expected
-    assert s.stats().undefined == undefined
+    assert s.stats("reference").undefined == undefined
     for value in got.values():
         assert type(value) is int or (type(value) is Fraction and value.denominator != 1)
 
@@ -497,8 +497,8 @@ def test_require_function_matches_plain_python(tree):
         result = s.check({"x": x, "y": y})
         assert result.valid == (value != "undefined" and bool(value))
         assert any(r.undefined for r in result.rejections) == (value == "undefined")
-    assert list(s.rows()) == kept
-    assert (s.stats().undefined > 0) == any(plain(reference, x, y) == "undefined"
+    assert list(s.rows("reference")) == kept
+    assert (s.stats("reference").undefined > 0) == any(plain(reference, x, y) == "undefined"
                                             for x, y in itertools.product(X_VALUES, Y_VALUES))
 
 

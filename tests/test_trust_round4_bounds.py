@@ -170,7 +170,7 @@ def _cache_text(space: Space, entries: dict | None = None, *, names=None) -> str
     text = json.dumps(header, indent="")[:-3]
     if entries is None:
         entries = {cache_key(row): {**dict(zip(names, row)), "time": 1.0 + sum(row), "times": [1.0]}
-                   for row in space.rows()}
+                   for row in space.rows("reference")}
     lines = [json.dumps({key: entry})[1:-1] for key, entry in entries.items()]
     return text + "\n" + ",\n".join(lines) + "}\n}"
 
@@ -261,7 +261,7 @@ def test_a_time_past_the_float_range_is_an_invalid_measurement_named(tmp_path, c
     space_file = tmp_path / "s.py"
     space_file.write_text(SPACE)
     space = Space.load(space_file)
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     entries = {cache_key(row): {"a": row[0], "b": row[1],
                                 "time": 10 ** 400 if row == rows[0] else 5.0 + row[0] + row[1] / 10}
                for row in rows}
@@ -281,7 +281,7 @@ def test_cache_check_reports_repeated_keys_and_fields_that_are_not_their_key(tmp
     space_file = tmp_path / "s.py"
     space_file.write_text(SPACE)
     space = Space.load(space_file)
-    rows = list(space.rows())
+    rows = list(space.rows("reference"))
     text = _cache_text(space)
     first, second = cache_key(rows[0]), cache_key(rows[1])
     twice = json.dumps({first: {"a": rows[0][0], "b": rows[0][1], "time": 99.0}})[1:-1]

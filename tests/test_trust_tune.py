@@ -136,7 +136,7 @@ def undefined_models(draw):
     space = Space.from_source(text)
     numeric = [n for n in (*space.parameters, *space.model.derived_value)
                if not space.model.kinds.is_string(ir.Ref(n))]
-    rows = list(space.rows(with_derived=tuple(space.model.derived_value)))
+    rows = list(space.rows("reference", with_derived=tuple(space.model.derived_value)))
     if not numeric or not rows:
         return None
     names = [draw(st.sampled_from(numeric)) for _ in range(3)]

@@ -149,7 +149,7 @@ def test_sample_and_export_to_standard_output(tmp_path, monkeypatch, capsys):
 
 def test_api_dash_is_standard_output_for_text_formats_only(tmp_path, capsys):
     space = Space.from_source(SMALL)
-    assert space.write("-", fmt="jsonl") == 12
+    assert space.write("-", "reference", fmt="jsonl") == 12
     assert capsys.readouterr().out.splitlines()[:2] == ['{"x": 1, "y": 1}', '{"x": 1, "y": 2}']
     with pytest.raises(SolverspaceError, match=r"standard output\) takes CSV or JSON Lines, not npy") as caught:
         space.write("-", "c", fmt="npy")
@@ -204,7 +204,7 @@ def test_api_write_onto_the_space_file_is_refused(tmp_path):
     space = Space.load(path)
     for write in (space.write, space.write_csv):
         with pytest.raises(SolverspaceError, match="is the space file") as caught:
-            write(str(path))
+            write(str(path), "reference")
         assert isinstance(caught.value, OSError)
     assert path.read_text() == SMALL
 
@@ -220,15 +220,15 @@ WRONG_TYPES = [   # (call, the argument the message must name)
     (lambda s: s[1.5], "position=1.5"),
     (lambda s: s["3"], "position='3'"),
     (lambda s: s.index(5), "config=5"),
-    (lambda s: s.write(3), "path=3"),
-    (lambda s: s.write_csv(3.0), "path=3.0"),
-    (lambda s: s.write("out.csv", fmt=3), "fmt=3"),
+    (lambda s: s.write(3, "reference"), "path=3"),
+    (lambda s: s.write_csv(3.0, "reference"), "path=3.0"),
+    (lambda s: s.write("out.csv", "reference", fmt=3), "fmt=3"),
     (lambda s: s.write("out.csv", backend=3), "backend=3"),
     (lambda s: s.sample(n="10"), "n='10'"),
     (lambda s: s.sample(2.5), "n=2.5"),
     (lambda s: s.sample(3, seed="1"), "seed='1'"),
     (lambda s: s.sample(3, threads="2"), "threads='2'"),
-    (lambda s: list(s.rows(with_derived=3)), "with_derived=3"),
+    (lambda s: list(s.rows("reference", with_derived=3)), "with_derived=3"),
     (lambda s: s.check(5), "assignment=5"),
     (lambda s: s.complete([1, 2]), "assignment=[1, 2]"),
     (lambda s: s.best("x", top="3"), "top='3'"),

@@ -114,7 +114,7 @@ def describe(space, *, cpsat: bool = True) -> dict:
             result["files"] = _files(space, Path(folder))
     if count:
         try:
-            rows = space.sample(min(count, 25), seed=11)
+            rows = space.sample(min(count, 25), seed=11, method="exact")
             result["sample_sha256"] = _sha((repr(rows.dtype) + repr(rows.tolist())).encode())
         except Exception as exc:
             result["sample_sha256"] = _error(exc)

@@ -413,7 +413,7 @@ class _Validator:
         def body(o: Outcome):
             known = self.known_count()
             n = self.samples if known is None else min(self.samples, known)
-            array = self.space.sample(n, seed=self.seed)
+            array = self.space.sample(n, seed=self.seed, method="exact")
             names = array.dtype.names or ()
             rows = [tuple(_py(v) for v in r) for r in array.tolist()] if len(array) else []
             if names and tuple(names[:len(self.columns)]) != self.columns:

@@ -11,7 +11,7 @@ import itertools
 from solverspace.core.draws import Positions
 from solverspace.core.errors import BackendUnavailableError, SpaceDefinitionError
 from solverspace.core.formats import write_rows
-from solverspace.core.results import Stats, rows_to_array
+from solverspace.core.results import Stats, listing_array
 from solverspace.analysis.reference import ReferenceEnumerator
 from solverspace.analysis.funnel import reference_funnel
 from solverspace.analysis.search import best
@@ -37,7 +37,7 @@ class ReferenceBackend:
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None):
         rows = list(self.rows(plan, strict=strict, with_derived=with_derived, progress=progress))
-        return rows_to_array(rows, plan.model.parameter_names + tuple(with_derived))
+        return listing_array(rows, plan, plan.model.parameter_names + tuple(with_derived))
 
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
         if fmt not in ("csv", "jsonl"):
@@ -71,7 +71,7 @@ class ListedPositions(Positions):
     guarantee = "exactly uniform over the valid configurations (the whole space is listed)"
 
     def __init__(self, plan):
-        self.model = plan.model
+        self.plan, self.model = plan, plan.model
         self.columns = plan.model.parameter_names
         self.rows = list(itertools.islice(ReferenceEnumerator(plan).rows(()), LISTED_LIMIT + 1))
         if len(self.rows) > LISTED_LIMIT:
@@ -86,7 +86,7 @@ class ListedPositions(Positions):
         return len(self.rows)
 
     def rows_at(self, positions):
-        return rows_to_array([self.rows[int(i)] for i in positions], self.columns)
+        return listing_array([self.rows[int(i)] for i in positions], self.plan, self.columns)
 
     def index(self, values: dict) -> int | None:
         values = orders_as_tuples(self.model, values)  # an order given as written in files (i>j>k) or as a list

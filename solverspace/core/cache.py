@@ -47,7 +47,11 @@ PARTIAL_AGE = 60.0   # seconds: a `.partial` file younger than this may still be
 
 def cache_location() -> Path:
     """The cache directory this process uses (it may not exist yet): `$SOLVERSPACE_CACHE`, else
-    `$XDG_CACHE_HOME/solverspace`, else `~/.cache/solverspace`."""
+    `$XDG_CACHE_HOME/solverspace`, else `~/.cache/solverspace`.
+
+    >>> cache_location().is_absolute()
+    True
+    """
     configured = os.environ.get(ENV)
     if configured:
         return Path(configured)

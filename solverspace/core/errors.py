@@ -25,7 +25,17 @@ class Location(Record):
 
 
 class SolverspaceError(Exception):
-    """Base class of every error this library raises on purpose."""
+    """Base class of every error this library raises on purpose: `message` (what), `where`
+    (the space file's line, when known), `hint` (how to fix it). Errors of user input also
+    subclass `ValueError` or `TypeError`.
+
+    >>> from solverspace import Space
+    >>> try:
+    ...     Space.from_source("x = range(1, 4)").count(backend="fast")
+    ... except SolverspaceError as error:
+    ...     print(type(error).__name__, "|", error.message, "|", error.hint.split(":")[0])
+    BackendUnavailableError | unknown backend 'fast' | available backends
+    """
 
     def __init__(self, message: str, *, where: Location | None = None, hint: str | None = None):
         self.message = message

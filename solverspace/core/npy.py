@@ -27,7 +27,16 @@ def categories_path(path: str | Path) -> Path:
 
 def read_npy(path: str | Path, decode: bool = True):
     """A `.npy` file written by solverspace: with `decode`, a structured array whose categorical
-    columns hold their strings; without, `(codes array, {column: table})` as stored (compact)."""
+    columns hold their strings; without, `(codes array, {column: table})` as stored (compact).
+
+    >>> import tempfile, pathlib
+    >>> from solverspace import Space
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.npy"
+    >>> Space.from_source("x = range(1, 3)\\nk = iterator(['a', 'bb'])").write(path)
+    4
+    >>> read_npy(path).tolist()
+    [(1, 'a'), (1, 'bb'), (2, 'a'), (2, 'bb')]
+    """
     import numpy as np
     check_regular(path, ".npy file", error=SolverspaceError)
     array = np.load(path, allow_pickle=False)

@@ -76,7 +76,13 @@ def resolve_space_path(space: str | Path) -> Path:
 
 def load(space: str | Path, settings: dict | None = None, *, max_closure_values: int = 100_000) -> Model:
     """Load a space file (or a built-in space by name) with optional setting overrides; a
-    `.json` path is a T1 tuning-problem file (`solverspace.io.t1.read.load_t1`)."""
+    `.json` path is a T1 tuning-problem file (`solverspace.io.t1.read.load_t1`).
+
+    Returns the `Model` (`Space.load` wraps it with its plan, and answers).
+
+    >>> load("gemm", {"device": "tiny"}).parameter_names[:2]
+    ('dim_m', 'dim_n')
+    """
     return load_text(*read_space(space), settings, max_closure_values=max_closure_values)
 
 
@@ -98,7 +104,11 @@ def load_text(text: str, filename: str, settings: dict | None = None, *, max_clo
 
 def load_source(source: str, filename: str = "<space>", settings: dict | None = None, *,
                 max_closure_values: int = 100_000) -> Model:
-    """Load a space from its source text (the tests' and the API's entry point)."""
+    """Load a space from its source text (the tests' and the API's entry point) as a `Model`.
+
+    >>> load_source("x = range(1, 4)\\ny = range(x, 4)").parameter_names
+    ('x', 'y')
+    """
     check_kind(source, "source", str, "the space file's text (str)", "source='x = range(4)'")
     return _Loader(source, filename, check_settings(settings), max_closure_values).run()
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib.util
 import math
 import time
-from solverspace.core.errors import BackendUnavailableError
+from solverspace.core.errors import BackendUnavailableError, SolverspaceError
 from solverspace.core.orders import domain_size as exact_domain_size
 from solverspace.core.records import Record
-from solverspace.core.results import Stats, rows_to_array
+from solverspace.core.results import Stats, listing_array
 from solverspace.lang import ir
 from solverspace.analysis.reference import WALK_LIMIT, DomainTooLargeError, ReferenceEnumerator, WorkBudgetExceeded
 from solverspace.registry.factories import c_backend, cpsat_backend
@@ -27,6 +27,12 @@ class EstimatedTooLongError(BackendUnavailableError):
     """`auto` chose by cost, and the cheapest backend that may answer is estimated at
     `AUTO_REFUSE_AFTER` CPU seconds or more: refused before anything runs, with the estimates,
     rather than a silent wait of hours (an explicit `--backend` runs it anyway)."""
+
+
+class TallyBeyondBudgetError(BackendUnavailableError):
+    """`auto` asked for the undefined-operation tally (or a strict walk) of a space where an
+    operation may be undefined: only the literal plan's walk gives that answer the same whoever
+    answers, and the reference did not finish it within auto's budget."""
 
 
 _STOPPED = object()   # `AutoBackend._probe`: the reference stopped
@@ -104,6 +110,41 @@ def domain_size(domain) -> int | None:
         if all(isinstance(e, ir.Const) and type(e.value) is int for e in ends) and domain.step.value:
             return exact_domain_size(range(*(e.value for e in ends)))   # len() stops at 2**63
     return None
+
+
+def may_be_undefined(plan) -> bool:
+    """Whether an operation of the model may be undefined on some candidate: a division or modulo
+    whose divisor's proven interval (`solverspace.lang.bounds`) holds 0, or an order function (the
+    position of an absent item). False proves that every backend's undefined tally is empty
+    (`Stats.undefined` 0, `undefined_by` {}, `first_undefined` None) and that strict mode raises
+    nowhere, whatever plan a backend walks; True says only that it may not be.
+
+    >>> from solverspace import Space
+    >>> may_be_undefined(Space.from_source("x = range(1, 5)\\ny = range(1, 3)\\nrequire(x // y > 1)").plan)
+    False
+    >>> may_be_undefined(Space.from_source("x = range(1, 5)\\ny = range(0, 3)\\nrequire(x // y > 1)").plan)
+    True
+    """
+    model = plan.model
+    trees = [p.domain for p in model.parameters if not _constants(p.domain)] + \
+            [d.expr for d in model.derived] + [c.expr for c in model.constraints]
+    risky = [n for tree in trees for n in ir.walk(tree)
+             if isinstance(n, ir.OrderFn) or (isinstance(n, ir.BinOp) and n.op in ("//", "%", "/")
+                                               and not (isinstance(n.right, ir.Const) and n.right.value != 0))]
+    if any(isinstance(n, ir.OrderFn) for n in risky):
+        return True
+    if not risky:
+        return False
+    try:
+        bounds = model.analysis.bounds   # SymPy: only where a divisor is not a constant
+        return any(0 in bounds.expr(n.right) for n in risky)
+    except SolverspaceError:             # no bound (a closure's table refused): nothing proven
+        return True
+
+
+def _constants(domain) -> bool:
+    """A value list of constants (a T1 file's millions of values): nothing in it divides."""
+    return type(domain) is ir.Values and all(type(item) is ir.Const for item in domain.items)
 
 
 class Shape(Record):
@@ -268,13 +309,23 @@ class AutoBackend:
     optimized module once it is built, the quick one until then. Same source, so the same answers; `quick` says
     whether the last compiled answer came from a quick build. A big space, a space with orders,
     an estimate that says nothing, or builds behind turned off: the optimized module, as
-    `--backend c` builds it."""
+    `--backend c` builds it.
+
+    Exact tallies (`exact_tally=True`, what `Space.stats()` asks for): the count is the same
+    whoever answers, but the undefined-operation tally (`Stats.undefined`, `undefined_by`,
+    `first_undefined`) and strict mode's first error follow the plan a backend walks (C's
+    optimized plan visits fewer candidates, and C does not attribute per rule). Where
+    `may_be_undefined(plan)` proves no operation can be undefined, every tally is empty and the
+    choice above stands; otherwise the literal plan's walk answers: the reference within `budget`
+    (and up to `limit` where the walk so far says the whole fits), past it C with every
+    optimization off where its tally is 0 (then every field is the reference's), and otherwise
+    `TallyBeyondBudgetError` says what answers instead."""
 
     name = "auto"
 
     def __init__(self, budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, *,
                  build_behind: bool | None = None, build_work: int | None = None,
-                 quick_work: int = AUTO_QUICK_WORK, by_cost: bool = True, **c_options):
+                 quick_work: int = AUTO_QUICK_WORK, by_cost: bool = True, exact_tally: bool = False, **c_options):
         defaults = limit is None and budget == AUTO_REFERENCE_BUDGET
         if limit is None:   # the default budget goes on to the default limit; a budget given alone is firm
             limit = AUTO_REFERENCE_LIMIT if budget == AUTO_REFERENCE_BUDGET else budget
@@ -285,6 +336,7 @@ class AutoBackend:
         self.build_behind, self.build_work, self.quick_work = build_behind, build_work, quick_work
         self.c_options = c_options
         self.by_cost = by_cost
+        self.exact_tally = exact_tally
         self.answered_by: str | None = None
         self.reason: str | None = None   # why the last answer came from `answered_by`, where costs chose
         self.costs: Costs | None = None
@@ -299,6 +351,8 @@ class AutoBackend:
         self.quick = False
         self.stopped = None
         self.reason = self.costs = None
+        if self.exact_tally and may_be_undefined(plan):
+            return self._literal_walk(plan, by_reference, by_c)
         if self.by_cost and sum(len(p.domain.items) for p in plan.model.parameters
                                 if isinstance(p.domain, ir.Values)) > WARM_CHECK_VALUES:
             self.costs = Costs.of(plan)   # first: looking for a built module costs seconds here
@@ -339,6 +393,49 @@ class AutoBackend:
             return by_c(compiled)
         except _unsupported() as refusal:
             return self._beyond_budget(refusal, by_cpsat)
+
+    def _literal_walk(self, plan, by_reference, by_c):
+        """The literal plan's answer (`exact_tally` on a space where an operation may be undefined):
+        the reference's within the budget (and up to the limit where the walk so far says the
+        whole fits); past it, C's walk of the literal plan, whose tally is the reference's total
+        (validation compares the two): where that is 0 the whole tally is empty and the answer is
+        the reference's, field for field. Where C's literal walk finds undefined operations (it
+        attributes none per rule), refuses the space or answers a slot plan (orders), a refusal
+        that says what answers instead."""
+        self._limit = self.limit
+        enumerator = ReferenceEnumerator(plan, budget=self.budget, on_budget=self._go_on)
+        try:
+            answer = by_reference(enumerator)
+            self.answered_by = "reference"
+            self.reason = "an operation may be undefined: the literal plan's walk"
+            return answer
+        except WorkBudgetExceeded:
+            pass
+        why = f"the reference did not finish it within auto's budget of {self.limit:,} candidate values"
+        literal = c_backend(**{**self.c_options, "literal": True})
+        if literal.through_slots(plan):
+            raise self._no_tally(plan, why + ", and C answers a space with orders on its slot plan")
+        try:
+            answer = by_c(literal)
+        except _unsupported() as refusal:
+            raise self._no_tally(plan, f"{why}, and the C backend refuses the space "
+                                       f"({str(refusal).splitlines()[0]})") from None
+        if isinstance(answer, Stats) and answer.undefined:
+            raise self._no_tally(plan, f"{why}; C's walk of the literal plan counts {answer.count:,} valid "
+                                       f"configurations and {answer.undefined:,} candidates lost to undefined "
+                                       f"operations, but attributes none to its rule")
+        self.answered_by = "c"
+        self.reason = "an operation may be undefined: the literal plan's walk, compiled"
+        return answer
+
+    def _no_tally(self, plan, why: str) -> TallyBeyondBudgetError:
+        return TallyBeyondBudgetError(
+            f"auto: an operation of {plan.model.source} may be undefined (a division or modulo whose divisor can "
+            f"be 0, or an order function), so its undefined-operation tally and strict mode are the literal plan's "
+            f"walk, and {why}",
+            hint="space.count() and stats(exact_tally=False) answer the count at once, C's tally being that of "
+                 "its optimized plan (a total, not per rule); stats('reference') walks the whole space in Python "
+                 "(exact, slow); stats('cpsat') tallies per rule by counting")
 
     def _by_cost(self, plan, compiled, by_reference, by_c, by_cpsat):
         """The cheapest backend by `self.costs` that answers (C's cold cost is past
@@ -532,7 +629,7 @@ class AutoBackend:
         def by_reference(enumerator):
             enumerator.strict = strict
             rows = list(enumerator.rows(with_derived))
-            return rows_to_array(rows, plan.model.parameter_names + tuple(with_derived))
+            return listing_array(rows, plan, plan.model.parameter_names + tuple(with_derived))
         return self._answer(plan, with_derived, by_reference,
                             lambda c: c.array(plan, strict=strict, with_derived=with_derived, progress=progress))
 
@@ -551,6 +648,6 @@ class AutoBackend:
 
 def auto_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),
           budget: int = AUTO_REFERENCE_BUDGET, limit: int | None = None, build_behind: bool | None = None,
-          build_work: int | None = None, quick_work: int = AUTO_QUICK_WORK) -> AutoBackend:
+          build_work: int | None = None, quick_work: int = AUTO_QUICK_WORK, exact_tally: bool = False) -> AutoBackend:
     return AutoBackend(budget, limit, build_behind=build_behind, build_work=build_work, quick_work=quick_work,
-                       threads=threads, optimizations=optimizations, literal=literal, disable=disable)
+                       exact_tally=exact_tally, threads=threads, optimizations=optimizations, literal=literal, disable=disable)

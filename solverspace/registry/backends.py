@@ -102,7 +102,7 @@ REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("auto", "the compiled enumerator when built or needed, the reference for small spaces",
                  frozenset({"count", "list", "write"}),
                  ("threads", "optimizations", "literal", "disable", "budget", "limit", "build_behind", "build_work",
-                  "quick_work"),
+                  "quick_work", "exact_tally"),
                  "solverspace.registry.auto:auto_backend", (), "threads"),
     BackendEntry("c", "compiled C/OpenMP enumerator",
                  frozenset({"count", "list", "write", "positions", "sample", "funnel", "emit"}),

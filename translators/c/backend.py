@@ -329,7 +329,10 @@ class CEnumerator:
 
     def count_units(self, strict=False, progress=None) -> Units:
         units = self.split()
-        if units.unit_counts is not None:
+        if units.unit_counts is not None:   # counted before (strict or not): strict raises as a first count does
+            if strict and units.prefix_stats.undefined:
+                item, prefix = units.prefix_stats.first_undefined
+                raise self._undefined_error(item, self._under(prefix))
             return units
         n = units.n
         words = self.generated.count_words
@@ -374,7 +377,10 @@ class CEnumerator:
         return dict(zip(self.plan.order[: units.depth], (int(v) for v in units.prefixes[u])))
 
     def _where(self, units, u) -> str:
-        prefix = self._prefix_dict(units, u)
+        return self._under(self._prefix_dict(units, u))
+
+    @staticmethod
+    def _under(prefix: dict) -> str:
         return (" under " + " ".join(f"{k}={v}" for k, v in prefix.items())) if prefix else ""
 
     # ------------------------------------------------------------------------------ results

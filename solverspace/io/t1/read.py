@@ -55,6 +55,13 @@ def load_t1(path: str | Path, settings: dict | None = None) -> Model:
     """Load a T1 JSON file as a `Model` (parameters and constraints, no derived values).
 
     `settings` must be empty: a T1 file has no settings to override.
+
+    >>> import json, tempfile, pathlib
+    >>> from solverspace import export_t1, load_source
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "problem.json"
+    >>> _ = path.write_text(json.dumps(export_t1(load_source("x = range(1, 4)\\ny = range(x, 4)"))))
+    >>> load_t1(path).parameter_names
+    ('x', 'y')
     """
     path = Path(path)
     if settings:
