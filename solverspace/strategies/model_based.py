@@ -38,14 +38,25 @@ class ModelBased(Strategy):
 
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
-                 local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3):
+                 local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3,
+                 categorical: bool = False, target: str = "log", patience: int | None = None, far: int = 3,
+                 prior_startup: int = 10):
         super().__init__(space, seed)
+        self.target, self.prior_startup = target, prior_startup
+        self.patience, self.far = patience, far
+        self.region: list[tuple] | None = None     # the trust region's members (None: everything measured)
+        self.stale = 0                             # local steps since the region's best improved
+        self.step_kind: str | None = None
         self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
         self.global_every, self.anchors = global_every, anchors
         self.max_train = max_train
         self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
-        self.candidates = candidates_for(space, seed, list_limit)
-        self.gp = GaussianProcess(seed=seed)
+        self.candidates = candidates_for(space, seed, list_limit, categorical=categorical)
+        groups = self.candidates.features.groups()
+        if prior is not None:
+            groups = groups + [max(groups, default=-1) + 1]
+        self.gp = GaussianProcess(seed=seed, groups=groups)
+        self.ordinal = len(self.candidates.features.kept)
         self.since_fit = None
         self.startup: list[tuple] = []
         self.notes: list[str] = []
@@ -54,22 +65,26 @@ class ModelBased(Strategy):
     # ---------------------------------------------------------------------------- start-up
     def _startup_design(self) -> None:
         n = min(self.n_startup, len(self.space))
+        first: list[tuple] = []
         if self.prior is not None:
-            self.startup = self._prior_startup(n)
-            return
+            first = self._prior_startup(min(n, self.prior_startup))
+            n -= len(first)
+            if n <= 0:
+                self.startup = first
+                return
         try:
             design = config_tuples(self.space.design(n, "lhs", seed=self.seed))
         except SolverspaceError as exc:    # order-valued parameters: no conditional quantiles
             self.notes.append(f"start-up: uniform draws instead of a Latin hypercube ({exc})")
             design = [self._uniform(take=False) for _ in range(n)]
-        self.startup = list(dict.fromkeys(design))
+        self.startup = list(dict.fromkeys(first + design))
 
     def _prior_startup(self, n: int) -> list[tuple]:
         ranked = self.prior.ranked()
         if not ranked:
             return []
         features = self.candidates.features
-        x = features.encode(features.indices(ranked[:max(10 * n, 50)]))
+        x = features.encode(features.indices(ranked[:max(10 * n, 50)]))[:, :len(features.kept)]
         chosen = [0]
         spread = 0.5 * np.sqrt(x.shape[1]) * 0.25
         for i in range(1, len(x)):
@@ -103,33 +118,65 @@ class ModelBased(Strategy):
         self.model_steps += 1
         local = (self.local_every and self.model_steps % self.local_every == 0) or \
             (self.global_every and self.model_steps % self.global_every != 0)
-        if local:
+        kind = "global"
+        if self.patience and self.stale >= self.patience:
+            kind = "restart"
+            configs, x = self._far_from(self._anchors(self.anchors), configs, x)
+        elif local:
+            kind = "local"
             configs, x = self._near_best(configs, x)
+        self.step_kind = kind
         with one_blas_thread():
             mean, sd = self._posterior(configs, x)
-        ok = [t for t in self.results.values() if t is not None]
+        incumbent = self.incumbent
+        if kind == "local" and self.region is not None:
+            incumbent = float(np.min(self._target_of(self.region)))
         if self.kappa is not None:
             ei = -(mean - self.kappa * sd)
         else:
-            ei = expected_improvement(mean, sd, float(np.log(min(ok))), self.xi)
+            ei = expected_improvement(mean, sd, incumbent, self.xi)
         top = np.flatnonzero(ei >= ei.max())
         config = configs[int(top[self.rng.integers(len(top))])]
         self.candidates.taken(config)
         return config, "model"
 
+    def _anchors(self, k: int) -> list[tuple]:
+        """The `k` best configurations of the trust region (of everything measured without one)."""
+        if self.region is None:
+            return self.best(k)
+        ran = sorted((self.results[c], c) for c in self.region if self.results.get(c) is not None)
+        return [c for _, c in ran[:k]] or self.best(k)
+
+    def _changes(self, anchors: list[tuple], x: np.ndarray) -> np.ndarray:
+        """Per candidate, the fewest parameters in which it differs from one of `anchors`."""
+        features = self.candidates.features
+        anchor = features.encode(features.indices(anchors))
+        k = self.ordinal
+        return (np.abs(x[:, None, :k] - anchor[None, :, :k]) > 1e-12).sum(2).min(1)
+
     def _near_best(self, configs, x):
         """The candidates that differ from one of the `anchors` best configurations in at most
         `local_changes` parameters (all candidates when none does)."""
-        best = self.best(self.anchors)
+        best = self._anchors(self.anchors)
         if not best:
             return configs, x
-        features = self.candidates.features
-        anchor = features.encode(features.indices(best))
-        changed = (np.abs(x[:, None, :] - anchor[None, :, :]) > 1e-12).sum(2).min(1)
-        chosen = np.flatnonzero(changed <= self.local_changes)
+        chosen = np.flatnonzero(self._changes(best, x) <= self.local_changes)
         if len(chosen) == 0:
             return configs, x
         return [configs[i] for i in chosen], x[chosen]
+
+    def _far_from(self, anchors, configs, x):
+        """The candidates that differ from every one of `anchors` in at least `far` parameters (all
+        candidates when none does): where a new trust region starts."""
+        if not anchors:
+            return configs, x
+        chosen = np.flatnonzero(self._changes(anchors, x) >= min(self.far, self.ordinal))
+        if len(chosen) == 0:
+            return configs, x
+        return [configs[i] for i in chosen], x[chosen]
+
+    def _target_of(self, configs: list[tuple]) -> np.ndarray:
+        return np.array([self._y[c] for c in configs if c in self._y] or [self.incumbent])
 
     def candidates_around(self) -> int:
         return 3
@@ -141,14 +188,32 @@ class ModelBased(Strategy):
         if self.prior is not None:
             xm = np.hstack([xm, self.prior.scores(measured)[:, None]])
             x = np.hstack([x, self.prior.scores(configs)[:, None]])
-        y = np.array([np.nan if self.results[c] is None else np.log(self.results[c]) for c in measured])
-        ok = ~np.isnan(y)
-        worst = y[ok].max() + (y[ok].std() if ok.sum() > 1 else 1.0)
-        y[~ok] = worst
+        y = self._targets(measured)
+        self.incumbent = float(y.min())
+        self._y = dict(zip(measured, y))
         optimise = self.since_fit is None or self.since_fit >= self.refit
         self.gp.fit(xm, y, optimise=optimise)
         self.since_fit = 1 if optimise else self.since_fit + 1
         return self.gp.predict(x)
+
+    def _targets(self, measured: list[tuple]) -> np.ndarray:
+        """What the GP fits: the log times (`target` "log"), or their normal scores (`target`
+        "rank": rank-based, so a few very slow configurations do not flatten the rest); failed
+        configurations as the worst plus one standard deviation."""
+        y = np.array([np.nan if self.results[c] is None else np.log(self.results[c]) for c in measured])
+        ok = ~np.isnan(y)
+        if self.target == "rank" and ok.sum() > 1:
+            from scipy.special import ndtri
+            from scipy.stats import rankdata
+            y[ok] = ndtri((rankdata(y[ok]) - 0.5) / ok.sum())
+        if self.target == "clip" and ok.sum() > 1:
+            y[ok] = np.minimum(y[ok], np.median(y[ok]))
+        if self.target == "clip":
+            y[~ok] = y[ok].max()
+            return y
+        worst = y[ok].max() + (y[ok].std() if ok.sum() > 1 else 1.0)
+        y[~ok] = worst
+        return y
 
     def _training_set(self) -> list[tuple]:
         """What the GP is fitted to: everything measured, or past `max_train` (an n^3 fit) the
@@ -184,3 +249,19 @@ class ModelBased(Strategy):
 
     def _told(self, config):
         self.candidates.taken(config)
+        if not self.patience:
+            return
+        kind, self.step_kind = self.step_kind, None
+        time = self.results[config]
+        if kind == "restart":
+            self.region, self.stale = [config], 0
+            return
+        if self.region is None and kind is None:
+            return
+        region_best = min((self.results[c] for c in (self.region or self.results) if c != config
+                           and self.results.get(c) is not None), default=None)
+        improved = time is not None and (region_best is None or time < region_best)
+        if self.region is not None and (kind == "local" or improved):
+            self.region.append(config)
+        if kind == "local":
+            self.stale = 0 if improved else self.stale + 1
