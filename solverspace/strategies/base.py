@@ -145,7 +145,7 @@ class Pooled(Candidates):
 
     METHODS = ("Hamming", "strictly-adjacent")
 
-    def __init__(self, space, seed: int, *, pool: int = 2000, refresh: int = 10, refresh_every: int = 10,
+    def __init__(self, space, seed: int, *, pool: int = 1000, refresh: int = 10, refresh_every: int = 10,
                  around: int = 3, categorical: bool = False):
         self.space, self.seed = space, seed
         self.calls, self.refresh_every = 0, refresh_every

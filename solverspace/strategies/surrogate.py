@@ -95,7 +95,10 @@ class GaussianProcess:
         grad[d + 1] = -0.5 * np.trace(w) * (sn2 - self.noise_floor)
         return nll, grad
 
-    def fit(self, x: np.ndarray, y: np.ndarray, *, optimise: bool = True) -> "GaussianProcess":
+    def fit(self, x: np.ndarray, y: np.ndarray, *, optimise: bool = True, subset=None) -> "GaussianProcess":
+        """Condition on (`x`, `y`); `optimise`: first fit the hyperparameters by marginal
+        likelihood, on the rows `subset` only when given (a fit's cost grows as n^3 per
+        likelihood evaluation; the posterior still uses every row)."""
         self.mean = float(np.mean(y))
         self.scale = float(np.std(y)) or 1.0
         z = (y - self.mean) / self.scale
@@ -105,11 +108,12 @@ class GaussianProcess:
         if self.theta is None or len(self.theta) != d + 2:
             self.theta = np.array([math.log(0.3)] * d + [0.0, math.log(1e-2)])
         if optimise and len(y) >= 3:
+            xo, zo = (x, z) if subset is None else (x[subset], z[subset])
             starts = [self.theta] + [np.array([self.rng.uniform(lo, hi) for lo, hi in bounds])
                                      for _ in range(self.restarts)]
-            best = (self._nll(self.theta, x, z)[0], self.theta)
+            best = (self._nll(self.theta, xo, zo)[0], self.theta)
             for start in starts:
-                res = minimize(self._nll, start, args=(x, z), jac=True, method="L-BFGS-B", bounds=bounds,
+                res = minimize(self._nll, start, args=(xo, zo), jac=True, method="L-BFGS-B", bounds=bounds,
                                options={"maxiter": 40})
                 if res.fun < best[0]:
                     best = (res.fun, res.x)
