@@ -40,9 +40,9 @@ class ModelBased(Strategy):
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
                  local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3,
                  categorical: bool = False, target: str = "log", patience: int | None = None, far: int = 3,
-                 prior_startup: int = 10, fit_limit: int = 100):
+                 prior_startup: int = 10, fit_limit: int = 100, spread: int = 0):
         super().__init__(space, seed)
-        self.target, self.prior_startup, self.fit_limit = target, prior_startup, fit_limit
+        self.target, self.prior_startup, self.fit_limit, self.spread = target, prior_startup, fit_limit, spread
         self.patience, self.far = patience, far
         self.region: list[tuple] | None = None     # the trust region's members (None: everything measured)
         self.stale = 0                             # local steps since the region's best improved
@@ -143,7 +143,15 @@ class ModelBased(Strategy):
     def _anchors(self, k: int) -> list[tuple]:
         """The `k` best configurations of the trust region (of everything measured without one)."""
         if self.region is None:
-            return self.best(k)
+            if not self.spread:
+                return self.best(k)
+            chosen: list[tuple] = []
+            for config in self.best(len(self.results)):
+                if all(sum(a != b for a, b in zip(config, c)) >= self.spread for c in chosen):
+                    chosen.append(config)
+                    if len(chosen) == k:
+                        break
+            return chosen
         ran = sorted((self.results[c], c) for c in self.region if self.results.get(c) is not None)
         return [c for _, c in ran[:k]] or self.best(k)
 
