@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from solverspace.core.errors import SolverspaceError
+from solverspace.core.errors import OptionError, SolverspaceError
 
 from solverspace.strategies.base import LIST_LIMIT, SpaceExhausted, Strategy, candidates_for, config_tuples
 from solverspace.strategies.surrogate import GaussianProcess, expected_improvement, one_blas_thread
+
+#: What the surrogate fits (`ModelBased._targets`).
+TARGETS = ("log", "rank")
 
 
 class ModelBased(Strategy):
@@ -39,14 +42,13 @@ class ModelBased(Strategy):
     def __init__(self, space, seed: int = 0, *, n_startup: int = 10, refit: int = 10, prior=None,
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
                  local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3,
-                 categorical: bool = False, target: str = "log", patience: int | None = None, far: int = 3,
-                 prior_startup: int = 10, fit_limit: int = 100, spread: int = 0):
+                 categorical: bool = False, target: str = "log", prior_startup: int = 10, fit_limit: int = 100,
+                 spread: int = 0):
         super().__init__(space, seed)
+        if target not in TARGETS:
+            raise OptionError(f"target={target!r}: expected one of {', '.join(TARGETS)}",
+                              hint="target='log' (the default) or target='rank'")
         self.target, self.prior_startup, self.fit_limit, self.spread = target, prior_startup, fit_limit, spread
-        self.patience, self.far = patience, far
-        self.region: list[tuple] | None = None     # the trust region's members (None: everything measured)
-        self.stale = 0                             # local steps since the region's best improved
-        self.step_kind: str | None = None
         self.local_every, self.local_changes, self.model_steps = local_every, local_changes, 0
         self.global_every, self.anchors = global_every, anchors
         self.max_train = max_train
@@ -118,42 +120,31 @@ class ModelBased(Strategy):
         self.model_steps += 1
         local = (self.local_every and self.model_steps % self.local_every == 0) or \
             (self.global_every and self.model_steps % self.global_every != 0)
-        kind = "global"
-        if self.patience and self.stale >= self.patience:
-            kind = "restart"
-            configs, x = self._far_from(self._anchors(self.anchors), configs, x)
-        elif local:
-            kind = "local"
+        if local:
             configs, x = self._near_best(configs, x)
-        self.step_kind = kind
         with one_blas_thread():
             mean, sd = self._posterior(configs, x)
-        incumbent = self.incumbent
-        if kind == "local" and self.region is not None:
-            incumbent = float(np.min(self._target_of(self.region)))
         if self.kappa is not None:
             ei = -(mean - self.kappa * sd)
         else:
-            ei = expected_improvement(mean, sd, incumbent, self.xi)
+            ei = expected_improvement(mean, sd, self.incumbent, self.xi)
         top = np.flatnonzero(ei >= ei.max())
         config = configs[int(top[self.rng.integers(len(top))])]
         self.candidates.taken(config)
         return config, "model"
 
     def _anchors(self, k: int) -> list[tuple]:
-        """The `k` best configurations of the trust region (of everything measured without one)."""
-        if self.region is None:
-            if not self.spread:
-                return self.best(k)
-            chosen: list[tuple] = []
-            for config in self.best(len(self.results)):
-                if all(sum(a != b for a, b in zip(config, c)) >= self.spread for c in chosen):
-                    chosen.append(config)
-                    if len(chosen) == k:
-                        break
-            return chosen
-        ran = sorted((self.results[c], c) for c in self.region if self.results.get(c) is not None)
-        return [c for _, c in ran[:k]] or self.best(k)
+        """The `k` best configurations measured, or with `spread` the best ones that differ from
+        each other in at least `spread` parameters (anchors in several basins, not one)."""
+        if not self.spread:
+            return self.best(k)
+        chosen: list[tuple] = []
+        for config in self.best(len(self.results)):
+            if all(sum(a != b for a, b in zip(config, c)) >= self.spread for c in chosen):
+                chosen.append(config)
+                if len(chosen) == k:
+                    break
+        return chosen
 
     def _changes(self, anchors: list[tuple], x: np.ndarray) -> np.ndarray:
         """Per candidate, the fewest parameters in which it differs from one of `anchors`."""
@@ -173,19 +164,6 @@ class ModelBased(Strategy):
             return configs, x
         return [configs[i] for i in chosen], x[chosen]
 
-    def _far_from(self, anchors, configs, x):
-        """The candidates that differ from every one of `anchors` in at least `far` parameters (all
-        candidates when none does): where a new trust region starts."""
-        if not anchors:
-            return configs, x
-        chosen = np.flatnonzero(self._changes(anchors, x) >= min(self.far, self.ordinal))
-        if len(chosen) == 0:
-            return configs, x
-        return [configs[i] for i in chosen], x[chosen]
-
-    def _target_of(self, configs: list[tuple]) -> np.ndarray:
-        return np.array([self._y[c] for c in configs if c in self._y] or [self.incumbent])
-
     def candidates_around(self) -> int:
         return 3
 
@@ -198,7 +176,6 @@ class ModelBased(Strategy):
             x = np.hstack([x, self.prior.scores(configs)[:, None]])
         y = self._targets(measured)
         self.incumbent = float(y.min())
-        self._y = dict(zip(measured, y))
         # past `fit_limit` measurements the refits space out in proportion (each costs as much)
         optimise = self.since_fit is None or self.since_fit >= self.refit * max(1.0, len(y) / self.fit_limit)
         self.gp.fit(xm, y, optimise=optimise, subset=self._fit_subset(y) if optimise else None)
@@ -215,11 +192,6 @@ class ModelBased(Strategy):
             from scipy.special import ndtri
             from scipy.stats import rankdata
             y[ok] = ndtri((rankdata(y[ok]) - 0.5) / ok.sum())
-        if self.target == "clip" and ok.sum() > 1:
-            y[ok] = np.minimum(y[ok], np.median(y[ok]))
-        if self.target == "clip":
-            y[~ok] = y[ok].max()
-            return y
         worst = y[ok].max() + (y[ok].std() if ok.sum() > 1 else 1.0)
         y[~ok] = worst
         return y
@@ -270,19 +242,3 @@ class ModelBased(Strategy):
 
     def _told(self, config):
         self.candidates.taken(config)
-        if not self.patience:
-            return
-        kind, self.step_kind = self.step_kind, None
-        time = self.results[config]
-        if kind == "restart":
-            self.region, self.stale = [config], 0
-            return
-        if self.region is None and kind is None:
-            return
-        region_best = min((self.results[c] for c in (self.region or self.results) if c != config
-                           and self.results.get(c) is not None), default=None)
-        improved = time is not None and (region_best is None or time < region_best)
-        if self.region is not None and (kind == "local" or improved):
-            self.region.append(config)
-        if kind == "local":
-            self.stale = 0 if improved else self.stale + 1
