@@ -6,12 +6,15 @@ configurations only.
    tried or repeated replaced by exact uniform draws. With a prior (`prior.RankPrior`: another
    device's measurements of the same space), the start-up is instead the prior's best
    configurations, spread out: the best, then greedily the next best far enough (in features)
-   from those chosen.
+   from those chosen (`prior_startup` of them, the rest of the `n_startup` a Latin hypercube).
 2. **Then**: a Gaussian process (`surrogate.GaussianProcess`) on the log times of everything
    measured (failed configurations as the worst time measured plus one standard deviation), with
    a prior's normalised rank as one more feature when there is one; the next configuration is the
    untried candidate (`base.Listed` or `base.Pooled`) of largest expected improvement. The GP's
-   hyperparameters are refitted every `refit` proposals (the posterior itself every proposal).
+   hyperparameters are refitted every `refit` proposals (the posterior itself every proposal), on
+   at most `fit_limit` rows (past that the fastest two thirds and a seeded draw of the rest, and the
+   refits spaced out in proportion: a refit's cost grows as n^3, and the mean proposal on the
+   K40c and H100 GEMM spaces stays under 10 CPU-ms to 200 measurements).
 3. **Local and global steps**: three model steps in four (`global_every`) maximise the expected
    improvement only over the candidates that differ from one of the `anchors` (3) best
    configurations in at most `local_changes` (1) parameters (a trust region of one-parameter
@@ -20,6 +23,15 @@ configurations only.
    configuration within 1.05x of the optimum among 4,362): global expected improvement alone
    reached 1.12-1.22x at 100 measurements (10 seeds), these local steps 1.03-1.14x
    (`bench/search.py`).
+
+Variants, off by default because none beat the defaults on the hub's convolution caches (6 caches,
+5-10 seeds, geometric mean of best/optimum at 100 measurements within the +-0.02 that two
+equivalent implementations differ by, or worse): `categorical` (one-hot blocks beside the ordinal
+features, `base.Features`: a value-specific effect, e.g. block sizes that are not powers of two
+being 60-100x slower on AMD, with no smoothness along the value list), `target="rank"` (normal
+scores of the ranks instead of log times), `spread` (local-step anchors in different basins),
+`prior_startup` below `n_startup`. Where the defaults fall short is a seed stuck in a deceptive
+basin (W6600: the best of `bx=16, by=16` at 1.196 while the optimum needs five parameters changed).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Surrogates of measured times over configuration features, and the expected improvement.
 
 `GaussianProcess`: a Matern-5/2 kernel on the [0, 1] features (`base.Features`), one length
-scale per feature (ARD), fitted to the log times by maximising the marginal likelihood (scipy's
+scale per feature (ARD) or per group of features (`groups`: a one-hot block shares one), fitted to the log times by maximising the marginal likelihood (scipy's
 L-BFGS-B from a few starts, analytic gradient), a constant mean and a noise term. Log times,
 because run times of one kernel span orders of magnitude and the relative error is what matters.
 A failed configuration is given the worst log time measured plus one standard deviation: the model
