@@ -80,6 +80,10 @@ def fractions(trajectory: list, optimum: float) -> dict:
     return {b: trajectory[min(b, len(trajectory)) - 1] / optimum for b in BUDGETS}
 
 
+def seeds(args) -> range:
+    return range(args.first_seed, args.first_seed + args.seeds)
+
+
 def budgets(args) -> tuple:
     return tuple(b for b in BUDGETS if b <= args.budget)
 
@@ -88,6 +92,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hub", type=Path, help="a checkout of AutoTuningAssociation/benchmark_hub")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed+seeds-1")
     parser.add_argument("--budget", type=int, default=200)
     parser.add_argument("--kernels", default="convolution,dedispersion")
     parser.add_argument("--devices", default=",".join(DEVICES))
@@ -101,8 +106,8 @@ def main() -> int:
         parser.error("give --hub (a checkout of AutoTuningAssociation/benchmark_hub)")
     replay = replay_module()
     ways = args.ways.split(",")
-    print(f"best found / optimum, mean over {args.seeds} seeds (worst seed), after "
-          + ", ".join(map(str, budgets(args))) + " measurements; CPU ms per proposal (mean)")
+    print(f"best found / optimum, mean over seeds {args.first_seed}-{args.first_seed + args.seeds - 1} (worst "
+          "seed), after " + ", ".join(map(str, budgets(args))) + " measurements; CPU ms per proposal (median / mean)")
     summary: dict = {}
     for kernel in args.kernels.split(","):
         t1 = PEER / f"{kernel}_milo.json"
@@ -122,7 +127,7 @@ def main() -> int:
                     summary.setdefault((way, kernel, b), []).append(float(np.mean(values)))
                     cells.append(f"{np.mean(values):6.3f} ({max(values):5.3f})")
                 cpu = [c for r in results for c in r.get("cpu", [])]
-                ms = f"{1000 * np.mean(cpu):7.2f}" if cpu else "      -"
+                ms = f"{1000 * np.median(cpu):6.2f} / {1000 * np.mean(cpu):6.2f}" if cpu else "      -"
                 print(f"  {way:14} " + " ".join(f"{c:>15}" for c in cells) + f"  {ms} ms", flush=True)
     print("\ngeometric mean over caches of the mean best/optimum (range over caches per kernel):")
     for way in ways:
@@ -144,19 +149,19 @@ def run_way(way: str, problem, args, replay, prior_cache: Path, device: str):
     space = problem.space
     if way == "model":
         return [_done(run_strategy(problem, lambda s=s: ModelBased(space, s), args.budget), problem)
-                for s in range(args.seeds)]
+                for s in seeds(args)]
     if way == "model+prior":
         if device == args.prior_device:
             return None
         prior = RankPrior.from_path(space, prior_cache)
         return [_done(run_strategy(problem, lambda s=s: ModelBased(space, s, prior=prior), args.budget), problem)
-                for s in range(args.seeds)]
+                for s in seeds(args)]
     if way == "random":
         return [_done(run_strategy(problem, lambda s=s: Uniform(space, s), args.budget), problem)
-                for s in range(args.seeds)]
+                for s in seeds(args)]
     if way in ("tpe-valid", "tpe-penalty"):
         out = []
-        for s in range(args.seeds):
+        for s in seeds(args):
             start = time.process_time()
             r = replay.run(problem, "penalty" if way == "tpe-penalty" else "solverspace", s, args.budget)
             out.append({"fractions": {b: (1 / f if f else math.inf) for b, f in r["fraction"].items()},

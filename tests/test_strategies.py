@@ -251,3 +251,61 @@ def test_model_steps_use_one_blas_thread():
     with one_blas_thread():
         inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
     assert inside and set(inside) == {1}
+
+
+def test_categorical_features_put_two_values_at_distance_one():
+    s = space(SMALL)
+    rows = list(s.rows("reference"))
+    features = Listed(s, rows, categorical=True).features
+    columns = features.groups()
+    x = features.encode(features.indices(rows))
+    assert x.shape == (len(rows), len(columns))
+    ordinal = len(features.kept)
+    bx = s.parameters.index("bx")
+    assert bx in features.onehot and s.parameters.index("shmem") not in features.onehot
+    for a in rows:
+        for b in rows:
+            if [i for i in range(len(a)) if a[i] != b[i]] == [bx]:
+                assert math.isclose(float(((x[rows.index(a), ordinal:] - x[rows.index(b), ordinal:]) ** 2).sum()), 1.0)
+                return
+    raise AssertionError("no two configurations differ in bx alone")
+
+
+def test_grouped_length_scales_have_the_exact_gradient():
+    import numpy as np
+    from scipy.optimize import check_grad
+    from solverspace.strategies.surrogate import GaussianProcess
+    rng = np.random.default_rng(0)
+    x, y = rng.random((30, 5)), rng.standard_normal(30)
+    for groups, width in ((None, 5), ([0, 0, 1, 2, 2], 3)):
+        gp = GaussianProcess(groups=groups)
+        theta = 0.5 * rng.standard_normal(width + 2)
+        assert check_grad(lambda t: gp._nll(t, x, y)[0], lambda t: gp._nll(t, x, y)[1], theta) < 1e-4
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("options", [{"categorical": True}, {"target": "rank"}, {"spread": 2},
+                                     {"fit_limit": 12, "list_limit": 0}])
+def test_model_variants_propose_valid_new_configurations_by_seed(options):
+    s = space(SMALL)
+    a = drive(ModelBased(s, seed=5, **options), s, 30)
+    assert a == drive(ModelBased(s, seed=5, **options), s, 30)
+
+
+def test_unknown_surrogate_target_is_refused():
+    with pytest.raises(SolverspaceError, match="target"):
+        ModelBased(space(SMALL), seed=0, target="median")
+
+
+@pytest.mark.needs_cc
+def test_prior_start_up_can_share_the_design_with_a_latin_hypercube():
+    s = space(SMALL)
+    rows = list(s.rows("reference"))
+    prior = RankPrior(s, {c: synthetic(c) for c in rows})
+    strategy = ModelBased(s, seed=0, prior=prior, n_startup=8, prior_startup=3)
+    proposed = drive(strategy, s, 12)
+    assert proposed[0] == prior.ranked()[0]
+    assert set(proposed[:3]) <= set(prior.ranked()[:30])
+    design = ModelBased(s, seed=0, prior=prior, n_startup=8, prior_startup=3).startup
+    only_prior = ModelBased(s, seed=0, prior=prior, n_startup=8).startup
+    assert design[:3] == only_prior[:3] and design != only_prior

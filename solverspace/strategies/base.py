@@ -18,6 +18,8 @@ parameter with one occurring value is dropped.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from solverspace.core.errors import SolverspaceError
@@ -40,19 +42,28 @@ class Features:
     among the indices valid configurations take (interpolated for an index not seen), scaled to
     [0, 1]."""
 
-    def __init__(self, space, occurring: list[np.ndarray]):
+    def __init__(self, space, occurring: list[np.ndarray], *, categorical: bool = False):
         self.names = space.parameters
         lists = space.value_lists()
         self.position = [{value: i for i, value in enumerate(lists[name])} for name in self.names]
         self.occurring = [np.unique(np.asarray(o, dtype=np.int64)) for o in occurring]
         self.kept = [p for p, o in enumerate(self.occurring) if len(o) > 1]
+        #: the parameters (more than two occurring values) that also get a one-hot block
+        self.onehot = [p for p in self.kept if len(self.occurring[p]) > 2] if categorical else []
 
     @classmethod
-    def from_rows(cls, space, rows: list[tuple]) -> "Features":
+    def from_rows(cls, space, rows: list[tuple], *, categorical: bool = False) -> "Features":
         positions = [{value: i for i, value in enumerate(values)} for values in space.value_lists().values()]
         occurring = [np.unique([lookup[row[p]] for row in rows]) if rows else np.zeros(0, np.int64)
                      for p, lookup in enumerate(positions)]
-        return cls(space, occurring)
+        return cls(space, occurring, categorical=categorical)
+
+    def groups(self) -> list[int]:
+        """Each feature column's length-scale group: one per ordinal column, one per one-hot block."""
+        out = list(range(len(self.kept)))
+        for g, p in enumerate(self.onehot):
+            out += [len(self.kept) + g] * len(self.occurring[p])
+        return out
 
     def indices(self, rows: list[tuple]) -> np.ndarray:
         """Value-list indices of configurations (n x parameters, int64)."""
@@ -62,11 +73,21 @@ class Features:
         return out
 
     def encode(self, indices: np.ndarray) -> np.ndarray:
-        """Features in [0, 1] of index rows (n x kept parameters, float64)."""
-        out = np.empty((indices.shape[0], len(self.kept)))
+        """Features in [0, 1] of index rows (n x columns, float64): the kept parameters' ordinal
+        columns, then the one-hot blocks (1/sqrt(2) at the value's place: two configurations that
+        differ in the parameter are at distance 1 in its block)."""
+        width = len(self.kept) + sum(len(self.occurring[p]) for p in self.onehot)
+        out = np.zeros((indices.shape[0], width))
         for j, p in enumerate(self.kept):
             occ = self.occurring[p]
             out[:, j] = np.interp(indices[:, p], occ, np.linspace(0.0, 1.0, len(occ)))
+        j = len(self.kept)
+        for p in self.onehot:
+            occ = self.occurring[p]
+            where = np.searchsorted(occ, indices[:, p])
+            hit = (where < len(occ)) & (occ[np.minimum(where, len(occ) - 1)] == indices[:, p])
+            out[np.flatnonzero(hit), j + where[hit]] = math.sqrt(0.5)
+            j += len(occ)
         return out
 
 
@@ -90,9 +111,9 @@ class Candidates:
 class Listed(Candidates):
     """Every valid configuration (the space listed once)."""
 
-    def __init__(self, space, rows: list[tuple]):
+    def __init__(self, space, rows: list[tuple], *, categorical: bool = False):
         self.rows = rows
-        self.features = Features.from_rows(space, rows)
+        self.features = Features.from_rows(space, rows, categorical=categorical)
         self.where = {row: i for i, row in enumerate(rows)}
         self.x = self.features.encode(self.features.indices(rows))
         self.alive = np.ones(len(rows), dtype=bool)
@@ -124,15 +145,15 @@ class Pooled(Candidates):
 
     METHODS = ("Hamming", "strictly-adjacent")
 
-    def __init__(self, space, seed: int, *, pool: int = 2000, refresh: int = 20, refresh_every: int = 10,
-                 around: int = 3):
+    def __init__(self, space, seed: int, *, pool: int = 1000, refresh: int = 10, refresh_every: int = 10,
+                 around: int = 3, categorical: bool = False):
         self.space, self.seed = space, seed
         self.calls, self.refresh_every = 0, refresh_every
         self.pool_size, self.refresh, self.around = pool, refresh, around
         self.draws = 0
         self.tried: set = set()
         first = self._draw(pool)
-        self.features = Features.from_rows(space, first)
+        self.features = Features.from_rows(space, first, categorical=categorical)
         self.pool = [c for c in dict.fromkeys(first) if c not in self.tried]
         self.near: dict = {}           # configuration -> its neighbours (asked once)
         self.encoded: dict = {}        # configuration -> its features (computed once)
@@ -166,11 +187,12 @@ class Pooled(Candidates):
         self.encoded.pop(config, None)
 
 
-def candidates_for(space, seed: int, list_limit: int = LIST_LIMIT) -> Candidates:
-    """`Listed` when the space has at most `list_limit` valid configurations, else `Pooled`."""
+def candidates_for(space, seed: int, list_limit: int = LIST_LIMIT, *, categorical: bool = False) -> Candidates:
+    """`Listed` when the space has at most `list_limit` valid configurations, else `Pooled`
+    (`categorical`: their features carry one-hot blocks, `Features`)."""
     if len(space) <= list_limit:
-        return Listed(space, listed(space))
-    return Pooled(space, seed)
+        return Listed(space, listed(space), categorical=categorical)
+    return Pooled(space, seed, categorical=categorical)
 
 
 def listed(space) -> list[tuple]:
