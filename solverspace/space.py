@@ -998,7 +998,7 @@ class Space:
 
     def tune(self, measure, bound: str | None = None, *, top: int = 1, max_measurements: int | None = None,
              time_limit: float | None = None, repeat: int = 1, aggregate: str = "min", db=None,
-             timeout: float | None = None, progress=None, sinks=()):
+             timeout: float | None = None, progress=None, sinks=(), stop_after_failures: int | None = None):
         """Measured search for the fastest configuration, as `solverspace tune`.
 
         Measures only what the lower bound `bound` cannot rule out (`solverspace.analysis.tune`).
@@ -1014,6 +1014,8 @@ class Space:
             timeout: seconds per measurement.
             progress: called as measurements are made.
             sinks: objects with `add(measurement)` and `close()` given every measurement.
+            stop_after_failures: stop (`OptionError`, saying why) when the first this many
+                measurements all failed the same way; 0: never; None: the command line's default (10).
 
         Returns:
             `TuneResult`: `top` (the best measured, fastest first), `proven`, `status`, `measured`, ...
@@ -1027,9 +1029,10 @@ class Space:
         from solverspace.analysis.tune import tune
         if db is None:
             db = self.default_tune_db()
+        limit = {} if stop_after_failures is None else {"stop_after_failures": stop_after_failures}
         return tune(self.plan, measure, bound, top=top, max_measurements=max_measurements, time_limit=time_limit,
                     repeat=repeat, aggregate=aggregate, db=str(db), timeout=timeout, progress=progress,
-                    sinks=sinks)
+                    sinks=sinks, **limit)
 
     def default_tune_db(self) -> str:
         """Where `tune` keeps its measurements when no `db` is given (also `solverspace tune`'s default).

@@ -91,3 +91,17 @@ def test_a_callable_raising_the_same_error_stops(small, searcher):
 def test_a_bad_limit_is_refused(small):
     with pytest.raises(OptionError, match="stop_after_failures=-1"):
         tune(Space.load("small.py").plan, lambda c: 1.0, "0", stop_after_failures=-1)
+
+
+def test_space_tune_takes_the_limit(small):
+    """`Space.tune(..., stop_after_failures=K)` is the command line's `--stop-after-failures K`."""
+    space = Space.load("small.py")
+    calls = []
+
+    def measure(configuration):
+        calls.append(configuration)
+        raise RuntimeError("no GPU")
+    measure.tune_identity = "no gpu, three"
+    with pytest.raises(OptionError, match=r"first 3 configurations"):
+        space.tune(measure, "0", db=":memory:", stop_after_failures=3)
+    assert len(calls) == 3
