@@ -37,7 +37,7 @@ def explain(plan: Plan) -> str:
         line = f", line {c.line}" if c.line else ""
         out.append(f"  {c.polarity} {c.name}: {to_source(c.expr)}    [{c.kind}{line}]")
 
-    out += ["", "level sets (seed 004 section X):"]
+    out += ["", "level sets (the dependency DAG's levels, as in the BEAST paper):"]
     for index, level in enumerate(dag.level_sets):
         out.append(f"  L{index}: parameters {', '.join(level['parameters']) or '-'}")
         if level["constraints"]:

@@ -67,7 +67,7 @@ def plot_funnel(funnel, path) -> None:
 
 
 def plot_dag(plan, path) -> None:
-    """The dependency DAG by level set (seed 004 Fig. 16): parameters as circles, constraints
+    """The dependency DAG by level set (the BEAST paper, Fig. 16): parameters as circles, constraints
     as octagons, each in the column of its level; edges from the parameters each one uses."""
     path = Path(path)
     _check_suffix(path)

@@ -1,4 +1,4 @@
-"""The dependency DAG of a model (seed 004 section X) and its level sets.
+"""The dependency DAG of a model (the BEAST paper, section X) and its level sets.
 
 Vertices are parameters, derived values and constraints; an edge u -> v means v's definition
 uses u. Level sets group the parameters that do not depend on each other: level 0 has the
