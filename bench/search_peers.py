@@ -9,7 +9,9 @@ Ways (give them to `bench/search.py --ways`, or run this file: the same table wi
   the T1 file's `tune_params` and restriction strings (what a Kernel Tuner user writes), the
   strategy's default options, `strategy_options={"max_fevals": --budget}`, inside
   `seeded_draws(seed)` (the global `random` and `numpy.random` seeded, and bayes_opt's Latin
-  hypercube drawn from numpy's: Kernel Tuner 1.5 has no seed option).
+  hypercube drawn from numpy's: Kernel Tuner 1.5 has no seed option). `kt-solverspace_model` and
+  `kt-solverspace_random` run our strategies the same way, by name through the drop-in's
+  `tune_kernel` (our `Searchspace` in Kernel Tuner's order; `strategy_options` `seed`).
 - `optuna-tpe-penalty`: Optuna's `TPESampler(seed=seed)` with its defaults, every parameter asked
   over its Cartesian domain (the cache's `tune_params`, `distribution_for`'s rule), the penalty
   (`bench/optuna.py`'s `PENALTY`) returned for a configuration the constraints reject and for one
@@ -117,11 +119,15 @@ def kernel_tuner_run(strategy: str, cache: KernelTunerCache, seed: int, budget: 
     import kernel_tuner
     from kernel_tuner.util import InvalidConfig
     from solverspace.integrations.kernel_tuner.searchspace import seeded_draws
+    tune, options = kernel_tuner.tune_kernel, {"max_fevals": budget}
+    if strategy.startswith("solverspace_"):       # ours, by name, through the drop-in
+        from solverspace.integrations.kernel_tuner import tune_kernel as tune
+        options["seed"] = seed
     with seeded_draws(seed), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results, _ = kernel_tuner.tune_kernel(
+        results, _ = tune(
             cache.kernel_name, "", cache.problem_size, [], cache.tune_params, restrictions=list(cache.restrictions),
-            cache=str(cache.path), simulation_mode=True, strategy=strategy, strategy_options={"max_fevals": budget},
+            cache=str(cache.path), simulation_mode=True, strategy=strategy, strategy_options=options,
             quiet=True, verbose=False)
     names = list(cache.tune_params)
     return [(tuple(r[n] for n in names), not any(isinstance(r.get(k), InvalidConfig) for k in ("__error__", "time")),

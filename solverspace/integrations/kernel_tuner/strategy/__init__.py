@@ -36,6 +36,11 @@ not positive is refused, as is more than one objective.
 is random as Kernel Tuner's are) and `prior` (the path of another device's Kernel Tuner cache or
 `tune` database of the same space: a rank prior, `solverspace.strategies.prior.RankPrior`; for
 `solverspace_model` only).
+
+This is a folder of its own because it runs `solverspace.strategies`, a layer above the
+integrations (the strategies read Kernel Tuner caches as priors): it sits in the strategies layer
+(`tests/test_layers.py`), and the rest of the Kernel Tuner integration does not import it but
+through the package's lazy table.
 """
 from __future__ import annotations
 
