@@ -32,6 +32,21 @@ function drops them unevaluated). The CPU time per measurement (per trial for `/
 time over its measurements (Kernel Tuner's start-up included: reading the cache, building its
 search space).
 
+Measured (12 caches x 10 seeds, `nice -n 10 python bench/search_peers.py --hub PATH --seeds 10`, 2-core
+machine at load 4-10 shared with other jobs: 50 min wall, 1,164 CPU-s), geometric mean over the caches of
+the mean best/optimum at 25 / 50 / 100 / 200 measurements, and the range over caches at 100:
+
+    kt-pso                    1.438 1.278 1.128 1.044   conv 1.096-1.447, dedisp 1.007-1.051
+    kt-genetic_algorithm      1.391 1.260 1.133 1.041   conv 1.118-1.282, dedisp 1.003-1.256
+    kt-bayes_opt              1.442 1.309 1.215 1.079   conv 1.143-2.984, dedisp 1.003-1.040
+    kt-random_sample          1.429 1.257 1.195 1.130   conv 1.136-1.770, dedisp 1.005-1.182
+    optuna-tpe-penalty        1.428 1.241 1.203 1.106   conv 1.212-2.447, dedisp 1.001-1.172
+    optuna-tpe-penalty/trial  1.505 1.303 1.222 1.195   conv 1.223-2.483, dedisp 1.003-1.209
+
+Kernel Tuner's bayes_opt ("multi-ultrafast") refits its model or not by wall-clock timings, so its
+figures move with the machine's load (at another load: 1.183 at 100); the others are deterministic
+for a seed.
+
     python bench/search_peers.py --hub PATH [--seeds 10] [--ways kt-pso,...] [other bench/search.py options]
     python bench/search.py --hub PATH --ways model,kt-pso,optuna-tpe-penalty
 """
