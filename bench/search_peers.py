@@ -44,7 +44,7 @@ the mean best/optimum at 25 / 50 / 100 / 200 measurements, and the range over ca
     optuna-tpe-penalty/trial  1.505 1.303 1.222 1.195   conv 1.223-2.483, dedisp 1.003-1.209
 
 Kernel Tuner's bayes_opt ("multi-ultrafast") refits its model or not by wall-clock timings, so its
-figures move with the machine's load (at another load: 1.183 at 100); the others are deterministic
+figures move with the machine's load (an earlier run, at e02a5fc: 1.183 at 100); the others are deterministic
 for a seed.
 
     python bench/search_peers.py --hub PATH [--seeds 10] [--ways kt-pso,...] [other bench/search.py options]
