@@ -16,9 +16,9 @@ Ways:
 - `tpe-valid`, `tpe-penalty`: Optuna's TPE through `SolverspaceSampler`, and TPE asked over the
   Cartesian domain with a penalty for invalid configurations (`bench/optuna.py`'s `run`, its replay
   code `cache_problem` too);
-- `kt-<strategy>`: Kernel Tuner's own `tune_kernel` in simulation mode on the cache (its own
-  search space), `strategy_options` `max_fevals` the largest budget, seeded through NumPy's and
-  Python's global generators (Kernel Tuner 1.5 has no seed option).
+- `kt-<strategy>`, `optuna-tpe-penalty`, `optuna-tpe-penalty/trial`: the peers, as their users run
+  them (Kernel Tuner's own `tune_kernel` in simulation mode on the cache; Optuna's TPE over the
+  Cartesian domain with a penalty): `bench/search_peers.py`.
 
 `--overhead` instead times proposals on the K40c GEMM space (1,207,600 configurations) and the
 H100 single-real opt-in space (78,298,704), with a synthetic objective: CPU seconds per proposal
@@ -51,9 +51,10 @@ DEVICES = ("A100", "A4000", "A6000", "MI250X", "W6600", "W7800")
 PEER = ROOT / "tests" / "data" / "peer_spaces" / "benchmark_hub_T1"
 
 
-def replay_module():
-    """bench/optuna.py (its replay code and its TPE runs), loaded by path: its name is Optuna's."""
-    spec = importlib.util.spec_from_file_location("bench_optuna", ROOT / "bench" / "optuna.py")
+def replay_module(name: str = "optuna"):
+    """bench/optuna.py (its replay code and its TPE runs), or another bench script, loaded by path:
+    its name is Optuna's."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -167,18 +168,14 @@ def run_way(way: str, problem, args, replay, prior_cache: Path, device: str):
             out.append({"fractions": {b: (1 / f if f else math.inf) for b, f in r["fraction"].items()},
                         "cpu": [(time.process_time() - start) / args.budget]})
         return out
-    if way.startswith("kt-"):
-        return [{"fractions": f} for f in kernel_tuner_runs(way[3:], problem, args)]
+    if way.startswith(("kt-", "optuna-")):      # the peers: bench/search_peers.py
+        peers = replay_module("search_peers")
+        return peers.run_way(way, problem, args, prior_cache.parent / f"{device}.json.gz")
     raise SystemExit(f"unknown way {way!r}")
 
 
 def _done(run: dict, problem) -> dict:
     return {"fractions": fractions(run["trajectory"], problem.optimum), "cpu": run["cpu"][1:]}
-
-
-def kernel_tuner_runs(strategy: str, problem, args) -> list[dict]:
-    """Kernel Tuner's own `tune_kernel` on the cache in simulation mode, one run per seed."""
-    raise SystemExit("kt- ways: not yet")
 
 
 SPACES = {

@@ -37,8 +37,10 @@ LAYERS: list[tuple[str, list[str], str]] = [
      "sampling, the Dask engine (scale/)"),
     ("integrations", ["solverspace.integrations"],
      "other tuners on the valid set: Optuna (sampler, suggest, tune records), Kernel Tuner (caches, Searchspace)"),
-    ("strategies", ["solverspace.strategies"],
-     "search strategies of our own over the valid set (model-based, uniform), a rank prior, `tune` without a bound"),
+    ("strategies", ["solverspace.strategies", "solverspace.integrations.kernel_tuner.strategy"],
+     "search strategies of our own over the valid set (model-based, uniform), a rank prior, `tune` without a bound; "
+     "the same strategies as Kernel Tuner strategies (integrations/kernel_tuner/strategy/: above the integrations "
+     "layer, since it runs them)"),
     ("validation", ["solverspace.validation"],
      "validation/: cross-validation of every backend, the space generators, snapshots"),
     ("command line", ["solverspace.cli", "*.__main__"], "the `solverspace` command"),

@@ -14,7 +14,7 @@ this module makes Optuna propose only from it, and puts `tune`'s records in an O
 - `suggest(trial, space) -> dict`: asks the trial for every parameter with that distribution and
   returns the configuration (orders as tuples); the derived values of the configuration go in as
   the trial's user attributes (an order as its text).
-- `SolverspaceSampler(space, base=None, *, startup="lhs", n_startup=5, seed=None)`: an Optuna
+- `SolverspaceSampler(space, base=None, *, startup="lhs", n_startup=5, seed=None, strategy=None)`: an Optuna
   sampler whose every proposal is a valid configuration never tried before in the study.
   Start-up trials come from an exact uniform sample (`startup="uniform"`, `Space.sample`) or a
   space-filling design over the valid set (`"lhs"`, `"sobol"`: `Space.design`), taken in order
@@ -29,6 +29,18 @@ this module makes Optuna propose only from it, and puts `tune`'s records in an O
   the last valid configuration the sampler calls `study.stop()`, so `study.optimize` ends after
   exactly `len(space)` trials; asking for more is a `SpaceExhaustedError` (an `optuna.TrialPruned`:
   a racing thread's trial ends PRUNED).
+  With `strategy=` (a strategy of `solverspace.strategies`: `make("model", space, seed=0)`, the
+  model-based search, or `make("random", ...)`, exact uniform search) the space's parameters come
+  from the strategy instead, start-up included: every proposal chosen among the valid
+  configurations, never a repaired box point. Before each proposal the study's finished trials it
+  has not been told are told to it (its own and any other trial holding a valid configuration:
+  enqueued, added, another worker's): a complete trial's value as a time (to minimise: the value;
+  to maximise: its reciprocal; a strategy models the logarithm, so a value that is not positive is
+  refused with the trial's number), a failed or pruned trial as failed (learned as worse than
+  every measured one). One study, one objective per strategy; `base` then samples only the
+  parameters the objective asks for that the space does not have. The sampler takes the strategy
+  as an object (this integration sits below `solverspace.strategies` in the layers and does not
+  import it).
 - `export_records(db, storage, study_name, *, run=None, space=None)`: the measurements of a
   `tune` database (read by `solverspace.analysis.tune_db.read_records`) into any Optuna storage, one trial each, through
   `optuna.create_trial` and `Study.add_trials`; `OptunaRecorder`: the same, one record at a time,
@@ -227,11 +239,15 @@ class SolverspaceSampler(BaseSampler):
 
     `counts` says where the proposals came from: `startup`, `base` (valid as proposed), `repaired`
     (the base's point was not valid), `neighbour` and `uniform` (the repaired configuration had
-    been tried).
+    been tried), `strategy` (the `strategy=` asked).
     """
 
-    def __init__(self, space, base: BaseSampler | None = None, *, startup: str = "lhs", n_startup: int = 5,
-                 seed: int | None = None, neighbors: str = "Hamming"):
+    def __init__(self, space, base: BaseSampler | None = None, *, startup: str | None = None,
+                 n_startup: int | None = None, seed: int | None = None, neighbors: str = "Hamming", strategy=None):
+        if strategy is not None:
+            _check_strategy(strategy, space, startup, n_startup)
+        startup = "lhs" if startup is None else startup
+        n_startup = 5 if n_startup is None else n_startup
         if base is not None and not isinstance(base, BaseSampler):
             raise ArgumentTypeError(f"base={base!r}: expected an Optuna sampler (optuna.samplers.BaseSampler), "
                                     f"not {type(base).__name__}", hint="e.g. base=optuna.samplers.TPESampler(seed=0)")
@@ -247,12 +263,16 @@ class SolverspaceSampler(BaseSampler):
                               hint="the neighbours a tried repaired configuration is replaced by; default 'Hamming'")
         self.space = space
         self.codec = codec(space)
+        self.strategy = strategy
+        self._told: set = set()                  # trial numbers told to the strategy
+        self._study: str | None = None           # the one study a strategy searches
         # Repair is what every proposal after the start-up goes through: a space it refuses (issue
         # 25's moves refuse order-valued parameters, naming the parameter) is refused here, not
         # at the first proposal after the start-up trials.
         from solverspace.translators.errors import UnsupportedConstruct
         try:
-            space.repair(indices=tuple(0 for _ in self.codec.names))
+            if strategy is None:
+                space.repair(indices=tuple(0 for _ in self.codec.names))
         except UnsupportedConstruct as refusal:   # orders: repair and designs need one loop per parameter
             refusal.message = f"SolverspaceSampler repairs the base sampler's points, and {refusal.message}"
             refusal.hint = ("suggest(trial, space) asks for such a space with any Optuna sampler (an order as "
@@ -262,7 +282,7 @@ class SolverspaceSampler(BaseSampler):
             raise
         self.base = base if base is not None else TPESampler(seed=seed)
         self.startup, self.n_startup, self.seed, self.method = startup, n_startup, seed, neighbors
-        self.counts = {"startup": 0, "base": 0, "repaired": 0, "neighbour": 0, "uniform": 0}
+        self.counts = {"startup": 0, "base": 0, "repaired": 0, "neighbour": 0, "uniform": 0, "strategy": 0}
         self._rng = np.random.default_rng(seed)
         self._lock = threading.RLock()
         self._size: int | None | bool = False    # False: not asked yet; None: past what len() holds
@@ -273,6 +293,8 @@ class SolverspaceSampler(BaseSampler):
         self._positions: dict[tuple, int] = {}
 
     def __str__(self) -> str:
+        if self.strategy is not None:
+            return f"SolverspaceSampler(strategy={getattr(self.strategy, 'name', type(self.strategy).__name__)})"
         return f"SolverspaceSampler({self.base})"
 
     # ------------------------------------------------------------------------------ Optuna's interface
@@ -296,7 +318,9 @@ class SolverspaceSampler(BaseSampler):
                                           f"in study {study.study_name!r}: nothing is left to propose",
                                           hint="the best is study.best_trial; with study.optimize the sampler stops "
                                                "the study itself at this point")
-            if len(tried) < self.n_startup:
+            if self.strategy is not None:
+                key, source = self._from_strategy(study, tried), "strategy"
+            elif len(tried) < self.n_startup:
                 key, source = self._startup_point(tried), "startup"
             else:
                 key, source = self._from_base(study, trial, tried)
@@ -414,6 +438,48 @@ class SolverspaceSampler(BaseSampler):
                 return key
         return self._uniform_untried(tried)
 
+    def _from_strategy(self, study, tried: set) -> tuple:
+        """The strategy's next configuration the study does not hold, the study's finished trials told
+        to it first."""
+        self._tell_finished(study)
+        while True:
+            try:
+                key = self.codec.key(self.strategy.ask())
+            except StopIteration:       # the strategy's SpaceExhausted
+                _stop(study)
+                raise SpaceExhaustedError(f"the strategy {self} has proposed every valid configuration",
+                                          hint="the best is study.best_trial") from None
+            if key not in tried:       # else a running trial holds it: told when it finishes
+                return key
+
+    def _tell_finished(self, study) -> None:
+        """Tell the strategy every finished trial of the study it has not been told (its own proposals
+        and any other: enqueued, added, another worker's) holding a valid configuration: a complete
+        trial's value as a time (`_as_time`), a failed or pruned one as failed (None)."""
+        if self._study is None:
+            self._study = study.study_name
+        elif self._study != study.study_name:
+            raise OptionError(f"a SolverspaceSampler with a strategy searches one study ({self._study!r}); "
+                              f"study {study.study_name!r} asked it too",
+                              hint="give each study a sampler (and a strategy) of its own")
+        if len(study.directions) != 1:
+            raise OptionError(f"study {study.study_name!r} has {len(study.directions)} objectives: a strategy "
+                              "searches for one", hint="use base=optuna.samplers.NSGAIISampler() without strategy")
+        maximize = study.direction == optuna.study.StudyDirection.MAXIMIZE
+        for trial in study.get_trials(deepcopy=False):
+            if trial.number in self._told or not trial.state.is_finished():
+                continue
+            self._told.add(trial.number)
+            key = self._key_of(trial)
+            if key is _NOT_A_CONFIGURATION:
+                continue
+            if key not in self._valid:
+                self._valid[key] = self.space.is_valid(key)
+            if not self._valid[key]:
+                continue
+            found = _as_time(trial.value, maximize, trial.number) if trial.state == TrialState.COMPLETE else None
+            self.strategy.tell(key, found)
+
     def _from_base(self, study, trial, tried: set) -> tuple[tuple, str]:
         point = self._ask_base(study, trial)
         repaired = self.codec.key(self.space.repair(indices=point))
@@ -498,6 +564,35 @@ class SolverspaceSampler(BaseSampler):
         if position is None:
             position = self._positions[key] = self.space.index(key)
         return position
+
+
+def _check_strategy(strategy, space, startup, n_startup) -> None:
+    """A `strategy=` is a strategy of `solverspace.strategies` (duck-typed: `ask`, `tell`) on this
+    space; it makes its own start-up."""
+    if not (callable(getattr(strategy, "ask", None)) and callable(getattr(strategy, "tell", None))):
+        raise ArgumentTypeError(f"strategy={strategy!r}: expected a strategy of solverspace.strategies (with ask() "
+                                f"and tell(config, time)), not {type(strategy).__name__}",
+                                hint="e.g. strategy=solverspace.strategies.make('model', space, seed=0)")
+    theirs = getattr(strategy, "space", None)
+    if theirs is None or tuple(theirs.parameters) != tuple(space.parameters) or \
+            theirs.value_lists() != space.value_lists():
+        raise OptionError(f"strategy={strategy!r} searches another space than the sampler's",
+                          hint="make the strategy on the same space: make('model', space, seed=0)")
+    for name, value in (("startup", startup), ("n_startup", n_startup)):
+        if value is not None:
+            raise OptionError(f"{name}={value!r} with strategy=: the strategy makes its own start-up",
+                              hint=f"leave {name} out (e.g. ModelBased(space, n_startup=10) sets the model's)")
+
+
+def _as_time(value: float, maximize: bool, number: int) -> float:
+    """A complete trial's value as the time a strategy models (the logarithm of a positive number,
+    the smaller the better): a value to minimise itself, one to maximise its reciprocal."""
+    if not (value > 0 and math.isfinite(value)):
+        raise OptionError(f"trial #{number} returned {value!r}: a strategy of solverspace.strategies models the "
+                          "logarithm of a positive objective (a time)",
+                          hint="return a positive value (e.g. a time or exp(loss)), or use a base sampler "
+                               "without strategy=")
+    return 1.0 / value if maximize else float(value)
 
 
 def _stop(study) -> None:
