@@ -40,7 +40,7 @@ def test_every_row_names_a_command_and_every_command_module_has_a_row():
         assert isinstance(resolve(target)(), Command) and line, name
     for target in TUNE_OPTIONS:
         assert isinstance(resolve(target)(), TuneOptions), target
-    shared = {"__init__", "__main__", "commands", "files", "outputs", "parser", "tune_options"}
+    shared = {"__init__", "__main__", "commands", "files", "outputs", "parser", "reference", "tune_options"}
     modules = {f"solverspace.cli.{path.stem}" for path in CLI.glob("*.py") if path.stem not in shared}
     assert modules == COMMAND_MODULES | OPTION_MODULES
 

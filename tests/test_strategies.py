@@ -280,7 +280,7 @@ def test_grouped_length_scales_have_the_exact_gradient():
     for groups, width in ((None, 5), ([0, 0, 1, 2, 2], 3)):
         gp = GaussianProcess(groups=groups)
         theta = 0.5 * rng.standard_normal(width + 2)
-        assert check_grad(lambda t: gp._nll(t, x, y)[0], lambda t: gp._nll(t, x, y)[1], theta) < 1e-4
+        assert check_grad(lambda t: gp.negative_log_likelihood(t, x, y)[0], lambda t: gp.negative_log_likelihood(t, x, y)[1], theta) < 1e-4
 
 
 @pytest.mark.needs_cc

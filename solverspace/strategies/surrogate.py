@@ -68,7 +68,7 @@ class GaussianProcess:
         return self.groups, int(self.groups.max()) + 1 if len(self.groups) else 0
 
     # ---------------------------------------------------------------------------- likelihood
-    def _nll(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    def negative_log_likelihood(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
         group, d = self._groups(x.shape[1])
         ls, sf2, sn2 = np.exp(theta[:d])[group], math.exp(theta[d]), math.exp(theta[d + 1]) + self.noise_floor
         xs = x / ls
@@ -111,9 +111,9 @@ class GaussianProcess:
             xo, zo = (x, z) if subset is None else (x[subset], z[subset])
             starts = [self.theta] + [np.array([self.rng.uniform(lo, hi) for lo, hi in bounds])
                                      for _ in range(self.restarts)]
-            best = (self._nll(self.theta, xo, zo)[0], self.theta)
+            best = (self.negative_log_likelihood(self.theta, xo, zo)[0], self.theta)
             for start in starts:
-                res = minimize(self._nll, start, args=(xo, zo), jac=True, method="L-BFGS-B", bounds=bounds,
+                res = minimize(self.negative_log_likelihood, start, args=(xo, zo), jac=True, method="L-BFGS-B", bounds=bounds,
                                options={"maxiter": 40})
                 if res.fun < best[0]:
                     best = (res.fun, res.x)
