@@ -128,4 +128,12 @@ class Moves:
                        lambda point: self.checker().valid(self.param_index().values(point)), Repairer.probe_points)
         if found is not None:
             return self.param_index().values(found[0]), found[1]
-        return Repairer(self.quantiles()).repair(target)
+        return Repairer(self.quantiles(), self.nearest).repair(target)
+
+    def nearest(self):
+        """The compiled nearest search of the space (`translators.c.nearest`: `Repairer`'s
+        `compiled` engine), built once over the quantiles' work units."""
+        if getattr(self, "_nearest", None) is None:
+            from solverspace.translators.c.nearest import CompiledNearest
+            self._nearest = CompiledNearest(self.space.plan, self.param_index().lists, self.quantiles().rows.units)
+        return self._nearest
