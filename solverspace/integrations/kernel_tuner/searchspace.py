@@ -46,11 +46,10 @@ method a shipped strategy calls): `size` is the exact count, validity the compil
 positions `space[i]`/`space.index` of a space whose canonical order is Kernel Tuner's own list order
 (`order.py`: python-constraint's variable order, values last first), random and Latin hypercube
 samples Kernel Tuner's own algorithms drawing from the same generators (`seed=`), neighbours with
-Kernel Tuner's five methods on Kernel Tuner's indices: by `Space.neighbors` (`solverspace.moves`)
-where those indices are the space's parameter indices and the configuration is valid, else (a
-`tune_params` list in another order than its value list, Python predicates, an invalid
-configuration: what `moves/` does not define) by a walk of the plan restricted to the candidate
-values (valid by construction). `list`, `sorted_list` and the NumPy views need the
+Kernel Tuner's five methods on Kernel Tuner's indices, always by `solverspace.moves`
+(`Moves.neighbors_in` over the `tune_params` lists: their order, values the space never takes,
+Python predicates as a further test, the neighbours of an invalid configuration), and the
+supported index range of each parameter from the same engine's occurring indices. `list`, `sorted_list` and the NumPy views need the
 whole list: they materialize it on first use as NumPy arrays, say so once on stderr with the size,
 and refuse above `materialize_limit` bytes.
 """
@@ -81,7 +80,6 @@ PERMUTATION_LIMIT = 50_000_000        # up to this size a random sample permutes
                                       # Tuner's numpy.random.choice does (same stream); 400 MB at the limit
 INDEX_MATRIX_LIMIT = 5_000_000        # up to this size the LHS snaps an invalid point against every row's
                                       # indices in NumPy (as Kernel Tuner); above, a closest-indices search
-SUPPORT_PASS_LIMIT = 5_000_000         # up to this size, supported values come from one pass over the list
 TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list: each one passes through the
                                        # T1 text, its reader and the model (about 40 us of CPU each: 100,000
                                        # take 4 s, 1,000,000 took 37 s and 1.1 GB); a space file writes a long
@@ -581,9 +579,7 @@ class Searchspace:
         self._indices = None     # every row's Kernel Tuner indices, once an LHS asked for them
         self._keys = None        # (weights, sorted row keys, their positions): positions from the matrix
         self._neighbors: dict = {m: {} for m in NEIGHBOR_METHODS}
-        self._support: dict = {}
-        self._walker = None
-        self._same_indices: bool | None = None
+        self._neighbor_engine = None
         self._rows: _Rows | None = None
         self.materialize_limit = materialize_limit
 
@@ -767,199 +763,37 @@ class Searchspace:
         return self.get_LHS_sample(num_samples)
 
     # ------------------------------------------------------------------------------ neighbours
-    def _walk(self, choose, budget=None, *, first=False):
-        """Valid configurations whose value at each parameter is one `choose(i, remaining)` offers
-        ((value, cost) pairs, or None: any value of its domain at cost 0; the costs of a configuration
-        add up to at most `budget`): the plan's loop nest walked with only those values, each prefix
-        checked as the reference walk does; `first`: stop at the first one found."""
-        from solverspace.analysis.reference import ReferenceEnumerator
-        from solverspace.lang.evaluate import Undefined
-        if self._walker is None:
-            self._walker = ReferenceEnumerator(self.space.plan)
-        walker = self._walker
-        position = {n: i for i, n in enumerate(self.param_names)}
-        levels = walker.levels
-        found: list = []
-        env: dict = {}
-        if not walker.admit(walker.prelude, env):
-            return found
-
-        def visit(depth: int, remaining) -> bool:
-            if depth == len(levels):
-                config = tuple(env[n] for n in self.param_names)
-                if isinstance(self._set, _Compiled) or self._set.valid(config):
-                    found.append(config)
-                    return first
-                return False
-            level = levels[depth]
-            try:
-                domain = level.domain(env)
-            except Undefined:
-                return False
-            i = position[level.name]
-            offered = choose(i, remaining)
-            if offered is None:
-                lookup = self._lookup[i]
-                offered = [(v, 0) for v in domain if v in lookup]
-            for value, cost in offered:
-                if remaining is not None and cost > remaining:
-                    continue
-                if value not in domain:
-                    continue
-                env[level.name] = value
-                if walker.admit(level, env) and visit(depth + 1, None if remaining is None else remaining - cost):
-                    return True
-            return False
-
-        visit(0, budget)
-        return found
-
-    def _is_supported(self, i: int, k: int) -> bool:
-        """Whether some valid configuration gives parameter i its value of Kernel Tuner index k: up to
-        `SUPPORT_PASS_LIMIT` configurations, every answer from one streamed pass over them (nothing
-        kept); above, a walk with that value pinned (stopping at the first valid configuration),
-        remembered."""
-        if (i, k) not in self._support:
-            if self.size <= SUPPORT_PASS_LIMIT and not self._support:
-                seen = [set() for _ in range(self.num_params)]
-                for row in self._set.rows():
-                    for j in range(self.num_params):
-                        seen[j].add(row[j])
-                for j in range(self.num_params):
-                    for index, value in enumerate(self.params_values[j]):
-                        self._support[(j, index)] = value in seen[j]
+    def _moves(self):
+        """The neighbour queries of `moves/` in Kernel Tuner's indices (`Moves.neighbors_in` over the
+        `tune_params` lists), made once: the compiled engine where the space is large; with Python
+        predicates, the reference engine keeping the configurations they keep."""
+        if self._neighbor_engine is None:
+            from solverspace.moves.engine import Moves
+            lists = dict(zip(self.param_names, self.params_values))
+            if isinstance(self._set, _Filtered):
+                self._neighbor_engine = Moves(self.space).neighbors_in(lists, keep=self._set.valid,
+                                                                       occurring=self._filtered_occurring)
             else:
-                value = self.params_values[i][k]
-                self._support[(i, k)] = bool(self._walk(lambda j, remaining: [(value, 0)] if j == i else None,
-                                                        first=True))
-        return self._support[(i, k)]
+                self._neighbor_engine = Moves(self.space).neighbors_in(lists)
+        return self._neighbor_engine
+
+    def _filtered_occurring(self) -> list[list[int]]:
+        """Per parameter, the Kernel Tuner indices its values take over the listed (filtered) set."""
+        seen = [set() for _ in range(self.num_params)]
+        for row in self._set.rows():
+            for j in range(self.num_params):
+                seen[j].add(self._lookup[j][row[j]])
+        return [sorted(taken) for taken in seen]
 
     def _supported(self, i: int, stop_at: int | None = None) -> list:
         """The Kernel Tuner indices of parameter i's values that some valid configuration has (the
-        first `stop_at` of them, when given)."""
-        found = []
-        for k in range(len(self.params_values[i])):
-            if self._is_supported(i, k):
-                found.append(k)
-                if stop_at is not None and len(found) >= stop_at:
-                    break
-        return found
-
-    def _nearest_supported(self, i: int, k: int, step: int):
-        """The nearest Kernel Tuner index past k (step +1: above, -1: below) that is supported."""
-        k += step
-        while 0 <= k < len(self.params_values[i]):
-            if self._is_supported(i, k):
-                return k
-            k += step
-        return None
-
-    def _box(self, allowed: list) -> list:
-        return self._walk(lambda j, remaining: [(v, 0) for v in allowed[j]])
-
-    def _hamming(self, indices: tuple, config: tuple) -> list:
-        """One parameter changed: per parameter, a walk with every other parameter pinned (only the
-        values of its domain there are tried)."""
-        found = []
-        for i in range(self.num_params):
-            found.extend(c for c in self._walk(lambda j, remaining: None if j == i else [(config[j], 0)])
-                         if c != config)
-        return found
-
-    def _closest(self, indices: tuple, config: tuple) -> list:
-        """The valid configurations other than `config` at the smallest L1 distance in Kernel Tuner
-        indices: a depth-first branch and bound over the plan's loops (values nearest first; a prefix
-        whose distance so far exceeds the best distance found is cut), keeping every tie."""
-        from solverspace.analysis.reference import ReferenceEnumerator
-        from solverspace.lang.evaluate import Undefined
-        if self._walker is None:
-            self._walker = ReferenceEnumerator(self.space.plan)
-        walker = self._walker
-        position = {n: i for i, n in enumerate(self.param_names)}
-        levels = walker.levels
-        ordered = []
-        for level in levels:
-            j = position[level.name]
-            ordered.append(sorted(((abs(k - indices[j]), k, v) for k, v in enumerate(self.params_values[j])),
-                                  key=lambda t: t[:2]))
-        best = {"distance": math.inf, "found": []}
-        env: dict = {}
-        if not walker.admit(walker.prelude, env):
-            return []
-
-        def visit(depth: int, distance: int) -> None:
-            if depth == len(levels):
-                candidate = tuple(env[n] for n in self.param_names)
-                if candidate == config or not (isinstance(self._set, _Compiled) or self._set.valid(candidate)):
-                    return
-                if distance < best["distance"]:
-                    best["distance"], best["found"] = distance, []
-                best["found"].append(candidate)
-                return
-            level = levels[depth]
-            try:
-                domain = level.domain(env)
-            except Undefined:
-                return
-            for cost, _, value in ordered[depth]:
-                if distance + cost > best["distance"]:
-                    break               # nearest first: every later value is farther
-                if value not in domain:
-                    continue
-                env[level.name] = value
-                if walker.admit(level, env):
-                    visit(depth + 1, distance + cost)
-
-        visit(0, 0)
-        return best["found"]
-
-    def _kernel_tuner_indices_are_value_list_indices(self) -> bool:
-        """Whether Kernel Tuner's indices are the space's parameter indices (`Space.value_lists`):
-        every `tune_params` list is its parameter's value list, value for value, type for type, in
-        the same order (numbers listed ascending, strings in any order), and no Python predicate
-        filters the set. Decided once."""
-        if self._same_indices is None:
-            lists = self.space.value_lists()
-            self._same_indices = isinstance(self._set, _Compiled) and all(
-                len(ours) == len(theirs) and all(type(a) is type(b) and a == b for a, b in zip(ours, theirs))
-                for ours, theirs in zip(self.params_values, (lists[n] for n in self.param_names)))
-        return self._same_indices
+        first `stop_at` of them, when given): `moves/`' occurring indices."""
+        return self._moves().projection()[i][:stop_at]
 
     def _neighbors_of(self, config: tuple, method: str) -> list:
-        if self._kernel_tuner_indices_are_value_list_indices() and self._set.valid(config):
-            # the same indices and a valid configuration: `moves/` answers (compiled where the
-            # space is large), sorted by parameter indices, which are Kernel Tuner's here
-            return self.space.neighbors(config, method)
-        indices = self.get_param_indices(config)
-        if method == "Hamming":
-            found = self._hamming(indices, config)
-        elif method == "Hamming-adjacent":
-            found = []
-            hamming = self._hamming(indices, config)
-            for i in range(self.num_params):
-                moved = [(self._lookup[i][h[i]], h) for h in hamming if h[i] != config[i]]
-                above = [m for m in moved if m[0] > indices[i]]
-                below = [m for m in moved if m[0] < indices[i]]
-                if above:
-                    found.append(min(above)[1])
-                if below:
-                    found.append(max(below)[1])
-        elif method == "strictly-adjacent":
-            found = self._box([[v for k, v in enumerate(vals) if abs(k - indices[i]) <= 1]
-                               for i, vals in enumerate(self.params_values)])
-        elif method == "adjacent":
-            allowed = []
-            for i, vals in enumerate(self.params_values):
-                keep = {indices[i]} | {k for k in (self._nearest_supported(i, indices[i], +1),
-                                                   self._nearest_supported(i, indices[i], -1)) if k is not None}
-                allowed.append([vals[k] for k in sorted(keep)])
-            found = self._box(allowed)
-        elif method == "closest-param-indices":
-            found = self._closest(indices, config)
-        else:
-            raise ValueError(f"The neighbor method {method} is not in {list(NEIGHBOR_METHODS)}")
-        found = [c for c in found if c != config]
-        return sorted(set(found), key=self.get_param_indices)
+        """By `moves/` (valid or not: Kernel Tuner asks for the neighbours of an invalid configuration too),
+        sorted by Kernel Tuner's indices."""
+        return self._moves().neighbors(config, method, valid_only=False)
 
     def _method(self, neighbor_method):
         method = neighbor_method if neighbor_method is not None else self.neighbor_method
