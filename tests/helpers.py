@@ -533,3 +533,15 @@ def run(tune, cache, strategy, options=None, **extra):
     """`tune` (Kernel Tuner's `tune_kernel` or ours) on the toy space in simulation mode from `cache`."""
     return tune("toy", "", (1024,), [], dict(TOY), restrictions=list(TOY_RESTRICTIONS), cache=str(cache),
                 simulation_mode=True, strategy=strategy, strategy_options=options, quiet=True, verbose=False, **extra)
+
+
+#: A space past the reference's 100,000 candidate values (its neighbour queries go through the
+#: compiled engine) whose valid set is small enough to list for brute force.
+COMPILED_MOVES_SPACE = """
+    x = range(0, 400)
+    y = range(0, 400)
+    k = iterator(["p", "q"])
+    require(x + y < 40)
+    require((x * y) % 7 == 0)
+    reject_if((k == "q") & (x == 3))
+"""

@@ -12,7 +12,7 @@ import pytest
 from solverspace.moves.engine import Moves
 from solverspace.moves.neighbors import METHODS, NeighborError
 from solverspace.validation.moves import brute_neighbors
-from tests.helpers import space
+from tests.helpers import COMPILED_MOVES_SPACE, space
 
 SMALL = """
     x = range(1, 7)
@@ -21,14 +21,6 @@ SMALL = """
     require(x + y < 9)
     require((k == "a") | (x < 4))
     reject_if((k == "c") & (y == 5))
-"""
-LARGE = """
-    x = range(0, 400)
-    y = range(0, 400)
-    k = iterator(["p", "q"])
-    require(x + y < 40)
-    require((x * y) % 7 == 0)
-    reject_if((k == "q") & (x == 3))
 """
 
 
@@ -88,7 +80,7 @@ def test_a_further_test_keep_filters_the_valid_set():
 
 
 def test_compiled_engine_in_shuffled_lists_and_invalid_points():
-    s = space(LARGE)
+    s = space(COMPILED_MOVES_SPACE)
     lists = caller_lists(s, 5, {"x": [1000]})
     moves = Moves(s)
     assert moves.compiled_check() is not None and moves.neighbors_in(lists).compiled is not None

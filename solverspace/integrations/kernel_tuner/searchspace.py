@@ -55,6 +55,7 @@ and refuse above `materialize_limit` bytes.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import math
@@ -68,6 +69,7 @@ import numpy as np
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
 from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, parse_restriction
+from solverspace.moves.value_lists import ParamIndex, ValueListError
 from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
@@ -553,7 +555,8 @@ class Searchspace:
             n: all(isinstance(v, (int, float)) for v in vals) and not any(isinstance(v, bool) for v in vals)
             for n, vals in zip(self.param_names, self.params_values)}
         self.tune_param_is_numeric_mask = np.array(list(self.tune_param_is_numeric.values()), dtype=bool)
-        self._lookup = [{v: i for i, v in enumerate(vals)} for vals in self.params_values]
+        self._index = ParamIndex(tuple(self.param_names), dict(zip(self.param_names, self.params_values)))
+        self._lookup = self._index.positions
         if predicates:
             self._set = _Filtered(space, predicates, self.param_names)
             _say(f"{len(predicates)} restriction(s) run in Python (callables, strings the T1 reader cannot "
@@ -591,16 +594,10 @@ class Searchspace:
         if len(config) != self.num_params:
             raise ValueError(f"a configuration has {self.num_params} values ({', '.join(self.param_names)}), "
                              f"got {len(config)}: {config}")
-        out = []
-        for lookup, vals, value in zip(self._lookup, self.params_values, config):
-            try:
-                index = lookup.get(value)
-            except TypeError:       # unhashable
-                return None
-            if index is None:
-                return None
-            out.append(vals[index])
-        return tuple(out)
+        try:
+            return self._index.values(self._index.indices(config))
+        except ValueListError:
+            return None
 
     def get_param_indices(self, param_config: tuple) -> tuple:
         """Each value's position in its `tune_params` list (Kernel Tuner's parameter indices)."""
@@ -961,7 +958,33 @@ def _check_same_parameters(tune_params: dict, space) -> None:
 
 # ---------------------------------------------------------------------------------- inside Kernel Tuner
 _LOCK = threading.Lock()
-_ACTIVE = {"count": 0, "original": None}
+
+
+class _Swap:
+    """A module attribute replaced while at least one holder is inside, in any thread (counted),
+    and the original put back when the last one leaves; `original` is what it replaced."""
+
+    def __init__(self, module: str, attribute: str, replacement):
+        self.module, self.attribute, self.replacement = module, attribute, replacement
+        self.count, self.original = 0, None
+
+    def enter(self) -> None:
+        module = importlib.import_module(self.module)
+        with _LOCK:
+            if self.count == 0:
+                self.original = getattr(module, self.attribute)
+                setattr(module, self.attribute, self.replacement)
+            self.count += 1
+
+    def leave(self) -> None:
+        module = importlib.import_module(self.module)
+        with _LOCK:
+            self.count -= 1
+            if self.count == 0:
+                setattr(module, self.attribute, self.original)
+                self.original = None
+
+
 _LOCAL = threading.local()
 
 
@@ -970,7 +993,7 @@ def _dispatch(*args, **kwargs):
     threads inside `tune_kernel` here, Kernel Tuner's own for every other thread."""
     factory = getattr(_LOCAL, "factory", None)
     if factory is None:
-        return _ACTIVE["original"](*args, **kwargs)
+        return _SEARCHSPACE.original(*args, **kwargs)
     return factory(*args, **kwargs)
 
 
@@ -983,27 +1006,20 @@ class replaced_searchspace:
         self.factory = factory
 
     def __enter__(self):
-        import kernel_tuner.interface as interface
         if getattr(_LOCAL, "factory", None) is not None:
             raise OptionError("solverspace.integrations.kernel_tuner.tune_kernel is already running in this thread",
                               hint="call it again after the first call returns")
-        with _LOCK:
-            if _ACTIVE["count"] == 0:
-                _ACTIVE["original"] = interface.Searchspace
-                interface.Searchspace = _dispatch
-            _ACTIVE["count"] += 1
+        _SEARCHSPACE.enter()
         _LOCAL.factory = self.factory
         return self
 
     def __exit__(self, *exc):
-        import kernel_tuner.interface as interface
         _LOCAL.factory = None
-        with _LOCK:
-            _ACTIVE["count"] -= 1
-            if _ACTIVE["count"] == 0:
-                interface.Searchspace = _ACTIVE["original"]
-                _ACTIVE["original"] = None
+        _SEARCHSPACE.leave()
         return False
+
+
+_SEARCHSPACE = _Swap("kernel_tuner.interface", "Searchspace", _dispatch)
 
 
 class seeded_draws:
@@ -1024,31 +1040,18 @@ class seeded_draws:
         self.states = random.getstate(), np.random.get_state()
         random.seed(self.seed)
         np.random.seed(self.seed)
-        import kernel_tuner.strategies.bayes_opt as bayes_opt
-        with _LOCK:
-            if _SEEDED["count"] == 0:
-                _SEEDED["original"] = bayes_opt.LatinHypercube
-                bayes_opt.LatinHypercube = _latin_hypercube
-            _SEEDED["count"] += 1
+        _LATIN_HYPERCUBE.enter()
         _LOCAL.seeded = True
         return self
 
     def __exit__(self, *exc):
         if self.seed is None:
             return False
-        import kernel_tuner.strategies.bayes_opt as bayes_opt
         _LOCAL.seeded = False
-        with _LOCK:
-            _SEEDED["count"] -= 1
-            if _SEEDED["count"] == 0:
-                bayes_opt.LatinHypercube = _SEEDED["original"]
-                _SEEDED["original"] = None
+        _LATIN_HYPERCUBE.leave()
         random.setstate(self.states[0])
         np.random.set_state(self.states[1])
         return False
-
-
-_SEEDED = {"count": 0, "original": None}
 
 
 def _latin_hypercube(*args, **kwargs):
@@ -1056,7 +1059,10 @@ def _latin_hypercube(*args, **kwargs):
     thread inside `seeded_draws`, as Kernel Tuner makes it (unseeded) elsewhere."""
     if getattr(_LOCAL, "seeded", False) and "rng" not in kwargs and "seed" not in kwargs:
         kwargs["seed"] = np.random.mtrand._rand     # scipy takes a RandomState as `seed` (its `rng` wants a Generator)
-    return _SEEDED["original"](*args, **kwargs)
+    return _LATIN_HYPERCUBE.original(*args, **kwargs)
+
+
+_LATIN_HYPERCUBE = _Swap("kernel_tuner.strategies.bayes_opt", "LatinHypercube", _latin_hypercube)
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params=None, *args, space=None,
