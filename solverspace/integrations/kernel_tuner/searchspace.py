@@ -70,6 +70,7 @@ from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinit
 from solverspace.core.options import check_whole
 from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, parse_restriction
 from solverspace.moves.value_lists import ParamIndex, ValueListError
+from solverspace.registry.backends import get_backend
 from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
@@ -333,77 +334,18 @@ def _untranslated(parameters: list, conditions: list) -> list:
 
 
 # ---------------------------------------------------------------------------------- the search space
-UNITS_FORMAT = 1     # of the remembered work units' JSON entries
-
-
-def _built_enumerator(space):
-    """The compiled enumerator that `space[i]`, `space.index` and a compiled count use, when its
-    module is built already (loading it compiles nothing), with its cache key; else (None, None)."""
-    from solverspace.translators.c.backend import CBackend
-    from solverspace.translators.c.plan_cache import generation_key
-    backend = CBackend()
-    if not backend.is_built(space.plan):
-        return None, None
-    key = generation_key(space.plan, backend.options, (), False, False)
-    return (backend.enumerator(space.plan), key) if key else (None, None)
-
-
-def _units_path(key: str) -> Path:
-    from solverspace.translators.c.build import cache_dir
-    return cache_dir() / f"kt_units_{key[:40]}.json"
-
-
 def remembered_units(space) -> bool:
-    """Give the space's compiled enumerator its work units *with their counts* from the cache
-    entry a previous count left (`remember_units`), so that the exact count, `space[i]` and
-    `space.index` need no count in this process. The entry lives beside the compiled module and is
-    keyed like the generated C (`plan_cache.generation_key`: the model written out in full, the
-    loop order, the options and the tool's own code); an absent, unreadable or other-key entry
-    is a miss. True when the units were given."""
-    enumerator, key = _built_enumerator(space)
-    if enumerator is None or (enumerator.units is not None and enumerator.units.unit_counts is not None):
-        return False
-    try:
-        entry = json.loads(_units_path(key).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(entry, dict) or entry.get("key") != key or entry.get("format") != UNITS_FORMAT:
-        return False
-    depth, counts = int(entry["depth"]), [int(c) for c in entry["counts"]]
-    prefixes = np.asarray(entry["prefixes"], dtype=np.int64).reshape(len(counts), depth)
-    units = enumerator.units_of(depth, prefixes, counts)
-    units.prefix_stats.undefined = int(entry["undefined"])
-    first = entry["first_undefined"]
-    units.prefix_stats.first_undefined = None if first is None else (first[0], dict(first[1]))
-    enumerator.units = units
-    return True
+    """Give the space's compiled enumerator (when its module is built) its work units *with their
+    counts* from the cache entry a previous count left (`remember_units`), so that the exact count,
+    `space[i]` and `space.index` need no count in this process (the C backend's
+    `recall_units`, made through the registry). True when the units were given."""
+    return get_backend("c").recall_units(space.plan)
 
 
 def remember_units(space) -> None:
-    """Write the counted work units of the space's compiled enumerator beside its module (for
-    `remembered_units` in the next process): the prefixes, each unit's count, the undefined tally
-    and its first place. Nothing when the space was not counted in C, or counts past int64."""
-    from solverspace.translators.c.build import write_atomically
-    enumerator, key = _built_enumerator(space)
-    units = None if enumerator is None else enumerator.units
-    if units is None or units.unit_counts is None or units.total >= 2 ** 63:
-        return
-    path = _units_path(key)
-    try:
-        with open(path, encoding="utf-8") as entry:     # this key's entry already: nothing to write
-            if entry.read(200).startswith(f'{{"format": {UNITS_FORMAT}, "key": "{key}"'):
-                return
-    except OSError:
-        pass
-    first = units.prefix_stats.first_undefined
-    entry = {"format": UNITS_FORMAT, "key": key, "depth": units.depth, "counts": list(units.unit_counts),
-             "prefixes": units.prefixes.tolist() if units.depth else [[] for _ in units.unit_counts],
-             "undefined": int(units.prefix_stats.undefined),
-             "first_undefined": None if first is None else [first[0], {k: v for k, v in first[1].items()}]}
-    try:
-        write_atomically(path, json.dumps(entry))
-    except OSError as exc:      # a read-only cache: the next process counts again, said
-        _say(f"the counted work units could not be remembered in {path}: {exc}")
+    """Remember the counted work units of the space's compiled enumerator beside its module (for
+    `remembered_units` in the next process). Nothing when the space was not counted in C."""
+    get_backend("c").remember_units(space.plan)
 
 
 class _Compiled:
