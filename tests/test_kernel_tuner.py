@@ -104,27 +104,6 @@ def test_agrees_with_kernel_tuners_neighbours_on_tiny_gemm(tmp_path):
     gemm_against_kernel_tuner("tiny", tmp_path, configs=6, box_points=2_000)
 
 
-@pytest.mark.slow
-def test_agrees_with_kernel_tuners_neighbours_on_k40c_gemm(tmp_path):
-    gemm_against_kernel_tuner("k40c", tmp_path, configs=30, box_points=100_000)
-
-
-def test_searchspace_of_a_space_needs_no_list_and_samples_are_seeded():
-    space = Space.load("gemm", {"device": "tiny"})
-    ours = Searchspace(space=space, seed=7)
-    again = Searchspace(space=space, seed=7)
-    assert ours.size == space.count() == 336
-    assert ours.get_random_sample(10) == again.get_random_sample(10)
-    config = ours.get_random_sample(1)[0]
-    assert again.get_random_sample(1)[0] == config
-    for method in NEIGHBOR_METHODS:
-        assert all(space.is_valid(n) for n in ours.get_neighbors(config, method))
-    assert ours.get_random_neighbor(config, "Hamming") == again.get_random_neighbor(config, "Hamming")
-    assert not ours.listed
-    with pytest.raises(OptionError, match="whole list"):
-        Searchspace(space=space, materialize_limit=10).list
-
-
 @pytest.mark.parametrize("predicate", [False, True])
 def test_neighbours_of_every_point_in_kernel_tuners_own_list_order(predicate):
     """`tune_params` lists in no sorted order (Kernel Tuner's indices are not the value lists'),
@@ -146,6 +125,27 @@ def test_neighbours_of_every_point_in_kernel_tuners_own_list_order(predicate):
             mine = ours.get_neighbors(config, method)
             assert mine == sorted(mine, key=theirs.get_param_indices)
             assert set(mine) == set(map(tuple, theirs.get_neighbors_no_cache(config, method))), (config, method)
+
+
+@pytest.mark.slow
+def test_agrees_with_kernel_tuners_neighbours_on_k40c_gemm(tmp_path):
+    gemm_against_kernel_tuner("k40c", tmp_path, configs=30, box_points=100_000)
+
+
+def test_searchspace_of_a_space_needs_no_list_and_samples_are_seeded():
+    space = Space.load("gemm", {"device": "tiny"})
+    ours = Searchspace(space=space, seed=7)
+    again = Searchspace(space=space, seed=7)
+    assert ours.size == space.count() == 336
+    assert ours.get_random_sample(10) == again.get_random_sample(10)
+    config = ours.get_random_sample(1)[0]
+    assert again.get_random_sample(1)[0] == config
+    for method in NEIGHBOR_METHODS:
+        assert all(space.is_valid(n) for n in ours.get_neighbors(config, method))
+    assert ours.get_random_neighbor(config, "Hamming") == again.get_random_neighbor(config, "Hamming")
+    assert not ours.listed
+    with pytest.raises(OptionError, match="whole list"):
+        Searchspace(space=space, materialize_limit=10).list
 
 
 # ---------------------------------------------------------------------------------- restrictions

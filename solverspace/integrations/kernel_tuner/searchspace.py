@@ -48,8 +48,9 @@ positions `space[i]`/`space.index` of a space whose canonical order is Kernel Tu
 samples Kernel Tuner's own algorithms drawing from the same generators (`seed=`), neighbours with
 Kernel Tuner's five methods on Kernel Tuner's indices, always by `solverspace.moves`
 (`Moves.neighbors_in` over the `tune_params` lists: their order, values the space never takes,
-Python predicates as a further test, the neighbours of an invalid configuration), and the
-supported index range of each parameter from the same engine's occurring indices. `list`, `sorted_list` and the NumPy views need the
+Python predicates as a further test, the neighbours of an invalid configuration; each
+parameter's supported index range from its occurring indices): the plan's loops over the candidate
+values (valid by construction). `list`, `sorted_list` and the NumPy views need the
 whole list: they materialize it on first use as NumPy arrays, say so once on stderr with the size,
 and refuse above `materialize_limit` bytes.
 """
@@ -66,11 +67,11 @@ from typing import Callable
 
 import numpy as np
 
+from solverspace.moves.value_lists import ParamIndex, ValueListError
+from solverspace.registry.backends import get_backend
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
 from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, parse_restriction
-from solverspace.moves.value_lists import ParamIndex, ValueListError
-from solverspace.registry.backends import get_backend
 from solverspace.core.messages import say
 
 __all__ = ["DEFAULT_BLOCK_SIZE_NAMES", "MATERIALIZE_LIMIT", "NEIGHBOR_METHODS", "Searchspace", "broken_restrictions",
