@@ -41,7 +41,7 @@ class Node(Record):
     A node class declares its fields (`__slots__ = __match_args__`), the fields that hold its
     children in order (`child_fields`: a node, or with a leading `*` a tuple of nodes; `children()`
     is made from them), and for an operator field `op` the operators it takes (`operators`: the
-    tuple and what they are called in a refusal); this constructor sets the fields."""
+    tuple and what they are called in a refusal); the constructor is the record's, with that check."""
 
     __slots__ = ()
     child_fields: tuple[str, ...] = ()
@@ -53,11 +53,7 @@ class Node(Record):
             cls.children = _children_getter(cls.child_fields)
 
     def __init__(self, *args, **kwargs):
-        names = self.__match_args__
-        if kwargs or len(args) != len(names):
-            args = _bound(type(self).__qualname__, names, args, kwargs)
-        for name, value in zip(names, args):
-            _set(self, name, value)
+        Record.__init__(self, *args, **kwargs)
         if self.operators is not None and self.op not in self.operators[0]:
             raise ValueError(f"unknown {self.operators[1]} {self.op!r}")
 
@@ -90,24 +86,6 @@ def _children_getter(fields: tuple[str, ...]):
                 found.append(getattr(node, name))
         return tuple(found)
     return children
-
-
-def _bound(owner: str, names: tuple[str, ...], args: tuple, kwargs: dict) -> tuple:
-    """The field values of a constructor call by position and name, in field order (the errors a
-    dataclass's constructor raises for a missing, repeated or unknown one)."""
-    if len(args) > len(names):
-        raise TypeError(f"{owner}() takes {len(names)} arguments but {len(args)} were given")
-    given = dict(zip(names, args))
-    for name, value in kwargs.items():
-        if name not in names:
-            raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}")
-        if name in given:
-            raise TypeError(f"{owner}() got multiple values for argument {name!r}")
-        given[name] = value
-    missing = [name for name in names if name not in given]
-    if missing:
-        raise TypeError(f"{owner}() missing required argument {missing[0]!r}")
-    return tuple(given[name] for name in names)
 
 
 class Expr(Node):
@@ -303,8 +281,7 @@ class Closure(Domain):
     deps: tuple[str, ...]
     line: int | None
 
-    def __init__(self, name: str, func: Callable, deps: tuple[str, ...], line: int | None = None):
-        super().__init__(name, func, deps, line)
+    defaults = {"line": None}
 
     def children(self):
         return tuple(Ref(d) for d in self.deps)
