@@ -527,6 +527,17 @@ TOY = {"block_size_x": [16, 32, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16],
        "tile_y": [1, 2, 4], "unroll": [0, 1]}
 TOY_RESTRICTIONS = ["block_size_x * tile_x <= 512", "tile_x * tile_y < 12", "unroll == 0 or tile_x > 1"]
 
+#: A space past the reference's 100,000 candidate values (its neighbour queries go through the
+#: compiled engine) whose valid set is small enough to list for brute force.
+COMPILED_MOVES_SPACE = """
+    x = range(0, 400)
+    y = range(0, 400)
+    k = iterator(["p", "q"])
+    require(x + y < 40)
+    require((x * y) % 7 == 0)
+    reject_if((k == "q") & (x == 3))
+"""
+
 
 def run(tune, cache, strategy, options=None, **extra):
     """`tune` (Kernel Tuner's `tune_kernel` or ours) on the toy space in simulation mode from `cache`."""

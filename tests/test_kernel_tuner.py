@@ -6,6 +6,7 @@ the module-level `Searchspace` replaced per thread and restored on any exit; bad
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import random
 import threading
@@ -102,6 +103,29 @@ def gemm_against_kernel_tuner(device: str, tmp_path: Path, configs: int, box_poi
 
 def test_agrees_with_kernel_tuners_neighbours_on_tiny_gemm(tmp_path):
     gemm_against_kernel_tuner("tiny", tmp_path, configs=6, box_points=2_000)
+
+
+@pytest.mark.parametrize("predicate", [False, True])
+def test_neighbours_of_every_point_in_kernel_tuners_own_list_order(predicate):
+    """`tune_params` lists in no sorted order (Kernel Tuner's indices are not the value lists'),
+    with and without a Python predicate: every point of the box, valid or not, has Kernel Tuner's
+    own neighbours by each method (all answered by `moves/`)."""
+    tune_params = {"block_size_x": [64, 16, 128, 32], "tile": [3, 1, 4, 2], "kind": ["b", "c", "a"]}
+    restrictions = ["block_size_x * tile <= 192", "kind != 'c' or tile < 3"]
+    def positional(x, t, k):
+        return (x + t) % 3 != 0
+    if predicate:
+        restrictions.append(positional)
+    ours = Searchspace(tune_params, restrictions, MAX_THREADS)
+    theirs = KernelTunerSearchspace(tune_params, restrictions, MAX_THREADS)
+    assert ours.size == theirs.size
+    box = list(itertools.product(*tune_params.values()))
+    assert sum(not theirs.is_param_config_valid(c) for c in box) >= 12
+    for config in box:
+        for method in NEIGHBOR_METHODS:
+            mine = ours.get_neighbors(config, method)
+            assert mine == sorted(mine, key=theirs.get_param_indices)
+            assert set(mine) == set(map(tuple, theirs.get_neighbors_no_cache(config, method))), (config, method)
 
 
 @pytest.mark.slow

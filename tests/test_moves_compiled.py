@@ -19,7 +19,7 @@ from solverspace.translators.c.config_check import CompiledChecker
 from solverspace.translators.errors import UnsupportedConstruct
 from solverspace.validation.generate import spaces
 from solverspace.validation.moves import check_compiled, check_moves, compiled_neighbors, listable
-from tests.helpers import CORPUS, corpus_space, generated_examples, load_generated, space
+from tests.helpers import COMPILED_MOVES_SPACE, CORPUS, corpus_space, generated_examples, load_generated, space
 
 pytestmark = pytest.mark.needs_cc
 
@@ -116,14 +116,7 @@ def test_orders_are_refused_by_name_and_answered_by_the_reference():
 def test_a_large_space_goes_through_the_compiled_engine():
     """Past the reference's 100,000 candidate values `Space.neighbors` answers through the
     compiled engine (the Python engine would take seconds here); brute force over its list agrees."""
-    s = space("""
-        x = range(0, 400)
-        y = range(0, 400)
-        k = iterator(["p", "q"])
-        require(x + y < 40)
-        require((x * y) % 7 == 0)
-        reject_if((k == "q") & (x == 3))
-    """)
+    s = space(COMPILED_MOVES_SPACE)
     assert listable(s)
     problems = check_moves(s, configs=15, compiled=True)
     assert not problems, "\n".join(problems)

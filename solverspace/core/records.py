@@ -3,9 +3,9 @@
 `@dataclass` compiles generated source for every class it makes (its `__init__`, `__repr__`,
 `__eq__`, ...): about half a millisecond a class, paid by every process that imports the class.
 The classes every command loads (the IR nodes, the model, the plan) are records instead: a class
-names its fields in `__match_args__` and writes its own `__init__` (setting each field once with
-`object.__setattr__`, as a frozen dataclass's does); `Record` gives the rest as the frozen
-dataclass would have it:
+names its fields in `__match_args__`; `Record`'s constructor sets each field once with
+`object.__setattr__`, as a frozen dataclass's does (a class that checks its fields writes its own
+`__init__`), and `Record` gives the rest as the frozen dataclass would have it:
 
 - `==` between two records of the same class compares their fields' tuples (another class:
   `NotImplemented`), and `hash` is the hash of that tuple;
@@ -39,12 +39,43 @@ def field_values(names: tuple[str, ...]):
     return attrgetter(*names)   # a tuple already, built in C
 
 
+def bound(owner: str, names: tuple[str, ...], defaults: dict, args: tuple, kwargs: dict) -> tuple:
+    """The field values of a constructor call by position and name, in field order, a field left
+    out taking its value in `defaults` (the errors a dataclass's constructor raises for a missing,
+    repeated or unknown one)."""
+    if len(args) > len(names):
+        raise TypeError(f"{owner}() takes {len(names)} arguments but {len(args)} were given")
+    given = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}")
+        if name in given:
+            raise TypeError(f"{owner}() got multiple values for argument {name!r}")
+        given[name] = value
+    missing = [name for name in names if name not in given and name not in defaults]
+    if missing:
+        raise TypeError(f"{owner}() missing required argument {missing[0]!r}")
+    return tuple(given[name] if name in given else defaults[name] for name in names)
+
+
 class Record:
-    """Base of the hand-written immutable records (see the module docstring)."""
+    """Base of the hand-written immutable records (see the module docstring).
+
+    Its constructor takes the fields in order, by position or by name, a field named in the
+    class's `defaults` (name -> value) being optional, as a dataclass's does; a class whose fields
+    need a check or a conversion writes its own `__init__`."""
 
     __slots__ = ()
     __match_args__: tuple[str, ...] = ()
+    defaults: dict = {}
     _values = staticmethod(field_values(()))
+
+    def __init__(self, *args, **kwargs):
+        names = self.__match_args__
+        if kwargs or len(args) != len(names):
+            args = bound(type(self).__qualname__, names, self.defaults, args, kwargs)
+        for name, value in zip(names, args):
+            object.__setattr__(self, name, value)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

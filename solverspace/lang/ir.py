@@ -15,8 +15,9 @@ ordered, duplicate-free value sequences of parameters.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 
-from solverspace.core.records import Record
+from solverspace.core.records import Record, field_values
 
 ARITH_OPS = ("+", "-", "*", "//", "%", "/", "**")
 COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
@@ -35,9 +36,26 @@ class Node(Record):
     the same class, `hash` is the hash of the fields' tuple, `repr` is `Class(field=value, ...)`,
     assigning or deleting an attribute raises `dataclasses.FrozenInstanceError`, and a pickle or
     copy carries the field values as a list (`__getstate__`/`__setstate__`, as a frozen slots
-    dataclass's). `__match_args__` names the fields in order (`map_children` reads it)."""
+    dataclass's). `__match_args__` names the fields in order (`map_children` reads it).
+
+    A node class declares its fields (`__slots__ = __match_args__`), the fields that hold its
+    children in order (`child_fields`: a node, or with a leading `*` a tuple of nodes; `children()`
+    is made from them), and for an operator field `op` the operators it takes (`operators`: the
+    tuple and what they are called in a refusal); the constructor is the record's, with that check."""
 
     __slots__ = ()
+    child_fields: tuple[str, ...] = ()
+    operators: tuple[tuple[str, ...], str] | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "children" not in cls.__dict__:
+            cls.children = _children_getter(cls.child_fields)
+
+    def __init__(self, *args, **kwargs):
+        Record.__init__(self, *args, **kwargs)
+        if self.operators is not None and self.op not in self.operators[0]:
+            raise ValueError(f"unknown {self.operators[1]} {self.op!r}")
 
     def children(self) -> tuple["Node", ...]:
         return ()
@@ -50,6 +68,26 @@ class Node(Record):
             _set(self, name, value)
 
 
+def _children_getter(fields: tuple[str, ...]):
+    """`children()` of a node class with these `child_fields`: a tuple of the nodes they hold."""
+    if not any(name.startswith("*") for name in fields):
+        values = field_values(fields)
+        return lambda node: values(node)
+    if len(fields) == 1:
+        get = attrgetter(fields[0][1:])
+        return lambda node: get(node)
+
+    def children(node):
+        found: list = []
+        for name in fields:
+            if name.startswith("*"):
+                found.extend(getattr(node, name[1:]))
+            else:
+                found.append(getattr(node, name))
+        return tuple(found)
+    return children
+
+
 class Expr(Node):
     """A value-denoting node."""
 
@@ -57,6 +95,8 @@ class Expr(Node):
 
 
 class Const(Expr):
+    """An integer, string or boolean constant."""
+
     __slots__ = __match_args__ = ("value",)
     value: int | str | bool
 
@@ -88,140 +128,93 @@ class Ref(Expr):
     __slots__ = __match_args__ = ("name",)
     name: str
 
-    def __init__(self, name: str):
-        _set(self, "name", name)
-
 
 class BinOp(Expr):
+    """`left op right` for an arithmetic operator (`ARITH_OPS`, with the meanings DESIGN.md fixes)."""
+
     __slots__ = __match_args__ = ("op", "left", "right")
+    child_fields = ("left", "right")
+    operators = (ARITH_OPS, "arithmetic operator")
     op: str
     left: Expr
     right: Expr
-
-    def __init__(self, op: str, left: Expr, right: Expr):
-        if op not in ARITH_OPS:
-            raise ValueError(f"unknown arithmetic operator {op!r}")
-        _set(self, "op", op)
-        _set(self, "left", left)
-        _set(self, "right", right)
-
-    def children(self):
-        return (self.left, self.right)
 
 
 class Neg(Expr):
+    """`-operand`."""
+
     __slots__ = __match_args__ = ("operand",)
+    child_fields = ("operand",)
     operand: Expr
-
-    def __init__(self, operand: Expr):
-        _set(self, "operand", operand)
-
-    def children(self):
-        return (self.operand,)
 
 
 class Not(Expr):
+    """`not operand`; the value is a bool."""
+
     __slots__ = __match_args__ = ("operand",)
+    child_fields = ("operand",)
     operand: Expr
-
-    def __init__(self, operand: Expr):
-        _set(self, "operand", operand)
-
-    def children(self):
-        return (self.operand,)
 
 
 class Compare(Expr):
+    """`left op right` for one comparison (`COMPARE_OPS`); a chain is an `And` of these."""
+
     __slots__ = __match_args__ = ("op", "left", "right")
+    operators = (COMPARE_OPS, "comparison")
+    child_fields = ("left", "right")
     op: str
     left: Expr
     right: Expr
-
-    def __init__(self, op: str, left: Expr, right: Expr):
-        if op not in COMPARE_OPS:
-            raise ValueError(f"unknown comparison {op!r}")
-        _set(self, "op", op)
-        _set(self, "left", left)
-        _set(self, "right", right)
-
-    def children(self):
-        return (self.left, self.right)
 
 
 class And(Expr):
     """Short-circuit conjunction, left to right; the value is a bool."""
 
     __slots__ = __match_args__ = ("operands",)
+    child_fields = ("*operands",)
     operands: tuple[Expr, ...]
-
-    def __init__(self, operands: tuple[Expr, ...]):
-        _set(self, "operands", operands)
-
-    def children(self):
-        return self.operands
 
 
 class Or(Expr):
     """Short-circuit disjunction, left to right; the value is a bool."""
 
     __slots__ = __match_args__ = ("operands",)
+    child_fields = ("*operands",)
     operands: tuple[Expr, ...]
-
-    def __init__(self, operands: tuple[Expr, ...]):
-        _set(self, "operands", operands)
-
-    def children(self):
-        return self.operands
 
 
 class IfExp(Expr):
     """`then if cond else orelse`: only the chosen branch is evaluated."""
 
     __slots__ = __match_args__ = ("cond", "then", "orelse")
+    child_fields = ("cond", "then", "orelse")
     cond: Expr
     then: Expr
     orelse: Expr
 
-    def __init__(self, cond: Expr, then: Expr, orelse: Expr):
-        _set(self, "cond", cond)
-        _set(self, "then", then)
-        _set(self, "orelse", orelse)
-
-    def children(self):
-        return (self.cond, self.then, self.orelse)
-
 
 class Min(Expr):
+    """`min(*operands)`."""
+
     __slots__ = __match_args__ = ("operands",)
+    child_fields = ("*operands",)
     operands: tuple[Expr, ...]
-
-    def __init__(self, operands: tuple[Expr, ...]):
-        _set(self, "operands", operands)
-
-    def children(self):
-        return self.operands
 
 
 class Max(Expr):
+    """`max(*operands)`."""
+
     __slots__ = __match_args__ = ("operands",)
+    child_fields = ("*operands",)
     operands: tuple[Expr, ...]
-
-    def __init__(self, operands: tuple[Expr, ...]):
-        _set(self, "operands", operands)
-
-    def children(self):
-        return self.operands
 
 
 class Abs(Expr):
+    """`abs(operand)`."""
+
     __slots__ = __match_args__ = ("operand",)
+    child_fields = ("operand",)
     operand: Expr
-
-    def __init__(self, operand: Expr):
-        _set(self, "operand", operand)
-
-    def children(self):
-        return (self.operand,)
 
 
 #: Every domain node class, by module and qualified name.
@@ -242,30 +235,18 @@ class Range(Domain):
     """Python's `range(start, stop, step)`."""
 
     __slots__ = __match_args__ = ("start", "stop", "step")
+    child_fields = ("start", "stop", "step")
     start: Expr
     stop: Expr
     step: Expr
-
-    def __init__(self, start: Expr, stop: Expr, step: Expr):
-        _set(self, "start", start)
-        _set(self, "stop", stop)
-        _set(self, "step", step)
-
-    def children(self):
-        return (self.start, self.stop, self.step)
 
 
 class Values(Domain):
     """An explicit value list; duplicates are dropped keeping the first."""
 
     __slots__ = __match_args__ = ("items",)
+    child_fields = ("*items",)
     items: tuple[Expr, ...]
-
-    def __init__(self, items: tuple[Expr, ...]):
-        _set(self, "items", items)
-
-    def children(self):
-        return self.items
 
 
 class SetOp(Domain):
@@ -273,34 +254,21 @@ class SetOp(Domain):
     `difference` keep left order."""
 
     __slots__ = __match_args__ = ("op", "left", "right")
+    child_fields = ("left", "right")
+    operators = (SET_OPS, "iterator operation")
     op: str
     left: Domain
     right: Domain
 
-    def __init__(self, op: str, left: Domain, right: Domain):
-        if op not in SET_OPS:
-            raise ValueError(f"unknown iterator operation {op!r}")
-        _set(self, "op", op)
-        _set(self, "left", left)
-        _set(self, "right", right)
-
-    def children(self):
-        return (self.left, self.right)
-
 
 class IfDomain(Domain):
+    """`then if cond else orelse` between two domains."""
+
     __slots__ = __match_args__ = ("cond", "then", "orelse")
+    child_fields = ("cond", "then", "orelse")
     cond: Expr
     then: Domain
     orelse: Domain
-
-    def __init__(self, cond: Expr, then: Domain, orelse: Domain):
-        _set(self, "cond", cond)
-        _set(self, "then", then)
-        _set(self, "orelse", orelse)
-
-    def children(self):
-        return (self.cond, self.then, self.orelse)
 
 
 class Closure(Domain):
@@ -313,11 +281,7 @@ class Closure(Domain):
     deps: tuple[str, ...]
     line: int | None
 
-    def __init__(self, name: str, func: Callable, deps: tuple[str, ...], line: int | None = None):
-        _set(self, "name", name)
-        _set(self, "func", func)
-        _set(self, "deps", deps)
-        _set(self, "line", line)
+    defaults = {"line": None}
 
     def children(self):
         return tuple(Ref(d) for d in self.deps)
@@ -327,43 +291,26 @@ class Permutation(Domain):
     """Every order of `items` (an order-valued parameter: each value is a tuple of the items)."""
 
     __slots__ = __match_args__ = ("items",)
+    child_fields = ("*items",)
     items: tuple[Expr, ...]
-
-    def __init__(self, items: tuple[Expr, ...]):
-        _set(self, "items", items)
-
-    def children(self):
-        return self.items
 
 
 class Interleave(Domain):
     """Every merge of the `parts` (value lists) that keeps each part's own order (OA's mixer)."""
 
     __slots__ = __match_args__ = ("parts",)
+    child_fields = ("*parts",)
     parts: tuple["Values", ...]
-
-    def __init__(self, parts: tuple["Values", ...]):
-        _set(self, "parts", parts)
-
-    def children(self):
-        return self.parts
 
 
 class Sequence(Domain):
     """Ordered selections of `items` without repetition, of `min_len` to `max_len` items."""
 
     __slots__ = __match_args__ = ("items", "min_len", "max_len")
+    child_fields = ("*items", "min_len", "max_len")
     items: tuple[Expr, ...]
     min_len: Expr
     max_len: Expr
-
-    def __init__(self, items: tuple[Expr, ...], min_len: Expr, max_len: Expr):
-        _set(self, "items", items)
-        _set(self, "min_len", min_len)
-        _set(self, "max_len", max_len)
-
-    def children(self):
-        return (*self.items, self.min_len, self.max_len)
 
 
 ORDER_DOMAINS = (Permutation, Interleave, Sequence)
@@ -375,17 +322,14 @@ class OrderFn(Expr):
     (`solverspace.core.orders` gives the meaning)."""
 
     __slots__ = __match_args__ = ("fn", "args")
+    child_fields = ("*args",)
     fn: str
     args: tuple[Expr, ...]
 
     def __init__(self, fn: str, args: tuple[Expr, ...]):
         if fn not in ORDER_FUNCTIONS:
             raise ValueError(f"unknown order function {fn!r}")
-        _set(self, "fn", fn)
-        _set(self, "args", args)
-
-    def children(self):
-        return self.args
+        super().__init__(fn, args)
 
 
 # The visitor name of each operator: a node with an `op` (BinOp, Compare, SetOp) is dispatched to

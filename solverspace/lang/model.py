@@ -48,37 +48,41 @@ class ConstraintKind(StrEnum):
     FUNCTION = "function"       # an `@require` / `@reject_if` function
 
 
-_set = object.__setattr__   # records set each field once, in __init__ (see solverspace.core.records)
+def by_name(field: str) -> cached_property:
+    """A property computed once: the records of the tuple field `field`, by their names."""
+    return cached_property(lambda self: {item.name: item for item in getattr(self, field)})
 
 
 # The classes below are records (`solverspace.core.records`): frozen dataclasses written out
 # (a dataclass compiles generated source for each class, in every process that loads a space).
 # Fields: `__match_args__`; changed copies: `replace(**changes)`.
 
-class Parameter(Record):
+class Definition(Record):
+    """A named definition of the space whose meaning is one IR tree (the field `tree_field`)."""
+
+    tree_field = "expr"
+    defaults = {"line": None}
+
+    @cached_property
+    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
+        return ir.refs(getattr(self, self.tree_field))
+
+    def __str__(self):
+        return f"{self.name} = {to_source(getattr(self, self.tree_field))}"
+
+
+class Parameter(Definition):
     """A tuning parameter (an iterator): its values are `domain` evaluated for its dependencies."""
 
     __match_args__ = ("name", "domain", "kind", "line")
+    tree_field = "domain"
     name: str
     domain: ir.Domain
     kind: ParameterKind
     line: int | None
 
-    def __init__(self, name: str, domain: ir.Domain, kind: ParameterKind, line: int | None = None):
-        _set(self, "name", name)
-        _set(self, "domain", domain)
-        _set(self, "kind", kind)
-        _set(self, "line", line)
 
-    @cached_property
-    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
-        return ir.refs(self.domain)
-
-    def __str__(self):
-        return f"{self.name} = {to_source(self.domain)}"
-
-
-class Derived(Record):
+class Derived(Definition):
     """A derived value: an expression of parameters (and other derived values)."""
 
     __match_args__ = ("name", "expr", "line")
@@ -86,20 +90,8 @@ class Derived(Record):
     expr: ir.Expr
     line: int | None
 
-    def __init__(self, name: str, expr: ir.Expr, line: int | None = None):
-        _set(self, "name", name)
-        _set(self, "expr", expr)
-        _set(self, "line", line)
 
-    @cached_property
-    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
-        return ir.refs(self.expr)
-
-    def __str__(self):
-        return f"{self.name} = {to_source(self.expr)}"
-
-
-class Constraint(Record):
+class Constraint(Definition):
     """A pruning rule. `rejects=True`: the configuration is rejected when `expr` is true (the
     paper's conditions, `@reject_if`); `rejects=False`: it is kept only when `expr` is true
     (`@require`)."""
@@ -110,17 +102,6 @@ class Constraint(Record):
     rejects: bool
     kind: ConstraintKind
     line: int | None
-
-    def __init__(self, name: str, expr: ir.Expr, rejects: bool, kind: ConstraintKind, line: int | None = None):
-        _set(self, "name", name)
-        _set(self, "expr", expr)
-        _set(self, "rejects", rejects)
-        _set(self, "kind", kind)
-        _set(self, "line", line)
-
-    @cached_property
-    def depends_on(self) -> frozenset[str]:   # the tree never changes: walked once
-        return ir.refs(self.expr)
 
     @property
     def accept_expr(self) -> ir.Expr:
@@ -146,14 +127,7 @@ class Setting(Record):
     doc: str | None
     line: int | None
 
-    def __init__(self, name: str, value: int | str | bool, default: int | str | bool, choices: tuple | None = None,
-                 doc: str | None = None, line: int | None = None):
-        _set(self, "name", name)
-        _set(self, "value", value)
-        _set(self, "default", default)
-        _set(self, "choices", choices)
-        _set(self, "doc", doc)
-        _set(self, "line", line)
+    defaults = {"choices": None, "doc": None, "line": None}
 
     @property
     def overridden(self) -> bool:
@@ -174,34 +148,12 @@ class Model(Record):
     max_closure_values: int
     cost: "ir.Expr | None"      # the declared performance model (`cost(...)`), if any
 
-    def __init__(self, source: str, parameters: tuple[Parameter, ...], derived: tuple[Derived, ...],
-                 constraints: tuple[Constraint, ...], settings: tuple[Setting, ...],
-                 closure_globals: tuple[tuple[str, object], ...] = (), max_closure_values: int = 100_000,
-                 cost: "ir.Expr | None" = None):
-        _set(self, "source", source)
-        _set(self, "parameters", parameters)
-        _set(self, "derived", derived)
-        _set(self, "constraints", constraints)
-        _set(self, "settings", settings)
-        _set(self, "closure_globals", closure_globals)
-        _set(self, "max_closure_values", max_closure_values)
-        _set(self, "cost", cost)
+    defaults = {"closure_globals": (), "max_closure_values": 100_000, "cost": None}
 
-    @cached_property
-    def parameter(self) -> dict[str, Parameter]:
-        return {p.name: p for p in self.parameters}
-
-    @cached_property
-    def derived_value(self) -> dict[str, Derived]:
-        return {d.name: d for d in self.derived}
-
-    @cached_property
-    def constraint(self) -> dict[str, Constraint]:
-        return {c.name: c for c in self.constraints}
-
-    @cached_property
-    def setting(self) -> dict[str, Setting]:
-        return {s.name: s for s in self.settings}
+    parameter = by_name("parameters")        # dict[str, Parameter]
+    derived_value = by_name("derived")        # dict[str, Derived]
+    constraint = by_name("constraints")       # dict[str, Constraint]
+    setting = by_name("settings")             # dict[str, Setting]
 
     @property
     def parameter_names(self) -> tuple[str, ...]:

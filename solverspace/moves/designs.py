@@ -90,14 +90,6 @@ class Quantiles:
         self.columns = {name: j for j, name in enumerate(space.parameters)}
         self.loop_columns = [self.columns[level.name] for level in counter.levels]
         self.kids: dict[tuple, list] = {}      # bound values (plan order) -> sorted children with completions
-        self.compiled_nearest = None           # translators.c.nearest.CompiledNearest, built when first asked for
-
-    def nearest(self):
-        """The compiled nearest search of the space (`solverspace.moves.repair`), built once."""
-        if self.compiled_nearest is None:
-            from solverspace.translators.c.nearest import CompiledNearest
-            self.compiled_nearest = CompiledNearest(self.space.plan, self.param_index.lists, self.rows.units)
-        return self.compiled_nearest
 
     def children(self, path: tuple, node) -> list:
         """(value, child node) with at least one valid completion, in value-list order (cached)."""

@@ -45,6 +45,31 @@ class Moves:
                                         compiled=self.compiled_check())
         return self._neighbors
 
+    def neighbors_in(self, lists: dict, *, keep=None, occurring=None) -> Neighbors:
+        """The neighbour queries in a caller's parameter indices: `lists` gives each parameter's
+        values in the caller's order (its value list in another order, or with values more, which
+        no configuration takes). `keep`: a further test of a valid configuration (the caller's own
+        restrictions, Python predicates): the valid set is then what it keeps, on the reference
+        engine, with `occurring()` giving per parameter the caller's indices that a kept
+        configuration takes (what `adjacent` reads). Without `keep`, the engine `compiled_check`
+        chose, over the caller's lists."""
+        index = ParamIndex(self.space.parameters, lists)
+        if keep is None and all(len(ours) == len(theirs) and all(type(a) is type(b) and a == b
+                                                                  for a, b in zip(ours, theirs))
+                                for ours, theirs in zip(self.param_index().lists, index.lists)):
+            return self.neighbors()
+        compiled = None
+        if keep is None and self.compiled_check() is not None:
+            from solverspace.translators.c.config_check import CompiledChecker
+            from solverspace.translators.errors import UnsupportedConstruct
+            try:
+                compiled = CompiledChecker(self.space.plan, index.lists)
+            except UnsupportedConstruct:     # a caller's value C cannot hold (a string it never met)
+                compiled = None
+        if keep is None:
+            occurring = lambda: self.occurring_indices(index, compiled)   # noqa: E731
+        return Neighbors(self.checker(), index, occurring, compiled=compiled, keep=keep)
+
     def compiled_check(self):
         """The compiled check and walks the neighbour queries use (`translators/c/config_check.py`),
         or None where the reference answers them: a small space (the reference lists it within
@@ -63,14 +88,17 @@ class Moves:
                     self._compiled_check = False
         return self._compiled_check or None
 
-    def occurring_indices(self) -> list[list[int]]:
+    def occurring_indices(self, index: ParamIndex | None = None, compiled=None) -> list[list[int]]:
         """Per parameter, the indices of its value list that some valid configuration takes (what
         `adjacent` reads), once per space: from the reference's listing of a small space, else
         the compiled check's marking walk (one parallel pass in C, the parameters nothing depends
         on not looped over); for a large space C refuses by construct (orders, ...), one pass of
-        the compiled enumerator where it lists the space, else of the reference."""
+        the compiled enumerator where it lists the space, else of the reference. `index` and
+        `compiled`: a caller's lists and the compiled check over them (`neighbors_in`), in place
+        of the value lists'."""
         from solverspace.translators.errors import UnsupportedConstruct
-        index = self.param_index()
+        if index is None:
+            index, compiled = self.param_index(), self.compiled_check()
         taken: list[set] = [set() for _ in self.space.parameters]
 
         def listed(rows):
@@ -78,7 +106,6 @@ class Moves:
                 for seen, lookup, value in zip(taken, index.positions, row):
                     seen.add(lookup[value])
             return [sorted(seen) for seen in taken]
-        compiled = self.compiled_check()
         if compiled is not None:
             return compiled.occurring()
         if getattr(self, "_small_rows", None) is not None:
@@ -128,4 +155,12 @@ class Moves:
                        lambda point: self.checker().valid(self.param_index().values(point)), Repairer.probe_points)
         if found is not None:
             return self.param_index().values(found[0]), found[1]
-        return Repairer(self.quantiles()).repair(target)
+        return Repairer(self.quantiles(), self.nearest).repair(target)
+
+    def nearest(self):
+        """The compiled nearest search of the space (`translators.c.nearest`: `Repairer`'s
+        `compiled` engine), built once over the quantiles' work units."""
+        if getattr(self, "_nearest", None) is None:
+            from solverspace.translators.c.nearest import CompiledNearest
+            self._nearest = CompiledNearest(self.space.plan, self.param_index().lists, self.quantiles().rows.units)
+        return self._nearest

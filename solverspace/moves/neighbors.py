@@ -35,6 +35,10 @@ Two engines answer them, never by a scan of the space:
   parameters bound so far as its bound.
 
 Both give the same sets (tests/test_moves_compiled.py, `validation.moves.check_compiled`).
+A configuration that is not valid (each value in its list) has neighbours by the same
+definitions when asked with `valid_only=False` (Kernel Tuner asks for them: a strategy's move
+can land off the valid set): `Hamming` is then, per parameter, a walk of the box with every other
+parameter pinned, and `Hamming-adjacent` the nearest below and above of each such walk.
 Neighbours are returned sorted by their parameter indices (definition order), the configuration
 itself excluded; a random neighbour is drawn uniformly from them with NumPy's generator for the
 seed.
@@ -70,25 +74,36 @@ def method_name(method) -> str:
 class Neighbors:
     """Neighbour queries on one plan. `projection()`, called once when `adjacent` first needs it,
     returns per parameter (definition order) the sorted indices that some valid configuration
-    takes. `compiled`: the compiled engine (see the module docstring), or None for the reference's."""
+    takes. `compiled`: the compiled engine (see the module docstring), or None for the reference's.
+
+    `index` may hold the caller's lists rather than the value lists (`Moves.neighbors_in`): each
+    parameter's values in another order, or with values no configuration takes; parameter indices,
+    the definitions above and the order of the answers are then the caller's. `keep`: a further
+    test of a valid configuration (a caller's own restrictions): the valid set is then the valid
+    configurations it keeps (with the reference engine: a compiled walk cannot test it)."""
 
     def __init__(self, checker: ConfigChecker, index: ParamIndex,
-                 projection: Callable[[], list[list[int]]] | None = None, compiled=None):
+                 projection: Callable[[], list[list[int]]] | None = None, compiled=None,
+                 keep: Callable[[tuple], bool] | None = None):
         self.checker = checker
-        self.compiled = compiled
+        self.compiled = compiled if keep is None else None
         self.index = index
         self.projection_source = projection
         self.occurring: list[list[int]] | None = None
         self.levels = checker.levels
         self.columns = checker.columns
+        self.keep = keep
 
     # ------------------------------------------------------------------------------ answers
-    def neighbors(self, values: tuple, method: str = "Hamming") -> list[tuple]:
-        """The valid neighbours of the valid configuration `values` (definition order), sorted by
-        parameter indices."""
+    def neighbors(self, values: tuple, method: str = "Hamming", *, valid_only: bool = True) -> list[tuple]:
+        """The valid neighbours of the configuration `values` (definition order), sorted by
+        parameter indices. `valid_only=False`: a configuration that is not valid (its values
+        each in its list) has neighbours too, by the same definitions (the valid configurations
+        around it); else it is an error."""
         method = method_name(method)
-        indices = self.start(values)
-        found = getattr(self, _ANSWER[method])(tuple(values), indices)
+        values = tuple(values)
+        indices, valid = self.start(values, valid_only)
+        found = getattr(self, _ANSWER[method])(values, indices, valid)
         found.sort()
         return [self.index.values(point) for point in found]
 
@@ -103,16 +118,25 @@ class Neighbors:
             return None
         return found[int(np.random.default_rng(seed).integers(len(found)))]
 
-    def start(self, values: tuple) -> tuple[int, ...]:
+    def valid(self, values: tuple) -> bool:
+        """Whether the configuration is in the valid set (the check, and `keep` where given)."""
+        return self.checker.valid(values) and (self.keep is None or self.keep(values))
+
+    def start(self, values: tuple, valid_only: bool = True) -> tuple[tuple[int, ...], bool]:
+        """(the configuration's parameter indices, whether it is valid); with `valid_only`, one
+        that is not valid is an error."""
         indices = self.index.indices(values)
-        if not self.checker.valid(values):
+        valid = self.valid(values)
+        if not valid and valid_only:
             shown = ", ".join(f"{p}={v!r}" for p, v in zip(self.index.parameters, values))
             raise NeighborError(f"{shown} is not a valid configuration: neighbours are defined for a valid one",
                                 hint="`solverspace check SPACE k=v ...` says which rules reject it")
-        return indices
+        return indices, valid
 
     # ------------------------------------------------------------------------------ methods
-    def hamming(self, values: tuple, indices: tuple) -> list[tuple]:
+    def hamming(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
+        if not valid or self.keep is not None:
+            return [point for p in range(len(indices)) for point in self.changed(indices, p)]
         if self.compiled is not None:
             return [tuple(indices[:p]) + (j,) + tuple(indices[p + 1:])
                     for p, valid in enumerate(self.compiled_changes(indices)) for j in valid if j != indices[p]]
@@ -125,7 +149,7 @@ class Neighbors:
             moved = list(values)
             env = dict(envs[-1])
             for v in level.domain(envs[k]):
-                if v == current:
+                if v == current or v not in lookup:
                     continue
                 moved[p] = v
                 if self.checker.valid_changed(env, k, moved, in_domain=True):
@@ -134,7 +158,23 @@ class Neighbors:
                     found.append(tuple(point))
         return found
 
-    def hamming_adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+    def changed(self, indices: tuple, p: int) -> list[tuple]:
+        """The valid configurations that differ from `indices` in parameter p alone: a walk with
+        every other parameter pinned (the configuration itself need not be valid)."""
+        windows = [(i, i) for i in indices]
+        windows[p] = (0, self.index.sizes[p] - 1)
+        return self.walk(windows, indices)
+
+    def hamming_adjacent(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
+        if not valid or self.keep is not None:
+            found = []
+            for p in range(len(indices)):
+                moved = [point[p] for point in self.changed(indices, p)]
+                below = [j for j in moved if j < indices[p]]
+                above = [j for j in moved if j > indices[p]]
+                for j in ([max(below)] if below else []) + ([min(above)] if above else []):
+                    found.append(tuple(indices[:p]) + (j,) + tuple(indices[p + 1:]))
+            return found
         if self.compiled is not None:
             found = []
             for p, valid in enumerate(self.compiled_changes(indices)):
@@ -164,11 +204,11 @@ class Neighbors:
                     j += direction
         return found
 
-    def strictly_adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+    def strictly_adjacent(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
         windows = [(max(i - 1, 0), min(i + 1, size - 1)) for i, size in zip(indices, self.index.sizes)]
         return self.walk(windows, indices)
 
-    def adjacent(self, values: tuple, indices: tuple) -> list[tuple]:
+    def adjacent(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
         occurring = self.projection()
         windows = []
         for p, (i, size) in enumerate(zip(indices, self.index.sizes)):
@@ -179,11 +219,11 @@ class Neighbors:
             windows.append((below, above))
         return self.walk(windows, indices)
 
-    def closest(self, values: tuple, indices: tuple) -> list[tuple]:
+    def closest(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
         """Branch and bound over the loops: the distance of the parameters bound so far bounds
         every completion from below; each loop tries indices outward from the configuration's."""
         best = [min((sum(abs(a - b) for a, b in zip(point, indices))
-                     for point in self.hamming_adjacent(values, indices)), default=None)]
+                     for point in self.hamming_adjacent(values, indices, valid)), default=None)]
         if self.compiled is not None:
             box = [(0, size - 1) for size in self.index.sizes]
             return self.compiled.walk(box, indices, budget=best[0], closest=True)
@@ -200,7 +240,7 @@ class Neighbors:
                 step += 1
 
         def leaf(point: list, distance: int) -> None:
-            if distance == 0:
+            if distance == 0 or not self.kept(point):
                 return
             if best[0] is None or distance < best[0]:
                 best[0] = distance
@@ -221,7 +261,7 @@ class Neighbors:
         found: list[tuple] = []
 
         def leaf(point: list, distance: int) -> None:
-            if tuple(point) != indices:
+            if tuple(point) != indices and self.kept(point):
                 found.append(tuple(point))
 
         self.descend(indices, lambda p, distance: ((j, 0) for j in range(windows[p][0], windows[p][1] + 1)), leaf)
@@ -256,6 +296,10 @@ class Neighbors:
             point[p] = indices[p]
 
         visit(0, dict(self.checker.start), 0)
+
+    def kept(self, point) -> bool:
+        """Whether `keep` (if any) keeps the valid configuration at parameter indices `point`."""
+        return self.keep is None or self.keep(self.index.values(point))
 
     def compiled_changes(self, indices: tuple) -> list[list[int]]:
         """Per parameter, the value-list indices where changing it alone keeps the (valid)

@@ -103,8 +103,9 @@ class Repairer:
     engine = "compiled"   # ENGINES; the tests set "python" to run the reference search
     probe_points = PROBE_POINTS   # `nearby`'s limit for `Space.repair` (the tests set 0 to run the search alone)
 
-    def __init__(self, quantiles):
+    def __init__(self, quantiles, nearest=None):
         self.quantiles = quantiles
+        self.nearest = nearest                  # () -> the compiled search (`translators.c.nearest`), for `compiled`
         self.rows = quantiles.rows
         self.loop_columns = quantiles.loop_columns
         self.units_searched = 0                 # units whose rows were compared (tests read the work)
@@ -118,7 +119,7 @@ class Repairer:
         self.quantiles.root()                    # an empty space: EmptySpaceError
         if not self.loop_columns:
             return (), 0
-        found = self.quantiles.nearest().nearest(target)
+        found = self.nearest().nearest(target)
         if found is None:   # an internal invariant, kept under python -O: the space is not empty
             raise RuntimeError(f"the compiled nearest search found no valid configuration for {target}, "
                                f"in a space of {self.quantiles.root().count} configurations")

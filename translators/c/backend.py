@@ -35,6 +35,7 @@ from .runtime import csv_row_width
 from .shapes import build_shaped, is_built_shaped
 from ..order_slots import SlotJoins, refuse_orders
 from . import orders as c_orders
+from . import units_cache
 from .groups import GroupPositions, consecutive_groups, group_plan
 
 if TYPE_CHECKING:  # NumPy is imported where rows are listed: counting imports none
@@ -637,6 +638,27 @@ class CBackend:
         key = generation_key(plan, self.options, tuple(with_derived), False, False)
         generated = load_generated(key) if key else None
         return generated is not None and is_built_shaped(generated.source, CDEF, self.quick)
+
+    def recall_units(self, plan) -> bool:
+        """Give this plan's enumerator, when its module is built already (so nothing compiles), the
+        counted work units a previous process remembered (`units_cache`): its exact count,
+        positions and index then need no count. True when they were given."""
+        built = self._built(plan)
+        return built is not None and units_cache.recall(*built)
+
+    def remember_units(self, plan) -> None:
+        """Remember the counted work units of this plan's enumerator (`units_cache`) for the next
+        process; nothing when its module is not built or it was not counted."""
+        built = self._built(plan)
+        if built is not None:
+            units_cache.remember(*built)
+
+    def _built(self, plan):
+        """(the plan's enumerator, its generation key) when its module is built, else None."""
+        if not self.is_built(plan):
+            return None
+        key = generation_key(plan, self.options, (), False, False)
+        return (self.enumerator(plan), key) if key else None
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         enumerator = self.enumerator(plan, with_derived)

@@ -266,7 +266,7 @@ def read_entry(kind: str, key: str, format: int):
     Raises OSError or ValueError where it is absent or unreadable: the caller, which reads its
     fields too, treats that as a miss."""
     entry = json.loads(_entry_path(kind, key).read_text(encoding="utf-8"))
-    return entry if entry.get("key") == key and entry.get("format") == format else None
+    return entry if isinstance(entry, dict) and entry.get("key") == key and entry.get("format") == format else None
 
 
 def write_entry(kind: str, key: str, format: int, fields: dict) -> None:

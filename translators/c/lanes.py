@@ -209,6 +209,13 @@ class LaneWalk:
         return text.replace("st->undefined++", f"ss_und(st, {mask})")
 
     # ------------------------------------------------------------------------------ statements
+    def vary(self, name: str, at: int, what: str, shared_only: bool) -> None:
+        """Record that slot `at` holds a `what` ("derived", "test") that differs between lanes;
+        inside an independent group (`shared_only`) that cannot be laned."""
+        if shared_only:
+            raise NotLaneable(f"{name} varies by lane inside an independent group")
+        self.varying.setdefault(at, set()).add(what)
+
     def statements(self, slot, breaks, ind, mask, loop_mask, on_reject, guard, shared_only, at: int) -> list[str]:
         """Slot `at`'s derived values and tests (`at`: its loop, -1 before the loops)."""
         derived, constraints = slot
@@ -226,15 +233,13 @@ class LaneWalk:
             text, varying = self.unify(texts)
             if not varying:
                 lines.append(f"{ind}{text}")
-                lines.append(f"{ind}if (uflag) {{ uflag = 0; if (!ss_und(st, {mask})) st->undef_item = {item}; {on_reject} }}")
+                lines.append(f"{ind}{_undefined_shared(mask, item, on_reject)}")
                 continue
-            if shared_only:
-                raise NotLaneable(f"{d.name} varies by lane inside an independent group")
-            self.varying.setdefault(at, set()).add("derived")
+            self.vary(d.name, at, "derived", shared_only)
             if d.name not in self.gens[0].rational:
                 self.lane_vars.add(d.name)
             lines.append(f"{ind}{lanes(mask)} {self.per_lane(text, mask)}")
-            lines.append(f"{ind}    if (uflag) {{ uflag = 0; if (!ss_und(st, lbit__)) st->undef_item = {item}; {mask} &= ~lbit__; }} }}")
+            lines.append(f"{ind}    {_undefined_lane(item, mask)} }}")
             lines.append(f"{ind}if (!{mask}) {on_reject}")
         ordered = [c for c in constraints if c.name in breaks] + [c for c in constraints if c.name not in breaks]
         tests = []
@@ -249,15 +254,13 @@ class LaneWalk:
             if not varying:
                 action = f"{{ {loop_mask} &= ~{mask}; if (!{loop_mask}) break; continue; }}" if is_break else on_reject
                 tests.append(f"{ind}{{ int r = ({text}) != 0;")
-                tests.append(f"{ind}  if (uflag) {{ uflag = 0; if (!ss_und(st, {mask})) st->undef_item = {item}; {on_reject} }}")
+                tests.append(f"{ind}  {_undefined_shared(mask, item, on_reject)}")
                 tests.append(f"{ind}  if (r) {action} }}")
                 continue
-            if shared_only:
-                raise NotLaneable(f"{c.name} varies by lane inside an independent group")
-            self.varying.setdefault(at, set()).add("test")
+            self.vary(c.name, at, "test", shared_only)
             leave = f" {loop_mask} &= ~lbit__;" if is_break else ""
             tests.append(f"{ind}{lanes(mask)} int r = ({self.per_lane(text, mask)}) != 0;")
-            tests.append(f"{ind}    if (uflag) {{ uflag = 0; if (!ss_und(st, lbit__)) st->undef_item = {item}; {mask} &= ~lbit__; }}")
+            tests.append(f"{ind}    {_undefined_lane(item, mask)}")
             tests.append(f"{ind}    else if (r) {{ {mask} &= ~lbit__;{leave} }} }}")
             after = f"{{ if (!{loop_mask}) break; continue; }}" if is_break else on_reject
             tests.append(f"{ind}if (!{mask}) {after}")
@@ -755,3 +758,15 @@ def run_top(program: LaneProgram, base) -> LaneResult | None:
                 undefined[lane] += und
                 mask &= mask - 1
     return LaneResult(counts[:nlanes - 1], undefined[:nlanes - 1])
+
+
+def _undefined_shared(mask: str, item: int, action: str) -> str:
+    """After a statement run once for every alive lane: an undefined operation in it is tallied
+    for those lanes (the first place noted), then `action`."""
+    return f"if (uflag) {{ uflag = 0; if (!ss_und(st, {mask})) st->undef_item = {item}; {action} }}"
+
+
+def _undefined_lane(item: int, mask: str) -> str:
+    """After a statement run for one lane (`lbit__`): an undefined operation is tallied for that
+    lane and takes it out of `mask`."""
+    return f"if (uflag) {{ uflag = 0; if (!ss_und(st, lbit__)) st->undef_item = {item}; {mask} &= ~lbit__; }}"

@@ -46,16 +46,17 @@ method a shipped strategy calls): `size` is the exact count, validity the compil
 positions `space[i]`/`space.index` of a space whose canonical order is Kernel Tuner's own list order
 (`order.py`: python-constraint's variable order, values last first), random and Latin hypercube
 samples Kernel Tuner's own algorithms drawing from the same generators (`seed=`), neighbours with
-Kernel Tuner's five methods on Kernel Tuner's indices: by `Space.neighbors` (`solverspace.moves`)
-where those indices are the space's parameter indices and the configuration is valid, else (a
-`tune_params` list in another order than its value list, Python predicates, an invalid
-configuration: what `moves/` does not define) by a walk of the plan restricted to the candidate
+Kernel Tuner's five methods on Kernel Tuner's indices, always by `solverspace.moves`
+(`Moves.neighbors_in` over the `tune_params` lists: their order, values the space never takes,
+Python predicates as a further test, the neighbours of an invalid configuration; each
+parameter's supported index range from its occurring indices): the plan's loops over the candidate
 values (valid by construction). `list`, `sorted_list` and the NumPy views need the
 whole list: they materialize it on first use as NumPy arrays, log it once with the size,
 and refuse above `materialize_limit` bytes.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import logging
@@ -67,6 +68,8 @@ from typing import Callable
 
 import numpy as np
 
+from solverspace.moves.value_lists import ParamIndex, ValueListError
+from solverspace.registry.backends import get_backend
 from solverspace.core.errors import ArgumentTypeError, OptionError, SpaceDefinitionError
 from solverspace.core.options import check_whole
 from solverspace.io.t1.predicates import UnsafeExpression, compile_predicate, parse_restriction
@@ -81,7 +84,6 @@ PERMUTATION_LIMIT = 50_000_000        # up to this size a random sample permutes
                                       # Tuner's numpy.random.choice does (same stream); 400 MB at the limit
 INDEX_MATRIX_LIMIT = 5_000_000        # up to this size the LHS snaps an invalid point against every row's
                                       # indices in NumPy (as Kernel Tuner); above, a closest-indices search
-SUPPORT_PASS_LIMIT = 5_000_000         # up to this size, supported values come from one pass over the list
 TUNE_VALUES_LIMIT = 100_000            # values in all that tune_params may list: each one passes through the
                                        # T1 text, its reader and the model (about 40 us of CPU each: 100,000
                                        # take 4 s, 1,000,000 took 37 s and 1.1 GB); a space file writes a long
@@ -338,77 +340,18 @@ def _untranslated(parameters: list, conditions: list) -> list:
 
 
 # ---------------------------------------------------------------------------------- the search space
-UNITS_FORMAT = 1     # of the remembered work units' JSON entries
-
-
-def _built_enumerator(space):
-    """The compiled enumerator that `space[i]`, `space.index` and a compiled count use, when its
-    module is built already (loading it compiles nothing), with its cache key; else (None, None)."""
-    from solverspace.translators.c.backend import CBackend
-    from solverspace.translators.c.plan_cache import generation_key
-    backend = CBackend()
-    if not backend.is_built(space.plan):
-        return None, None
-    key = generation_key(space.plan, backend.options, (), False, False)
-    return (backend.enumerator(space.plan), key) if key else (None, None)
-
-
-def _units_path(key: str) -> Path:
-    from solverspace.translators.c.build import cache_dir
-    return cache_dir() / f"kt_units_{key[:40]}.json"
-
-
 def remembered_units(space) -> bool:
-    """Give the space's compiled enumerator its work units *with their counts* from the cache
-    entry a previous count left (`remember_units`), so that the exact count, `space[i]` and
-    `space.index` need no count in this process. The entry lives beside the compiled module and is
-    keyed like the generated C (`plan_cache.generation_key`: the model written out in full, the
-    loop order, the options and the tool's own code); an absent, unreadable or other-key entry
-    is a miss. True when the units were given."""
-    enumerator, key = _built_enumerator(space)
-    if enumerator is None or (enumerator.units is not None and enumerator.units.unit_counts is not None):
-        return False
-    try:
-        entry = json.loads(_units_path(key).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(entry, dict) or entry.get("key") != key or entry.get("format") != UNITS_FORMAT:
-        return False
-    depth, counts = int(entry["depth"]), [int(c) for c in entry["counts"]]
-    prefixes = np.asarray(entry["prefixes"], dtype=np.int64).reshape(len(counts), depth)
-    units = enumerator.units_of(depth, prefixes, counts)
-    units.prefix_stats.undefined = int(entry["undefined"])
-    first = entry["first_undefined"]
-    units.prefix_stats.first_undefined = None if first is None else (first[0], dict(first[1]))
-    enumerator.units = units
-    return True
+    """Give the space's compiled enumerator (when its module is built) its work units *with their
+    counts* from the cache entry a previous count left (`remember_units`), so that the exact count,
+    `space[i]` and `space.index` need no count in this process (the C backend's
+    `recall_units`, made through the registry). True when the units were given."""
+    return get_backend("c").recall_units(space.plan)
 
 
 def remember_units(space) -> None:
-    """Write the counted work units of the space's compiled enumerator beside its module (for
-    `remembered_units` in the next process): the prefixes, each unit's count, the undefined tally
-    and its first place. Nothing when the space was not counted in C, or counts past int64."""
-    from solverspace.translators.c.build import write_atomically
-    enumerator, key = _built_enumerator(space)
-    units = None if enumerator is None else enumerator.units
-    if units is None or units.unit_counts is None or units.total >= 2 ** 63:
-        return
-    path = _units_path(key)
-    try:
-        with open(path, encoding="utf-8") as entry:     # this key's entry already: nothing to write
-            if entry.read(200).startswith(f'{{"format": {UNITS_FORMAT}, "key": "{key}"'):
-                return
-    except OSError:
-        pass
-    first = units.prefix_stats.first_undefined
-    entry = {"format": UNITS_FORMAT, "key": key, "depth": units.depth, "counts": list(units.unit_counts),
-             "prefixes": units.prefixes.tolist() if units.depth else [[] for _ in units.unit_counts],
-             "undefined": int(units.prefix_stats.undefined),
-             "first_undefined": None if first is None else [first[0], {k: v for k, v in first[1].items()}]}
-    try:
-        write_atomically(path, json.dumps(entry))
-    except OSError as exc:      # a read-only cache: the next process counts again, said
-        _say(f"the counted work units could not be remembered in {path}: {exc}")
+    """Remember the counted work units of the space's compiled enumerator beside its module (for
+    `remembered_units` in the next process). Nothing when the space was not counted in C."""
+    get_backend("c").remember_units(space.plan)
 
 
 class _Compiled:
@@ -560,7 +503,8 @@ class Searchspace:
             n: all(isinstance(v, (int, float)) for v in vals) and not any(isinstance(v, bool) for v in vals)
             for n, vals in zip(self.param_names, self.params_values)}
         self.tune_param_is_numeric_mask = np.array(list(self.tune_param_is_numeric.values()), dtype=bool)
-        self._lookup = [{v: i for i, v in enumerate(vals)} for vals in self.params_values]
+        self._index = ParamIndex(tuple(self.param_names), dict(zip(self.param_names, self.params_values)))
+        self._lookup = self._index.positions
         if predicates:
             self._set = _Filtered(space, predicates, self.param_names)
             _say(f"{len(predicates)} restriction(s) run in Python (callables, strings the T1 reader cannot "
@@ -586,9 +530,7 @@ class Searchspace:
         self._indices = None     # every row's Kernel Tuner indices, once an LHS asked for them
         self._keys = None        # (weights, sorted row keys, their positions): positions from the matrix
         self._neighbors: dict = {m: {} for m in NEIGHBOR_METHODS}
-        self._support: dict = {}
-        self._walker = None
-        self._same_indices: bool | None = None
+        self._neighbor_engine = None
         self._rows: _Rows | None = None
         self.materialize_limit = materialize_limit
 
@@ -600,16 +542,10 @@ class Searchspace:
         if len(config) != self.num_params:
             raise ValueError(f"a configuration has {self.num_params} values ({', '.join(self.param_names)}), "
                              f"got {len(config)}: {config}")
-        out = []
-        for lookup, vals, value in zip(self._lookup, self.params_values, config):
-            try:
-                index = lookup.get(value)
-            except TypeError:       # unhashable
-                return None
-            if index is None:
-                return None
-            out.append(vals[index])
-        return tuple(out)
+        try:
+            return self._index.values(self._index.indices(config))
+        except ValueListError:
+            return None
 
     def get_param_indices(self, param_config: tuple) -> tuple:
         """Each value's position in its `tune_params` list (Kernel Tuner's parameter indices)."""
@@ -772,199 +708,37 @@ class Searchspace:
         return self.get_LHS_sample(num_samples)
 
     # ------------------------------------------------------------------------------ neighbours
-    def _walk(self, choose, budget=None, *, first=False):
-        """Valid configurations whose value at each parameter is one `choose(i, remaining)` offers
-        ((value, cost) pairs, or None: any value of its domain at cost 0; the costs of a configuration
-        add up to at most `budget`): the plan's loop nest walked with only those values, each prefix
-        checked as the reference walk does; `first`: stop at the first one found."""
-        from solverspace.analysis.reference import ReferenceEnumerator
-        from solverspace.lang.evaluate import Undefined
-        if self._walker is None:
-            self._walker = ReferenceEnumerator(self.space.plan)
-        walker = self._walker
-        position = {n: i for i, n in enumerate(self.param_names)}
-        levels = walker.levels
-        found: list = []
-        env: dict = {}
-        if not walker.admit(walker.prelude, env):
-            return found
-
-        def visit(depth: int, remaining) -> bool:
-            if depth == len(levels):
-                config = tuple(env[n] for n in self.param_names)
-                if isinstance(self._set, _Compiled) or self._set.valid(config):
-                    found.append(config)
-                    return first
-                return False
-            level = levels[depth]
-            try:
-                domain = level.domain(env)
-            except Undefined:
-                return False
-            i = position[level.name]
-            offered = choose(i, remaining)
-            if offered is None:
-                lookup = self._lookup[i]
-                offered = [(v, 0) for v in domain if v in lookup]
-            for value, cost in offered:
-                if remaining is not None and cost > remaining:
-                    continue
-                if value not in domain:
-                    continue
-                env[level.name] = value
-                if walker.admit(level, env) and visit(depth + 1, None if remaining is None else remaining - cost):
-                    return True
-            return False
-
-        visit(0, budget)
-        return found
-
-    def _is_supported(self, i: int, k: int) -> bool:
-        """Whether some valid configuration gives parameter i its value of Kernel Tuner index k: up to
-        `SUPPORT_PASS_LIMIT` configurations, every answer from one streamed pass over them (nothing
-        kept); above, a walk with that value pinned (stopping at the first valid configuration),
-        remembered."""
-        if (i, k) not in self._support:
-            if self.size <= SUPPORT_PASS_LIMIT and not self._support:
-                seen = [set() for _ in range(self.num_params)]
-                for row in self._set.rows():
-                    for j in range(self.num_params):
-                        seen[j].add(row[j])
-                for j in range(self.num_params):
-                    for index, value in enumerate(self.params_values[j]):
-                        self._support[(j, index)] = value in seen[j]
+    def _moves(self):
+        """The neighbour queries of `moves/` in Kernel Tuner's indices (`Moves.neighbors_in` over the
+        `tune_params` lists), made once: the compiled engine where the space is large; with Python
+        predicates, the reference engine keeping the configurations they keep."""
+        if self._neighbor_engine is None:
+            from solverspace.moves.engine import Moves
+            lists = dict(zip(self.param_names, self.params_values))
+            if isinstance(self._set, _Filtered):
+                self._neighbor_engine = Moves(self.space).neighbors_in(lists, keep=self._set.valid,
+                                                                       occurring=self._filtered_occurring)
             else:
-                value = self.params_values[i][k]
-                self._support[(i, k)] = bool(self._walk(lambda j, remaining: [(value, 0)] if j == i else None,
-                                                        first=True))
-        return self._support[(i, k)]
+                self._neighbor_engine = Moves(self.space).neighbors_in(lists)
+        return self._neighbor_engine
+
+    def _filtered_occurring(self) -> list[list[int]]:
+        """Per parameter, the Kernel Tuner indices its values take over the listed (filtered) set."""
+        seen = [set() for _ in range(self.num_params)]
+        for row in self._set.rows():
+            for j in range(self.num_params):
+                seen[j].add(self._lookup[j][row[j]])
+        return [sorted(taken) for taken in seen]
 
     def _supported(self, i: int, stop_at: int | None = None) -> list:
         """The Kernel Tuner indices of parameter i's values that some valid configuration has (the
-        first `stop_at` of them, when given)."""
-        found = []
-        for k in range(len(self.params_values[i])):
-            if self._is_supported(i, k):
-                found.append(k)
-                if stop_at is not None and len(found) >= stop_at:
-                    break
-        return found
-
-    def _nearest_supported(self, i: int, k: int, step: int):
-        """The nearest Kernel Tuner index past k (step +1: above, -1: below) that is supported."""
-        k += step
-        while 0 <= k < len(self.params_values[i]):
-            if self._is_supported(i, k):
-                return k
-            k += step
-        return None
-
-    def _box(self, allowed: list) -> list:
-        return self._walk(lambda j, remaining: [(v, 0) for v in allowed[j]])
-
-    def _hamming(self, indices: tuple, config: tuple) -> list:
-        """One parameter changed: per parameter, a walk with every other parameter pinned (only the
-        values of its domain there are tried)."""
-        found = []
-        for i in range(self.num_params):
-            found.extend(c for c in self._walk(lambda j, remaining: None if j == i else [(config[j], 0)])
-                         if c != config)
-        return found
-
-    def _closest(self, indices: tuple, config: tuple) -> list:
-        """The valid configurations other than `config` at the smallest L1 distance in Kernel Tuner
-        indices: a depth-first branch and bound over the plan's loops (values nearest first; a prefix
-        whose distance so far exceeds the best distance found is cut), keeping every tie."""
-        from solverspace.analysis.reference import ReferenceEnumerator
-        from solverspace.lang.evaluate import Undefined
-        if self._walker is None:
-            self._walker = ReferenceEnumerator(self.space.plan)
-        walker = self._walker
-        position = {n: i for i, n in enumerate(self.param_names)}
-        levels = walker.levels
-        ordered = []
-        for level in levels:
-            j = position[level.name]
-            ordered.append(sorted(((abs(k - indices[j]), k, v) for k, v in enumerate(self.params_values[j])),
-                                  key=lambda t: t[:2]))
-        best = {"distance": math.inf, "found": []}
-        env: dict = {}
-        if not walker.admit(walker.prelude, env):
-            return []
-
-        def visit(depth: int, distance: int) -> None:
-            if depth == len(levels):
-                candidate = tuple(env[n] for n in self.param_names)
-                if candidate == config or not (isinstance(self._set, _Compiled) or self._set.valid(candidate)):
-                    return
-                if distance < best["distance"]:
-                    best["distance"], best["found"] = distance, []
-                best["found"].append(candidate)
-                return
-            level = levels[depth]
-            try:
-                domain = level.domain(env)
-            except Undefined:
-                return
-            for cost, _, value in ordered[depth]:
-                if distance + cost > best["distance"]:
-                    break               # nearest first: every later value is farther
-                if value not in domain:
-                    continue
-                env[level.name] = value
-                if walker.admit(level, env):
-                    visit(depth + 1, distance + cost)
-
-        visit(0, 0)
-        return best["found"]
-
-    def _kernel_tuner_indices_are_value_list_indices(self) -> bool:
-        """Whether Kernel Tuner's indices are the space's parameter indices (`Space.value_lists`):
-        every `tune_params` list is its parameter's value list, value for value, type for type, in
-        the same order (numbers listed ascending, strings in any order), and no Python predicate
-        filters the set. Decided once."""
-        if self._same_indices is None:
-            lists = self.space.value_lists()
-            self._same_indices = isinstance(self._set, _Compiled) and all(
-                len(ours) == len(theirs) and all(type(a) is type(b) and a == b for a, b in zip(ours, theirs))
-                for ours, theirs in zip(self.params_values, (lists[n] for n in self.param_names)))
-        return self._same_indices
+        first `stop_at` of them, when given): `moves/`' occurring indices."""
+        return self._moves().projection()[i][:stop_at]
 
     def _neighbors_of(self, config: tuple, method: str) -> list:
-        if self._kernel_tuner_indices_are_value_list_indices() and self._set.valid(config):
-            # the same indices and a valid configuration: `moves/` answers (compiled where the
-            # space is large), sorted by parameter indices, which are Kernel Tuner's here
-            return self.space.neighbors(config, method)
-        indices = self.get_param_indices(config)
-        if method == "Hamming":
-            found = self._hamming(indices, config)
-        elif method == "Hamming-adjacent":
-            found = []
-            hamming = self._hamming(indices, config)
-            for i in range(self.num_params):
-                moved = [(self._lookup[i][h[i]], h) for h in hamming if h[i] != config[i]]
-                above = [m for m in moved if m[0] > indices[i]]
-                below = [m for m in moved if m[0] < indices[i]]
-                if above:
-                    found.append(min(above)[1])
-                if below:
-                    found.append(max(below)[1])
-        elif method == "strictly-adjacent":
-            found = self._box([[v for k, v in enumerate(vals) if abs(k - indices[i]) <= 1]
-                               for i, vals in enumerate(self.params_values)])
-        elif method == "adjacent":
-            allowed = []
-            for i, vals in enumerate(self.params_values):
-                keep = {indices[i]} | {k for k in (self._nearest_supported(i, indices[i], +1),
-                                                   self._nearest_supported(i, indices[i], -1)) if k is not None}
-                allowed.append([vals[k] for k in sorted(keep)])
-            found = self._box(allowed)
-        elif method == "closest-param-indices":
-            found = self._closest(indices, config)
-        else:
-            raise ValueError(f"The neighbor method {method} is not in {list(NEIGHBOR_METHODS)}")
-        found = [c for c in found if c != config]
-        return sorted(set(found), key=self.get_param_indices)
+        """By `moves/` (valid or not: Kernel Tuner asks for the neighbours of an invalid configuration too),
+        sorted by Kernel Tuner's indices."""
+        return self._moves().neighbors(config, method, valid_only=False)
 
     def _method(self, neighbor_method):
         method = neighbor_method if neighbor_method is not None else self.neighbor_method
@@ -1132,7 +906,33 @@ def _check_same_parameters(tune_params: dict, space) -> None:
 
 # ---------------------------------------------------------------------------------- inside Kernel Tuner
 _LOCK = threading.Lock()
-_ACTIVE = {"count": 0, "original": None}
+
+
+class _Swap:
+    """A module attribute replaced while at least one holder is inside, in any thread (counted),
+    and the original put back when the last one leaves; `original` is what it replaced."""
+
+    def __init__(self, module: str, attribute: str, replacement):
+        self.module, self.attribute, self.replacement = module, attribute, replacement
+        self.count, self.original = 0, None
+
+    def enter(self) -> None:
+        module = importlib.import_module(self.module)
+        with _LOCK:
+            if self.count == 0:
+                self.original = getattr(module, self.attribute)
+                setattr(module, self.attribute, self.replacement)
+            self.count += 1
+
+    def leave(self) -> None:
+        module = importlib.import_module(self.module)
+        with _LOCK:
+            self.count -= 1
+            if self.count == 0:
+                setattr(module, self.attribute, self.original)
+                self.original = None
+
+
 _LOCAL = threading.local()
 
 
@@ -1141,7 +941,7 @@ def _dispatch(*args, **kwargs):
     threads inside `tune_kernel` here, Kernel Tuner's own for every other thread."""
     factory = getattr(_LOCAL, "factory", None)
     if factory is None:
-        return _ACTIVE["original"](*args, **kwargs)
+        return _SEARCHSPACE.original(*args, **kwargs)
     return factory(*args, **kwargs)
 
 
@@ -1154,27 +954,20 @@ class replaced_searchspace:
         self.factory = factory
 
     def __enter__(self):
-        import kernel_tuner.interface as interface
         if getattr(_LOCAL, "factory", None) is not None:
             raise OptionError("solverspace.integrations.kernel_tuner.tune_kernel is already running in this thread",
                               hint="call it again after the first call returns")
-        with _LOCK:
-            if _ACTIVE["count"] == 0:
-                _ACTIVE["original"] = interface.Searchspace
-                interface.Searchspace = _dispatch
-            _ACTIVE["count"] += 1
+        _SEARCHSPACE.enter()
         _LOCAL.factory = self.factory
         return self
 
     def __exit__(self, *exc):
-        import kernel_tuner.interface as interface
         _LOCAL.factory = None
-        with _LOCK:
-            _ACTIVE["count"] -= 1
-            if _ACTIVE["count"] == 0:
-                interface.Searchspace = _ACTIVE["original"]
-                _ACTIVE["original"] = None
+        _SEARCHSPACE.leave()
         return False
+
+
+_SEARCHSPACE = _Swap("kernel_tuner.interface", "Searchspace", _dispatch)
 
 
 class seeded_draws:
@@ -1195,31 +988,18 @@ class seeded_draws:
         self.states = random.getstate(), np.random.get_state()
         random.seed(self.seed)
         np.random.seed(self.seed)
-        import kernel_tuner.strategies.bayes_opt as bayes_opt
-        with _LOCK:
-            if _SEEDED["count"] == 0:
-                _SEEDED["original"] = bayes_opt.LatinHypercube
-                bayes_opt.LatinHypercube = _latin_hypercube
-            _SEEDED["count"] += 1
+        _LATIN_HYPERCUBE.enter()
         _LOCAL.seeded = True
         return self
 
     def __exit__(self, *exc):
         if self.seed is None:
             return False
-        import kernel_tuner.strategies.bayes_opt as bayes_opt
         _LOCAL.seeded = False
-        with _LOCK:
-            _SEEDED["count"] -= 1
-            if _SEEDED["count"] == 0:
-                bayes_opt.LatinHypercube = _SEEDED["original"]
-                _SEEDED["original"] = None
+        _LATIN_HYPERCUBE.leave()
         random.setstate(self.states[0])
         np.random.set_state(self.states[1])
         return False
-
-
-_SEEDED = {"count": 0, "original": None}
 
 
 def _latin_hypercube(*args, **kwargs):
@@ -1227,7 +1007,10 @@ def _latin_hypercube(*args, **kwargs):
     thread inside `seeded_draws`, as Kernel Tuner makes it (unseeded) elsewhere."""
     if getattr(_LOCAL, "seeded", False) and "rng" not in kwargs and "seed" not in kwargs:
         kwargs["seed"] = np.random.mtrand._rand     # scipy takes a RandomState as `seed` (its `rng` wants a Generator)
-    return _SEEDED["original"](*args, **kwargs)
+    return _LATIN_HYPERCUBE.original(*args, **kwargs)
+
+
+_LATIN_HYPERCUBE = _Swap("kernel_tuner.strategies.bayes_opt", "LatinHypercube", _latin_hypercube)
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params=None, *args, space=None,
