@@ -71,37 +71,28 @@ def test_a_run_whose_first_measurement_worked_never_stops_for_failures(small):
     assert len((small / "runs.log").read_text().splitlines()) == 90
 
 
-@pytest.mark.parametrize("searcher", ["bound", "statistical"])
-def test_a_callable_raising_the_same_error_stops(small, searcher):
+@pytest.mark.parametrize("searcher, limit", [("bound", None), ("statistical", None), ("Space.tune", 3)])
+def test_a_callable_raising_the_same_error_stops(small, searcher, limit):
+    """Ten like failures of a callable stop either search; `Space.tune(stop_after_failures=K)` is
+    the command line's `--stop-after-failures K`."""
     space = Space.load("small.py")
     calls = []
 
     def measure(configuration):
         calls.append(configuration)
         raise RuntimeError("no GPU")
-    measure.tune_identity = "no gpu"
-    with pytest.raises(OptionError, match=r"first 10 configurations .* \(RuntimeError: no GPU\)"):
+    measure.tune_identity = f"no gpu {searcher}"
+    with pytest.raises(OptionError, match=rf"first {limit or 10} configurations .* \(RuntimeError: no GPU\)"):
         if searcher == "bound":
             tune(space.plan, measure, "0", db=":memory:")
-        else:
+        elif searcher == "statistical":
             tune_search(space, measure, strategy="random", db=":memory:")
-    assert len(calls) == 10
+        else:
+            space.tune(measure, "0", db=":memory:", stop_after_failures=limit)
+    assert len(calls) == (limit or 10)
 
 
 def test_a_bad_limit_is_refused(small):
     with pytest.raises(OptionError, match="stop_after_failures=-1"):
         tune(Space.load("small.py").plan, lambda c: 1.0, "0", stop_after_failures=-1)
 
-
-def test_space_tune_takes_the_limit(small):
-    """`Space.tune(..., stop_after_failures=K)` is the command line's `--stop-after-failures K`."""
-    space = Space.load("small.py")
-    calls = []
-
-    def measure(configuration):
-        calls.append(configuration)
-        raise RuntimeError("no GPU")
-    measure.tune_identity = "no gpu, three"
-    with pytest.raises(OptionError, match=r"first 3 configurations"):
-        space.tune(measure, "0", db=":memory:", stop_after_failures=3)
-    assert len(calls) == 3

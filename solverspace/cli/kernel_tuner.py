@@ -44,19 +44,16 @@ class KernelTunerFiles(TuneOptions):
     measures = ("measure_from", "--measure-from CACHE", "times from a Kernel Tuner cache",
                 "--measure-from brute_force.json")
 
-    def add_arguments(self, p):
-        p.add_argument("--measure-from", metavar="CACHE",
-                       help="instead of --measure: the times of a complete Kernel Tuner cache file (ms; its failed "
-                            "entries are failed configurations; a valid configuration it lacks stops tune)")
-        p.add_argument("--kt-cache", metavar="FILE",
-                       help="also write every measurement to FILE in Kernel Tuner's cache format, as it is made")
-        p.add_argument("--kt-kernel-name", metavar="NAME",
-                       help="the kernel name of --kt-cache (default: the space file's stem); with --measure-from, "
-                            "the cache must be of this kernel")
-        p.add_argument("--kt-device-name", metavar="NAME",
-                       help="the device name of --kt-cache (default 'solverspace tune'); with --measure-from, the cache "
-                            "must be of this device")
-        p.add_argument("--t4", metavar="FILE", help="also write the measurements as T4 results (JSON) to FILE")
+    options = {
+        "--measure-from": ("instead of --measure: the times of a complete Kernel Tuner cache file (ms; its failed "
+                           "entries are failed configurations; a valid configuration it lacks stops tune)", "CACHE"),
+        "--kt-cache": ("also write every measurement to FILE in Kernel Tuner's cache format, as it is made", "FILE"),
+        "--kt-kernel-name": ("the kernel name of --kt-cache (default: the space file's stem); with --measure-from, "
+                             "the cache must be of this kernel", "NAME"),
+        "--kt-device-name": ("the device name of --kt-cache (default 'solverspace tune'); with --measure-from, the "
+                             "cache must be of this device", "NAME"),
+        "--t4": ("also write the measurements as T4 results (JSON) to FILE", "FILE"),
+    }
 
     def measurer(self, args, space):
         return CacheMeasure(space, args.measure_from, kernel_name=args.kt_kernel_name,

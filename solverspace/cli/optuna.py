@@ -25,13 +25,12 @@ class OptunaStudy(TuneOptions):
     def __init__(self):
         self.recorder = self.study = None
 
-    def add_arguments(self, p):
-        p.add_argument("--optuna-storage", metavar="URL",
-                       help="also record every measurement as a trial of an Optuna study in this storage (e.g. "
-                            "sqlite:///optuna.db), as it is made (the optuna extra)")
-        p.add_argument("--optuna-study", metavar="NAME",
-                       help="the study of --optuna-storage (default: the space file's stem); created when missing, "
-                            "continued when it exists (a configuration it holds is not added again)")
+    options = {
+        "--optuna-storage": ("also record every measurement as a trial of an Optuna study in this storage (e.g. "
+                             "sqlite:///optuna.db), as it is made (the optuna extra)", "URL"),
+        "--optuna-study": ("the study of --optuna-storage (default: the space file's stem); created when missing, "
+                           "continued when it exists (a configuration it holds is not added again)", "NAME"),
+    }
 
     def check(self, args) -> None:
         if args.optuna_storage is None and args.optuna_study is not None:

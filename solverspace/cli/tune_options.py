@@ -19,9 +19,14 @@ class TuneOptions:
     #: the option that measures instead of `--measure`, or None: (its attribute in the parsed
     #: arguments, its usage, what it measures with, an example), as `Tune` names it in a message
     measures: tuple[str, str, str, str] | None = None
+    #: the options, declared beside the engine they drive: {flag: (help, metavar)}, in the order of
+    #: `tune --help` (the single source of the help text and of the generated CLI reference)
+    options: dict[str, tuple[str, str]] = {}
 
     def add_arguments(self, group) -> None:
-        """Add the options to `group` (an argument group of the `tune` parser)."""
+        """Add the declared `options` to `group` (an argument group of the `tune` parser)."""
+        for flag, (text, metavar) in self.options.items():
+            group.add_argument(flag, metavar=metavar, help=text)
 
     def check(self, args) -> None:
         """Refuse a bad combination of the options (an `OptionError`), before the space is loaded."""
