@@ -9,8 +9,6 @@ other-format entry is a miss; a cache that cannot be written only makes the next
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .build import read_entry, write_entry
 
 __all__ = ["FORMAT", "KIND", "recall", "remember"]
@@ -30,6 +28,7 @@ def recall(enumerator, key: str) -> bool:
         return False
     if entry is None:
         return False
+    import numpy as np   # here: a warm count (the C backend imports this module) imports no numpy
     depth, counts = int(entry["depth"]), [int(c) for c in entry["counts"]]
     prefixes = np.asarray(entry["prefixes"], dtype=np.int64).reshape(len(counts), depth)
     units = enumerator.units_of(depth, prefixes, counts)
