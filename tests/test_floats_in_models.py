@@ -174,3 +174,27 @@ def test_floats_are_said_once_per_model():
 def test_a_float_that_is_not_a_number_is_refused(source, fragment):
     with pytest.raises(SpaceDefinitionError, match=fragment):
         Space.from_source(source)
+
+
+# Drawn by the generator above: CP-SAT met values past its 64-bit range inside a `min` (OR-Tools
+# raised a TypeError) and a coefficient past it (OR-Tools turned it into a float, then failed).
+PAST_64_BITS = [
+    "S = -1\np0 = range(S, S + 1)\nr0 = p0 / 1\np1 = iterator([3, 0])\nrequire(((-4) ** 3) > r0)\n"
+    "F1 = 409600.0\nFC = F1 * 3 / 7\nfd = min((p0 + FC), FC / (p1 * p1 + 1), (p1 + FC))\ncost(fd + p1 * 5080000.0)\n",
+    "S = 1\np0 = range(S, S + 1)\nq1 = iterator([-1000000])\n@iterator\ndef p1(q1):\n    yield q1 % 2\n"
+    "    if q1 > 0:\n        yield -1\nc0 = reject_if(p0 < p1)\nF0 = 1.0\nFC = F0 * 3 / 7\n"
+    "cost(q1 * FC + p0 * 1.0 + 1.0 / (p0 * p0 + 1))\n",
+    "x = range(0, 10)\ncost(x * 8083600889853077504 + 8083600889853077504)\n",
+]
+
+
+@needs_cc
+@pytest.mark.parametrize("source", PAST_64_BITS)
+@pytest.mark.parametrize("maximize", [False, True])
+def test_values_past_64_bits_are_refused_by_cpsat_and_ranked_alike_by_the_others(source, maximize):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        space = Space.from_source(source)
+    with pytest.raises(BackendUnavailableError, match="64-bit"):
+        space.best(to_source(space.model.cost), maximize=maximize, top=2, backend="cpsat")
+    all_engines_agree(space, to_source(space.model.cost), maximize=maximize, top=2)

@@ -15,11 +15,12 @@ import math
 from ortools.sat.python import cp_model
 
 from solverspace.lang import ir
-from solverspace.lang.bounds import Interval, division_interval, point
+from solverspace.lang.bounds import Interval, division_interval, point, short_number
 
 from .literals import LoweringBase
 from .val import (
-    NEGATE, Val, add_vals, as_linear, bool_val, clamp, const_bool, const_int, neg, rat, scale, sub, sub_vals)
+    NEGATE, BeyondDomains, Val, add_vals, as_linear, bool_val, clamp, const_bool, const_int, neg, rat, scale, sub,
+    sub_vals)
 
 
 class ExpressionLowering(LoweringBase):
@@ -154,7 +155,13 @@ class ExpressionLowering(LoweringBase):
         """(value, definedness literal) of an expression."""
         found = self.memo.get(node)
         if found is None:
-            found = self.memo[node] = self.visit(node)
+            try:
+                found = self.memo[node] = self.visit(node)
+            except BeyondDomains as beyond:
+                self.refuse(node, f"its values or coefficients may reach {short_number(beyond.args[0])}, beyond "
+                                  f"CP-SAT's 64-bit domains",
+                            hint="use the reference backend (or, for best, --engine bnb or exhaustive), which "
+                                 "computes with exact Python numbers")
         return found
 
     def _visit_Const(self, n):

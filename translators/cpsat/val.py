@@ -27,6 +27,12 @@ class CpSatRefusal(BackendUnavailableError):
     """A construct of the space that the CP-SAT backend cannot lower (the message names it)."""
 
 
+class BeyondDomains(ArithmeticError):
+    """A lowered value whose bounds (or a coefficient) leave CP-SAT's 64-bit range: OR-Tools would
+    reject the comparison or turn the coefficient into a float, so the lowering refuses the
+    expression that made it (`args[0]`: the magnitude reached)."""
+
+
 @dataclass(frozen=True)
 class Val:
     """A lowered value.
@@ -46,6 +52,12 @@ class Val:
     den: object = 1
     dlo: int = 1
     dhi: int = 1
+
+    def __post_init__(self):
+        if not (isinstance(self.expr, int) and isinstance(self.den, int)):   # a CP-SAT expression
+            top = max(abs(self.lo), abs(self.hi), abs(self.dlo), abs(self.dhi))
+            if top > LIMIT:
+                raise BeyondDomains(top)
 
     @property
     def constant(self) -> bool:
@@ -172,6 +184,8 @@ def scale(v: Val, c: int) -> Val:
         return const_int(0)
     if c == 1:
         return Val("int", expr, v.lo, v.hi)
+    if abs(c) > LIMIT and not isinstance(expr, int):
+        raise BeyondDomains(abs(c))
     lo, hi = sorted((v.lo * c, v.hi * c))
     return Val("int", expr * c, lo, hi)
 
