@@ -80,12 +80,17 @@ class Neighbors:
     parameter's values in another order, or with values no configuration takes; parameter indices,
     the definitions above and the order of the answers are then the caller's. `keep`: a further
     test of a valid configuration (a caller's own restrictions): the valid set is then the valid
-    configurations it keeps (with the reference engine: a compiled walk cannot test it)."""
+    configurations it keeps (with the reference engine: a compiled walk cannot test it).
+    `nearest_all(indices)`: every valid configuration at the smallest distance from a point that
+    is not valid, in `index`'s indices (`Moves.nearest_all`, the repair search), or None where it
+    cannot say; `closest-param-indices` of such a point is then that, not a walk of the box."""
 
     def __init__(self, checker: ConfigChecker, index: ParamIndex,
                  projection: Callable[[], list[list[int]]] | None = None, compiled=None,
-                 keep: Callable[[tuple], bool] | None = None):
+                 keep: Callable[[tuple], bool] | None = None,
+                 nearest_all: Callable[[tuple], list[tuple] | None] | None = None):
         self.checker = checker
+        self.nearest_all = nearest_all if keep is None else None
         self.compiled = compiled if keep is None else None
         self.index = index
         self.projection_source = projection
@@ -221,7 +226,14 @@ class Neighbors:
 
     def closest(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
         """Branch and bound over the loops: the distance of the parameters bound so far bounds
-        every completion from below; each loop tries indices outward from the configuration's."""
+        every completion from below; each loop tries indices outward from the configuration's.
+        A configuration that is not valid, with `nearest_all` given: its answer (the repair search
+        knows the smallest distance at once, where a walk of the box with no bound to start from
+        can take minutes on a large space)."""
+        if not valid and self.nearest_all is not None:
+            found = self.nearest_all(indices)
+            if found is not None:
+                return found
         best = [min((sum(abs(a - b) for a, b in zip(point, indices))
                      for point in self.hamming_adjacent(values, indices, valid)), default=None)]
         if self.compiled is not None:
