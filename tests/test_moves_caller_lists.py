@@ -115,6 +115,13 @@ def test_the_space_own_lists_are_the_space_own_queries_and_refuse_an_invalid_poi
     assert moves.neighbors().neighbors((4, 4, "b"), "Hamming-adjacent", valid_only=False) == [(3, 4, "b"), (4, 4, "a")]
 
 
+def brute_closest(s, indices: np.ndarray, point: tuple) -> list[tuple]:
+    """Brute force's `closest-param-indices` of `point` among the listed `indices` (value lists)."""
+    target = np.array(s.param_indices(point), dtype=np.int64)
+    return [tuple(s.value_lists()[n][i] for n, i in zip(s.parameters, row))
+            for row in brute_neighbors(indices, target, "closest-param-indices")]
+
+
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("list_rows", [None, 0], ids=["listed-units", "subtree-counts"])
 @pytest.mark.parametrize("probe", [None, 0], ids=["near-first", "search-alone"])
@@ -138,9 +145,7 @@ def test_closest_of_every_invalid_point_by_the_repair_search_is_brute_force(monk
     for point in itertools.product(*s.value_lists().values()):
         if point in listed:
             continue
-        target = np.array(s.param_indices(point), dtype=np.int64)
-        expected = [tuple(s.value_lists()[n][i] for n, i in zip(s.parameters, row))
-                    for row in brute_neighbors(indices, target, "closest-param-indices")]
+        expected = brute_closest(s, indices, point)
         assert hooked.neighbors(point, "closest-param-indices", valid_only=False) == expected, point
         assert plain.neighbors(point, "closest-param-indices", valid_only=False) == expected, point
         alone += not plain.neighbors(point, "Hamming", valid_only=False)
@@ -162,9 +167,7 @@ def test_compiled_engine_closest_of_invalid_points_without_hamming_neighbours():
     for point in [(x, y, k) for x in (0, 3, 39, 40, 57, 200, 399) for y in (0, 38, 41, 120, 399) for k in ("p", "q")]:
         if point in listed:
             continue
-        target = np.array(s.param_indices(point), dtype=np.int64)
-        expected = [tuple(s.value_lists()[n][i] for n, i in zip(s.parameters, row))
-                    for row in brute_neighbors(indices, target, "closest-param-indices")]
+        expected = brute_closest(s, indices, point)
         assert neighbors.neighbors(point, "closest-param-indices", valid_only=False) == expected, point
         alone += not neighbors.neighbors(point, "Hamming", valid_only=False)
         ties += len(expected) > 1
