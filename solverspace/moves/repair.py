@@ -34,6 +34,11 @@ Two engines find it, with the same answer:
   per plan, the target's indices as its runtime input, so a query costs one call;
 - `python`: the reference search here, over the work units' index boxes and compiled subtree
   counts (`Repairer.repair_by_units`); the tests compare the two.
+
+**Every nearest one** (`Repairer.nearest_all`): given the repair's distance, the same reference
+search with that distance as the incumbent's from the start keeps every valid configuration at it
+(a subtree is pruned only when its bound is above it). This is Kernel Tuner's
+`closest-param-indices` of a configuration that is not valid (`moves.neighbors`).
 """
 from __future__ import annotations
 
