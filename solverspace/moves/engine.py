@@ -167,13 +167,14 @@ class Moves:
         from solverspace.translators.errors import UnsupportedConstruct
         try:
             _, distance = self.repaired(target)
+            quantiles = self.quantiles()        # made by `repaired` unless a near probe found the repair
         except UnsupportedConstruct:
             return None
         except EmptySpaceError:
             return []
         if distance == 0:
-            raise ValueError(f"nearest_all: {target} is a valid configuration")
-        found = Repairer(self.quantiles(), self.nearest).nearest_all(target, distance)
+            raise RuntimeError(f"internal error: nearest_all was asked for {target}, a valid configuration")
+        found = Repairer(quantiles, self.nearest).nearest_all(target, distance)
         return sorted(self.param_index().indices(config) for config in found)
 
     def nearest(self):
