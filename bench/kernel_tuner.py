@@ -17,6 +17,9 @@ compiler), and the load average beside them:
   model-derived cache is impossible at this size. ("adjacent" needs each parameter's supported
   values: above 5,000,000 configurations a pinned walk per value, slow where a value is unsupported.)
 - ours, K40c (1,207,600): the same, cold and warm.
+- ours, K40c: `closest-param-indices` (Kernel Tuner's diff_evo asks for it) of 10 configurations that are
+  not valid and have no Hamming neighbour, seconds per query, the first apart (its start-up),
+  in a child stopped after `--closest-limit` seconds (`--only-closest`: this line alone).
 - Kernel Tuner 1.5's own `Searchspace` on K40c, from the space exported to T1 through Kernel Tuner's
   own T1 path (tune_params and the conditions as restriction strings), in a child killed after
   `--kt-limit` seconds (default 120): Kernel Tuner's python-constraint parser cannot read our
@@ -26,7 +29,7 @@ compiler), and the load average beside them:
   largest peer T1 space (kernel_tuner_paper_T1/hotspot: 349,853 configurations, 11 parameters),
   scaled by 15/11 parameters, times 78,298,704.
 
-    python bench/kernel_tuner.py [--kt-limit SECONDS] [--steps N]
+    python bench/kernel_tuner.py [--kt-limit SECONDS] [--steps N] [--closest-limit SECONDS] [--only-closest]
 """
 from __future__ import annotations
 
@@ -120,6 +123,38 @@ def child_ours(name: str, steps: int) -> None:
     print(json.dumps(out))
 
 
+def child_closest(name: str, queries: int) -> None:
+    """`closest-param-indices` of `queries` configurations that are not valid and have no Hamming
+    neighbour (random points of the value-list box, seeded), through our `Searchspace`: seconds per
+    query (wall and CPU), the first apart (it builds what the query needs: the subtree counts and
+    the compiled nearest search); a line after each query, so a run stopped by the parent's
+    limit still says how many it did."""
+    import os
+    from solverspace import Space
+    from solverspace.integrations.kernel_tuner import Searchspace
+    searchspace = Searchspace(space=Space.load("gemm", SPACES[name]), seed=1)
+    rng = random.Random(3)
+    configs = []
+    while len(configs) < queries:
+        point = tuple(rng.choice(values) for values in searchspace.params_values)
+        if not searchspace.is_param_config_valid(point) and not searchspace.get_neighbors_no_cache(point, "Hamming"):
+            configs.append(point)
+    out = {"space": name, "size": searchspace.size, "queries": queries, "done": 0, "seconds": [], "cpu_seconds": [],
+           "found": [], "load": round(os.getloadavg()[0], 1)}
+    print(json.dumps(out), flush=True)
+    for config in configs:
+        start, cpu0 = time.perf_counter(), cpu_s()[0]
+        found = searchspace.get_neighbors_no_cache(config, "closest-param-indices")
+        out["seconds"].append(round(time.perf_counter() - start, 4))
+        out["cpu_seconds"].append(round(cpu_s()[0] - cpu0, 4))
+        out["found"].append(len(found))
+        out["done"] += 1
+        rest = sorted(out["seconds"][1:])
+        out.update(first_s=out["seconds"][0], median_rest_s=rest[len(rest) // 2] if rest else None,
+                   max_rest_s=rest[-1] if rest else None, load=round(os.getloadavg()[0], 1))
+        print(json.dumps(out), flush=True)
+
+
 def child_kt(name: str) -> None:
     from solverspace import Space
     from solverspace.io.t1 import export_t1
@@ -156,8 +191,9 @@ def run(args: list, limit: float | None = None, env: dict | None = None) -> dict
     try:
         done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, timeout=limit,
                               env=env)
-    except subprocess.TimeoutExpired:
-        return {"timeout": limit}
+    except subprocess.TimeoutExpired as stopped:    # the child's last line so far, if it writes one per step
+        lines = (stopped.stdout.decode() if isinstance(stopped.stdout, bytes) else stopped.stdout or "").splitlines()
+        return {"timeout": limit, **(json.loads(lines[-1]) if lines else {})}
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -165,18 +201,33 @@ def run(args: list, limit: float | None = None, env: dict | None = None) -> dict
     return result
 
 
+def print_closest(name: str, limit: float) -> None:
+    result = run(["--child-closest", name, "10"], limit)
+    print(f"ours, {name}, closest-param-indices of 10 invalid configurations with no Hamming neighbour "
+          f"(limit {limit:g} s): {result}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kt-limit", type=float, default=120.0)
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--closest-limit", type=float, default=300.0,
+                        help="seconds for the closest-param-indices child (10 invalid K40c configurations)")
+    parser.add_argument("--only-closest", action="store_true", help="run the closest-param-indices child alone")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child-closest", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--child-kt", help=argparse.SUPPRESS)
     parser.add_argument("--child-kt-memory", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child_ours(args.child[0], int(args.child[1]))
+    if args.child_closest:
+        return child_closest(args.child_closest[0], int(args.child_closest[1]))
     if args.child_kt:
         return child_kt(args.child_kt)
+    closest = "K40c double-real-NN"
+    if args.only_closest:
+        return print_closest(closest, args.closest_limit)
     if args.child_kt_memory:
         return child_kt_memory()
     import os
@@ -192,6 +243,7 @@ def main() -> None:
                 h100 = warm
     kt = run(["--child-kt", "K40c double-real-NN"], args.kt_limit)
     print(f"Kernel Tuner 1.5, K40c double-real-NN (bruteforce builder, limit {args.kt_limit:g} s): {kt}")
+    print_closest(closest, args.closest_limit)
     memory = run(["--child-kt-memory"])
     print(f"Kernel Tuner 1.5, hotspot (peer T1, {memory.get('size', '?')} configurations): {memory}")
     if "size" in h100 and "held_bytes_per_configuration" in memory:

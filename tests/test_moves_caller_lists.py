@@ -1,17 +1,22 @@
 """Neighbours in a caller's parameter indices (`Moves.neighbors_in`: each parameter's values in
 the caller's order, with values no configuration takes, a caller's further test `keep`) and of
 configurations that are not valid (`valid_only=False`), against brute force over the listed
-space in the caller's indices (`validation.moves.brute_neighbors`), on both engines."""
+space in the caller's indices (`validation.moves.brute_neighbors`), on both engines; the closest
+neighbours of a configuration that is not valid by the repair search (`Moves.nearest_all`), on
+points with no Hamming neighbour among them."""
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
 import pytest
 
+from solverspace.moves.designs import Quantiles
 from solverspace.moves.engine import Moves
-from solverspace.moves.neighbors import METHODS, NeighborError
-from solverspace.validation.moves import brute_neighbors
+from solverspace.moves.neighbors import METHODS, NeighborError, Neighbors
+from solverspace.moves.repair import Repairer
+from solverspace.validation.moves import brute_neighbors, index_array
 from tests.helpers import COMPILED_MOVES_SPACE, space
 
 SMALL = """
@@ -21,6 +26,15 @@ SMALL = """
     require(x + y < 9)
     require((k == "a") | (x < 4))
     reject_if((k == "c") & (y == 5))
+"""
+
+FAR = """
+    x = range(0, 12)
+    y = range(0, 12)
+    k = iterator(["b", "a", "c"])
+    require(x + y < 5)
+    require((x * y) % 3 == 0)
+    reject_if((k == "c") & (x == 2))
 """
 
 
@@ -99,3 +113,62 @@ def test_the_space_own_lists_are_the_space_own_queries_and_refuse_an_invalid_poi
     found = moves.neighbors().neighbors((4, 4, "b"), "Hamming", valid_only=False)
     assert found == sorted([(1, 4, "b"), (2, 4, "b"), (3, 4, "b"), (4, 4, "a")], key=s.param_indices)
     assert moves.neighbors().neighbors((4, 4, "b"), "Hamming-adjacent", valid_only=False) == [(3, 4, "b"), (4, 4, "a")]
+
+
+def brute_closest(s, indices: np.ndarray, point: tuple) -> list[tuple]:
+    """Brute force's `closest-param-indices` of `point` among the listed `indices` (value lists)."""
+    target = np.array(s.param_indices(point), dtype=np.int64)
+    return [tuple(s.value_lists()[n][i] for n, i in zip(s.parameters, row))
+            for row in brute_neighbors(indices, target, "closest-param-indices")]
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("list_rows", [None, 0], ids=["listed-units", "subtree-counts"])
+@pytest.mark.parametrize("probe", [None, 0], ids=["near-first", "search-alone"])
+@pytest.mark.parametrize("source", [SMALL, FAR], ids=["small", "far"])
+def test_closest_of_every_invalid_point_by_the_repair_search_is_brute_force(monkeypatch, source, probe, list_rows):
+    """The reference engine given `Moves.nearest_all` (the compiled engine has it by default):
+    every point of the box that is not valid has the brute-force closest neighbours, in order,
+    whether its repair is found near it or by the search, units listed or descended by counts;
+    among them points with no Hamming neighbour (no distance bound to start from)."""
+    if probe is not None:
+        monkeypatch.setattr(Repairer, "probe_points", probe)
+    if list_rows is not None:
+        monkeypatch.setattr(Quantiles, "list_rows", list_rows)
+    s = space(source)
+    moves = Moves(s)
+    hooked = Neighbors(moves.checker(), moves.param_index(), moves.occurring_indices, nearest_all=moves.nearest_all)
+    plain = Neighbors(moves.checker(), moves.param_index(), moves.occurring_indices)
+    rows = [tuple(r) for r in s.rows("reference")]
+    indices = index_array(s, rows)
+    listed, alone = set(rows), 0
+    for point in itertools.product(*s.value_lists().values()):
+        if point in listed:
+            continue
+        expected = brute_closest(s, indices, point)
+        assert hooked.neighbors(point, "closest-param-indices", valid_only=False) == expected, point
+        assert plain.neighbors(point, "closest-param-indices", valid_only=False) == expected, point
+        alone += not plain.neighbors(point, "Hamming", valid_only=False)
+    assert alone >= 3
+
+
+@pytest.mark.needs_cc
+def test_compiled_engine_closest_of_invalid_points_without_hamming_neighbours():
+    """On the compiled engine (the space's own lists) `closest-param-indices` of a point that is
+    not valid goes through the repair search; far points have no Hamming neighbour, and the
+    answers (one or many at the smallest distance) are brute force's."""
+    s = space(COMPILED_MOVES_SPACE)
+    moves = Moves(s)
+    neighbors = moves.neighbors()
+    assert neighbors.compiled is not None and neighbors.nearest_all is not None
+    rows = [tuple(r) for r in s.rows("reference")]
+    indices = index_array(s, rows)
+    listed, alone, ties = set(rows), 0, 0
+    for point in [(x, y, k) for x in (0, 3, 39, 40, 57, 200, 399) for y in (0, 38, 41, 120, 399) for k in ("p", "q")]:
+        if point in listed:
+            continue
+        expected = brute_closest(s, indices, point)
+        assert neighbors.neighbors(point, "closest-param-indices", valid_only=False) == expected, point
+        alone += not neighbors.neighbors(point, "Hamming", valid_only=False)
+        ties += len(expected) > 1
+    assert alone >= 20 and ties >= 5

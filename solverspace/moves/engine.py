@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from solverspace.analysis.config_check import ConfigChecker
 from solverspace.analysis.reference import ReferenceEnumerator, WorkBudgetExceeded
-from solverspace.moves.designs import Quantiles
+from solverspace.moves.designs import EmptySpaceError, Quantiles
 from solverspace.moves.neighbors import Neighbors
 from solverspace.moves.repair import Repairer, nearby
 from solverspace.moves.value_lists import ParamIndex, value_key, value_lists
@@ -41,8 +41,9 @@ class Moves:
     def neighbors(self) -> Neighbors:
         """The neighbour queries, on the engine `compiled_check` chose."""
         if getattr(self, "_neighbors", None) is None:
+            compiled = self.compiled_check()
             self._neighbors = Neighbors(self.checker(), self.param_index(), self.occurring_indices,
-                                        compiled=self.compiled_check())
+                                        compiled=compiled, nearest_all=self.nearest_all if compiled else None)
         return self._neighbors
 
     def neighbors_in(self, lists: dict, *, keep=None, occurring=None) -> Neighbors:
@@ -156,6 +157,25 @@ class Moves:
         if found is not None:
             return self.param_index().values(found[0]), found[1]
         return Repairer(self.quantiles(), self.nearest).repair(target)
+
+    def nearest_all(self, target: tuple) -> list[tuple] | None:
+        """Every valid configuration (as parameter indices, sorted) at the smallest L1 distance from
+        the parameter indices `target` of a configuration that is not valid: the repair's distance
+        (`repaired`, exact), then the repair search again keeping every configuration at it
+        (`Repairer.nearest_all`). None where repair is refused (a space with orders): the caller
+        then answers by its own search."""
+        from solverspace.translators.errors import UnsupportedConstruct
+        try:
+            _, distance = self.repaired(target)
+            quantiles = self.quantiles()        # made by `repaired` unless a near probe found the repair
+        except UnsupportedConstruct:
+            return None
+        except EmptySpaceError:
+            return []
+        if distance == 0:
+            raise RuntimeError(f"internal error: nearest_all was asked for {target}, a valid configuration")
+        found = Repairer(quantiles, self.nearest).nearest_all(target, distance)
+        return sorted(self.param_index().indices(config) for config in found)
 
     def nearest(self):
         """The compiled nearest search of the space (`translators.c.nearest`: `Repairer`'s

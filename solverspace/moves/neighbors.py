@@ -39,6 +39,12 @@ A configuration that is not valid (each value in its list) has neighbours by the
 definitions when asked with `valid_only=False` (Kernel Tuner asks for them: a strategy's move
 can land off the valid set): `Hamming` is then, per parameter, a walk of the box with every other
 parameter pinned, and `Hamming-adjacent` the nearest below and above of each such walk.
+Its `closest-param-indices`, on the compiled engine over the space's own value lists, is the
+repair search's (`Moves.nearest_all`: the exact smallest distance by the compiled nearest search,
+then every configuration at it by the search over the work units' boxes): a walk of the box has
+no distance bound to start from when the point has no Hamming neighbour, and on a large space
+(K40c GEMM) it took minutes per point, even given the smallest distance. Over a caller's other
+lists, with `keep`, or where repair is refused, the walk answers as before.
 Neighbours are returned sorted by their parameter indices (definition order), the configuration
 itself excluded; a random neighbour is drawn uniformly from them with NumPy's generator for the
 seed.
@@ -80,12 +86,17 @@ class Neighbors:
     parameter's values in another order, or with values no configuration takes; parameter indices,
     the definitions above and the order of the answers are then the caller's. `keep`: a further
     test of a valid configuration (a caller's own restrictions): the valid set is then the valid
-    configurations it keeps (with the reference engine: a compiled walk cannot test it)."""
+    configurations it keeps (with the reference engine: a compiled walk cannot test it).
+    `nearest_all(indices)`: every valid configuration at the smallest distance from a point that
+    is not valid, in `index`'s indices (`Moves.nearest_all`, the repair search), or None where it
+    cannot say; `closest-param-indices` of such a point is then that, not a walk of the box."""
 
     def __init__(self, checker: ConfigChecker, index: ParamIndex,
                  projection: Callable[[], list[list[int]]] | None = None, compiled=None,
-                 keep: Callable[[tuple], bool] | None = None):
+                 keep: Callable[[tuple], bool] | None = None,
+                 nearest_all: Callable[[tuple], list[tuple] | None] | None = None):
         self.checker = checker
+        self.nearest_all = nearest_all if keep is None else None
         self.compiled = compiled if keep is None else None
         self.index = index
         self.projection_source = projection
@@ -221,7 +232,14 @@ class Neighbors:
 
     def closest(self, values: tuple, indices: tuple, valid: bool = True) -> list[tuple]:
         """Branch and bound over the loops: the distance of the parameters bound so far bounds
-        every completion from below; each loop tries indices outward from the configuration's."""
+        every completion from below; each loop tries indices outward from the configuration's.
+        A configuration that is not valid, with `nearest_all` given: its answer (the repair search
+        knows the smallest distance at once, where a walk of the box with no bound to start from
+        can take minutes on a large space)."""
+        if not valid and self.nearest_all is not None:
+            found = self.nearest_all(indices)
+            if found is not None:
+                return found
         best = [min((sum(abs(a - b) for a, b in zip(point, indices))
                      for point in self.hamming_adjacent(values, indices, valid)), default=None)]
         if self.compiled is not None:

@@ -34,6 +34,11 @@ Two engines find it, with the same answer:
   per plan, the target's indices as its runtime input, so a query costs one call;
 - `python`: the reference search here, over the work units' index boxes and compiled subtree
   counts (`Repairer.repair_by_units`); the tests compare the two.
+
+**Every nearest one** (`Repairer.nearest_all`): given the repair's distance, the same reference
+search with that distance as the incumbent's from the start keeps every valid configuration at it
+(a subtree is pruned only when its bound is above it). This is Kernel Tuner's
+`closest-param-indices` of a configuration that is not valid (`moves.neighbors`).
 """
 from __future__ import annotations
 
@@ -133,15 +138,43 @@ class Repairer:
     def repair_by_units(self, target: tuple[int, ...]) -> tuple[tuple, int]:
         """`repair` by the reference search: the units' index boxes, then listed units or
         compiled subtree counts (the class docstring)."""
-        import numpy as np
         self.quantiles.root()                    # an empty space: EmptySpaceError
         if not self.loop_columns:
             return (), 0
+        self.best, self.ties = None, None        # best: (distance, key, configuration)
+        self.search(target)
+        return self.best[2], self.best[0]
+
+    def nearest_all(self, target: tuple[int, ...], distance: int) -> list[tuple]:
+        """Every valid configuration (column order) at L1 distance `distance` from `target`, where
+        `distance` is that of its repair (none is nearer; `repair` found it): the same search with
+        `distance` as the incumbent's from the start, a subtree pruned only when its bound is above
+        it, and every configuration reached at it kept. In the search's order (sort to compare)."""
+        self.quantiles.root()                    # an empty space: EmptySpaceError
+        if not self.loop_columns:
+            return []
+        self.best, self.ties = (distance, None, None), []
+        self.search(target)
+        if self.best[0] != distance:             # an internal invariant: `distance` was not the nearest
+            raise RuntimeError(f"a valid configuration at distance {self.best[0]} from {target}, nearer than "
+                               f"its repair's {distance}")
+        return self.ties
+
+    def beyond(self, bound) -> bool:
+        """Whether a subtree (or row) whose distance is at least `bound` can be skipped: at or past
+        the incumbent's distance, or past it when every configuration at it is kept (`ties`)."""
+        if self.best is None:
+            return False
+        return bound > self.best[0] if self.ties is not None else bound >= self.best[0]
+
+    def search(self, target: tuple[int, ...]) -> None:
+        """The branch and bound over the units' prefixes and boxes (the class docstring), offering
+        what it reaches to `offer`."""
+        import numpy as np
         live, prefixes, starts, sums = self.rows.structure()
         boxes = self.rows.boxes()
         depth = self.rows.units.depth
         t = np.array(target, dtype=np.int64)
-        self.best: tuple | None = None           # (distance, key, configuration)
         self.units_searched = 0
 
         def bound(level, lo_g, hi_g):
@@ -158,13 +191,12 @@ class Repairer:
             index = boxes[d + 1][0][g0:g1, column]            # the bound parameter: lo == hi
             order = np.lexsort((index, np.abs(index - t[column])))
             for k in order.tolist():
-                if self.best is not None and lbs[k] >= self.best[0]:
+                if self.beyond(lbs[k]):
                     continue
                 g = g0 + k
                 visit(d + 1, int(starts[d + 1][g]), int(starts[d + 1][g + 1]) if g + 1 < len(starts[d + 1])
                       else len(live))
         visit(0, 0, len(live))
-        return self.best[2], self.best[0]
 
     def key(self, indices, t):
         """The tie key of configurations (rows of parameter indices): per loop in plan order,
@@ -178,6 +210,8 @@ class Repairer:
     def offer(self, distance: int, config: tuple) -> None:
         if self.best is None or distance < self.best[0]:
             self.best = (distance, None, config)
+        elif self.ties is not None and distance == self.best[0]:
+            self.ties.append(config)
 
     def search_unit(self, unit: int, count: int, t) -> None:
         import numpy as np
@@ -186,9 +220,14 @@ class Repairer:
             _, index = self.rows.unit(unit)
             distance = np.abs(index - t).sum(axis=1)
             m = int(distance.min())
-            if self.best is not None and m >= self.best[0]:
+            if self.beyond(m):
                 return
             near = index[distance == m]
+            if self.ties is not None:
+                space = self.quantiles.space
+                for row in near.tolist():
+                    self.offer(m, space.from_param_indices(tuple(row)))
+                return
             first = near[np.lexsort(self.key(near, t))[0]] if len(near) > 1 else near[0]
             self.offer(m, self.quantiles.space.from_param_indices(tuple(int(i) for i in first)))
             return
@@ -226,7 +265,7 @@ class Repairer:
             step, _, value, child = kids[k]
             stack[-1] = (path, distance, kids, k + 1)
             reached = distance + step
-            if self.best is not None and reached >= self.best[0]:
+            if self.beyond(reached):
                 stack.pop()     # the rest are no nearer: children are sorted by distance
                 continue
             if len(path) + 1 == len(columns):
