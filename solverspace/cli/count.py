@@ -19,8 +19,10 @@ class Count(Command):
     def add_arguments(self, p):
         add_common(p), add_running(p, backends_with("count")), add_engine(p)
         p.add_argument("--json", action="store_true",
-                       help="print one JSON object as the last line: {\"count\", \"exact\", \"undefined\", \"backend\", "
-                            "\"seconds\", \"space\", \"settings\"} (--approximate: \"epsilon\", \"delta\", \"method\" too)")
+                       help="print one JSON object as the last line: {\"count\", \"exact\", \"undefined\", \"tally\", "
+                            "\"backend\", \"seconds\", \"space\", \"settings\"} (\"tally\": the walk that \"undefined\" "
+                            "counts, \"literal plan\" or \"optimized plan\"; --approximate: \"epsilon\", \"delta\", "
+                            "\"method\" instead of the tally)")
         p.add_argument("--approximate", action="store_true",
                        help="estimate with random XOR cells (ApproxMC2 over CP-SAT): within a factor 1+epsilon of the "
                             "count with probability 1-delta; for spaces whose exact count does not finish")
@@ -50,7 +52,7 @@ class Count(Command):
         seconds = time.perf_counter() - start
         if args.json:
             print(json.dumps({"count": int(stats.count), "exact": bool(getattr(stats, "exact", True)),
-                              "undefined": stats.undefined,
+                              "undefined": stats.undefined, "tally": _tally_walk(args, backend),
                               "backend": "c" if backend is None else getattr(backend, "answered_by", None) or backend.name,
                               "seconds": round(seconds, 6), "space": space.model.source, "settings": space.settings,
                               **({"quick_build": True} if getattr(backend, "quick", False) else {}),
@@ -58,8 +60,17 @@ class Count(Command):
         else:
             said = run.describe() if backend is None else f"{answered(backend)} backend"
             print(f"{stats.count} valid configurations ({said}, {seconds:.2f} s)")
-            _print_undefined(stats)
+            _print_undefined(stats, _tally_walk(args, backend))
         return 0
+
+
+def _tally_walk(args, backend) -> str:
+    """Which walk the undefined-operation tally counts: the literal plan's (the reference, CP-SAT,
+    C with --literal, auto's exact tally) or C's optimized plan (C and the Dask engine's C
+    programs without --literal: fewer candidates, so its tally may differ, never its count)."""
+    chosen = "c" if backend is None else getattr(backend, "answered_by", None) or backend.name
+    literal = bool(args.literal) or getattr(backend, "exact_tally", False)
+    return "optimized plan" if chosen == "c" and not literal else "literal plan"
 
 
 def _approximate_count(space, args) -> int:
@@ -74,9 +85,12 @@ def _approximate_count(space, args) -> int:
     return 0
 
 
-def _print_undefined(stats):
+def _print_undefined(stats, walk: str):
     if stats.undefined:
         where, config = stats.first_undefined
+        at = " at " + " ".join(f"{k}={v}" for k, v in config.items()) if config else ""
         print(f"{stats.undefined} candidates were invalid because of an undefined operation "
-              f"(division or modulo by zero); first: {where} at "
-              + " ".join(f"{k}={v}" for k, v in config.items()))
+              f"(division or modulo by zero); first: {where}{at}")
+    if walk == "optimized plan" and stats.undefined:
+        print("  (the tally of C's optimized walk, which visits fewer candidates; the literal plan's: "
+              "--literal, or --backend reference for it per rule)")
