@@ -20,12 +20,18 @@ Ways:
   them (Kernel Tuner's own `tune_kernel` in simulation mode on the cache; Optuna's TPE over the
   Cartesian domain with a penalty): `bench/search_peers.py`.
 
+`--landscape` instead prints, per cache, what makes a target hard: how many configurations lie within
+1.05x, 1.1x and 1.2x of the optimum, the best of the optimum's one-parameter neighbours, the median of
+the part of the space the optimum's rarest-looking value sits in, and the prior device's ranking
+replayed (the best of its top 10, 25 and 50 here, and Spearman's rank correlation of the two devices).
+
 `--overhead` instead times proposals on the K40c GEMM space (1,207,600 configurations) and the
 H100 single-real opt-in space (78,298,704), with a synthetic objective: CPU seconds per proposal
 after start-up, and the peak memory of the process.
 
     python bench/search.py --hub PATH [--seeds 10] [--ways model,model+prior,random] [--kernels convolution,dedispersion]
     python bench/search.py --overhead
+    python bench/search.py --hub PATH --landscape
 """
 from __future__ import annotations
 
@@ -44,6 +50,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from solverspace import Space  # noqa: E402
 from solverspace.strategies import ModelBased, Uniform  # noqa: E402
+from solverspace.strategies.base import config_tuples  # noqa: E402
 from solverspace.strategies.prior import RankPrior  # noqa: E402
 
 BUDGETS = (25, 50, 100, 200)
@@ -100,12 +107,15 @@ def main() -> int:
     parser.add_argument("--prior-device", default="A100")
     parser.add_argument("--ways", default="model,model+prior,random")
     parser.add_argument("--overhead", action="store_true", help="time proposals on K40c GEMM and H100")
+    parser.add_argument("--landscape", action="store_true", help="print what makes each cache hard to search")
     args = parser.parse_args()
     if args.overhead:
         return overhead(args)
     if args.hub is None:
         parser.error("give --hub (a checkout of AutoTuningAssociation/benchmark_hub)")
     replay = replay_module()
+    if args.landscape:
+        return landscape(args, replay)
     ways = args.ways.split(",")
     print(f"best found / optimum, mean over seeds {args.first_seed}-{args.first_seed + args.seeds - 1} (worst "
           "seed), after " + ", ".join(map(str, budgets(args))) + " measurements; CPU ms per proposal (median / mean)")
@@ -176,6 +186,41 @@ def run_way(way: str, problem, args, replay, prior_cache: Path, device: str):
 
 def _done(run: dict, problem) -> dict:
     return {"fractions": fractions(run["trajectory"], problem.optimum), "cpu": run["cpu"][1:]}
+
+
+def landscape(args, replay) -> int:
+    """Per cache: the near-optimal configurations, the optimum's neighbourhood, and the prior
+    device's ranking replayed (see the module's documentation)."""
+    from scipy.stats import spearmanr
+    print("per cache: configurations within 1.05/1.1/1.2x of the optimum (of N valid); the best one-parameter "
+          f"neighbour of the optimum; per parameter the median of the configurations sharing the optimum's value "
+          f"(the highest one shown); {args.prior_device}'s ranking replayed: the best of its top 10/25/50 here, "
+          "and Spearman's rho of the two devices' times")
+    for kernel in args.kernels.split(","):
+        t1 = PEER / f"{kernel}_milo.json"
+        caches = args.hub / "cachefiles" / f"{kernel}_milo"
+        prior = replay.cache_problem("prior", t1, caches / f"{args.prior_device}.json.gz")
+        rows = config_tuples(prior.space.to_array("reference"))
+        names = prior.space.parameters
+        for device in args.devices.split(","):
+            problem = replay.cache_problem(f"{kernel}_milo {device}", t1, caches / f"{device}.json.gz")
+            here = np.array([problem.time_of(r) or np.nan for r in rows]) / problem.optimum
+            there = np.array([prior.time_of(r) or np.nan for r in rows])
+            best = rows[int(np.nanargmin(here))]
+            values = np.array(rows, dtype=object)
+            near = [here[i] for i, r in enumerate(rows) if sum(a != b for a, b in zip(r, best)) == 1]
+            medians = {n: np.nanmedian(here[values[:, j] == best[j]]) for j, n in enumerate(names)}
+            worst = max(medians, key=medians.get)
+            line = (f"{problem.name}: {' / '.join(str(int((here <= f).sum())) for f in (1.05, 1.1, 1.2))} of "
+                    f"{len(rows):,}; best neighbour {np.nanmin(near):.3f}; median where {worst}={best[names.index(worst)]} "
+                    f"{medians[worst]:.1f}x")
+            if device != args.prior_device:
+                order = np.argsort(np.nan_to_num(there, nan=np.inf), kind="stable")
+                ok = ~np.isnan(here) & ~np.isnan(there)
+                replayed = " / ".join(f"{np.nanmin(here[order[:k]]):.3f}" for k in (10, 25, 50))
+                line += f"; {args.prior_device} replayed {replayed}, rho {spearmanr(here[ok], there[ok]).correlation:.2f}"
+            print("  " + line, flush=True)
+    return 0
 
 
 SPACES = {
