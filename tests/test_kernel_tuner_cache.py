@@ -243,3 +243,32 @@ def test_cli_tune_measure_from_kt_cache_t4_and_cache_check(tmp_path, capsys):
     code, _, err = run_cli(capsys, "tune", str(source), "--measure-from", str(cache), "--bound", MODEL,
                            "--db", str(tmp_path / "t.sqlite"))
     assert code == 2 and "another order" in err
+
+
+def test_a_gzip_compressed_cache_is_read_as_its_text(tmp_path, monkeypatch):
+    """The benchmark hub ships its caches as .json.gz: measuring from one (and `check_cache`) reads
+    the decompressed text; a cut stream, a bomb past the read limit and appending to one are refused."""
+    import gzip
+    space = Space.from_source(SPACE)
+    plain = tmp_path / "cache.json"
+    times = write_cache(plain, space)
+    packed = tmp_path / "cache.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_cache(packed)["cache"] == read_cache(plain)["cache"]
+    measure = CacheMeasure(space, packed)
+    key, seconds = next(iter(times.items()))
+    config = dict(zip(space.parameters, (int(v) for v in key.split(","))))
+    assert measure.once(config) == pytest.approx(seconds)
+    assert measure.identity == CacheMeasure(space, plain).identity     # the same measurements, reused
+    assert check_cache(space, packed).ok
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[:-20])
+    with pytest.raises(OutputError, match="cut short"):
+        read_cache(cut)
+    monkeypatch.setenv("SOLVERSPACE_MAX_READ_BYTES", str(packed.stat().st_size + 1))
+    with pytest.raises(OutputError, match="decompresses to more than"):
+        read_cache(packed)
+    monkeypatch.delenv("SOLVERSPACE_MAX_READ_BYTES")
+    for target in (packed, tmp_path / "new.json.gz"):
+        with pytest.raises(OutputError, match="gzip-compressed|plain cache"):
+            CacheWriter(space, target)

@@ -45,8 +45,9 @@ class KernelTunerFiles(TuneOptions):
                 "--measure-from brute_force.json")
 
     options = {
-        "--measure-from": ("instead of --measure: the times of a complete Kernel Tuner cache file (ms; its failed "
-                           "entries are failed configurations; a valid configuration it lacks stops tune)", "CACHE"),
+        "--measure-from": ("instead of --measure: the times of a complete Kernel Tuner cache file (.json or "
+                           ".json.gz; ms; its failed entries are failed configurations; a valid configuration it "
+                           "lacks stops tune)", "CACHE"),
         "--kt-cache": ("also write every measurement to FILE in Kernel Tuner's cache format, as it is made", "FILE"),
         "--kt-kernel-name": ("the kernel name of --kt-cache (default: the space file's stem); with --measure-from, "
                              "the cache must be of this kernel", "NAME"),

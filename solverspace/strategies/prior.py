@@ -13,10 +13,7 @@ are not valid configurations of the space are skipped and counted (`skipped`).
 """
 from __future__ import annotations
 
-import gzip
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +65,7 @@ class RankPrior:
             head = f.read(16)
         if head.startswith(b"SQLite format 3"):
             return cls(space, _database_times(space, path), source=str(path))
-        return cls(space, _cache_times(space, path, gzipped=head[:2] == b"\x1f\x8b"), source=str(path))
+        return cls(space, _cache_times(space, path), source=str(path))
 
 
 def _valid(space, config: tuple) -> bool:
@@ -78,16 +75,9 @@ def _valid(space, config: tuple) -> bool:
         return False
 
 
-def _cache_times(space, path: Path, gzipped: bool) -> dict:
-    from solverspace.integrations.kernel_tuner.cache import read_cache
-    if gzipped:
-        with tempfile.TemporaryDirectory() as tmp:
-            plain = Path(tmp) / "cache.json"
-            with gzip.open(path, "rb") as src, open(plain, "wb") as out:
-                shutil.copyfileobj(src, out)
-            data = read_cache(plain)
-    else:
-        data = read_cache(path)
+def _cache_times(space, path: Path) -> dict:
+    from solverspace.integrations.kernel_tuner.cache import read_cache   # .json.gz too
+    data = read_cache(path)
     keys = data["tune_params_keys"]
     missing = [n for n in space.parameters if n not in keys]
     if missing:

@@ -16,7 +16,8 @@ holding one of those, or `ErrorConfig`, marks the entry failed). Times are milli
 - `read_cache(path)`: a cache as Kernel Tuner reads it: an open (still being written, or cut after a
   complete line) file is closed in memory first, exactly as `kernel_tuner.util.correct_open_cache`
   does; the file itself is never changed. It is read through `core.sources` (a regular file of at
-  most 1 GiB; JSON nested too deeply is refused by name). A key given twice with different
+  most 1 GiB, decompressed to at most as much when gzip-compressed, as the benchmark hub ships its
+  caches; JSON nested too deeply is refused by name). A key given twice with different
   entries is kept as Kernel Tuner keeps it (the later), and remembered (`repeated_keys`); so is an
   entry whose parameter fields are not its key (`disagreeing_fields`): `check_cache` reports both,
   and `CacheMeasure` refuses to take a time from either.
@@ -43,11 +44,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from solverspace.core.errors import OptionError, OutputError
-from solverspace.core.sources import check_output_target, read_bytes, read_json, read_text
+from solverspace.core.sources import check_output_target, read_bytes, read_json, read_limit, read_text
 
 __all__ = ["ERROR_STRINGS", "CacheCheck", "CacheMeasure", "CacheWriter", "T4Writer", "cache_key", "check_cache",
            "disagreeing_fields", "entry_error", "read_cache", "repeated_keys"]
@@ -83,9 +85,32 @@ _READ_HINT = "give the path of a cache file written by Kernel Tuner (cache=...) 
 REPEATED = "__repeated__"       # the key of `read_cache`'s record of keys given twice with different entries
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_cache_bytes(path) -> bytes:
-    """The bytes of a cache file (`core.sources.read_bytes`: a regular file, bounded)."""
-    return read_bytes(path, CACHE, error=OutputError, hint=_READ_HINT)
+    """The bytes of a cache file (`core.sources.read_bytes`: a regular file, bounded), decompressed
+    when it is gzip-compressed (`.json.gz`), at most the same bound decompressed."""
+    data = read_bytes(path, CACHE, error=OutputError, hint=_READ_HINT)
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    limit, plain, rest = read_limit(CACHE), b"", data
+    while rest:                                # one gzip member after another, as gzip.open reads them
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            plain += inflate.decompress(rest, limit + 1 - len(plain))
+        except zlib.error as exc:
+            raise OutputError(f"{CACHE} {str(path)!r} is gzip-compressed but cannot be decompressed: {exc}",
+                              hint="give the cache again, complete (or decompressed)") from None
+        if len(plain) > limit:
+            raise OutputError(f"{CACHE} {str(path)!r} decompresses to more than the {limit:,} bytes read for a "
+                              f"{CACHE}", hint="set SOLVERSPACE_MAX_READ_BYTES to a larger number of bytes if it is "
+                                               "meant to be this large")
+        if not inflate.eof:
+            raise OutputError(f"{CACHE} {str(path)!r} is gzip-compressed but cut short (the stream does not end)",
+                              hint="give the cache again, complete (or decompressed)")
+        rest = inflate.unused_data
+    return plain
 
 
 def read_cache(path, data: bytes | None = None) -> dict:
@@ -261,6 +286,10 @@ class CacheWriter:
                   "tune_params_keys": self.names, "tune_params": tune_params, "objective": objective, "cache": {}}
         if self.path.is_dir():
             raise OutputError(f"--kt-cache {str(self.path)!r} is a directory", hint="give a file name, e.g. run.json")
+        if self.path.suffix == ".gz":
+            raise OutputError(f"--kt-cache {str(self.path)!r}: tune writes a plain cache, a line per measurement as it "
+                              "is made (as Kernel Tuner does), not a gzip-compressed one",
+                              hint="give a .json name (compress it once the run is over, if you like)")
         check_output_target(self.path, "--kt-cache")
         if not self.path.parent.is_dir():
             raise OutputError(f"--kt-cache {str(self.path)!r}: the directory {str(self.path.parent)!r} does not exist",
@@ -273,6 +302,11 @@ class CacheWriter:
 
     def _continue(self, space) -> None:
         """Continue an existing cache of this kernel, device and parameters, as Kernel Tuner does."""
+        with open(self.path, "rb") as existing:
+            if existing.read(2) == GZIP_MAGIC:
+                raise OutputError(f"--kt-cache {str(self.path)!r} is gzip-compressed: tune appends to a plain "
+                                  "cache as it measures",
+                                  hint="decompress it (gunzip) and give the .json, or give a new file")
         data = read_cache(self.path)
         _check_header(data, space, self.path, self.kernel_name, self.device_name)
         self.written = set(data["cache"])
