@@ -1,7 +1,8 @@
-"""`solverspace count` answers as `Space.count` and `Space.stats` do, whatever is already built:
-`--strict` under auto is the literal plan's walk (C's optimized plan may never meet the undefined
-operation the literal plan meets, so once the module was built a strict count passed where a
-first one failed), and the undefined tally says which walk it counts (`tally` in `--json`)."""
+"""The command line's strict mode answers as `Space.count(strict=True)` does, whatever is already
+built: `--strict` under auto is the literal plan's walk in `count`, `enumerate`, `sweep` and the
+Dask engine (C's optimized plan may never meet the undefined operation the literal plan meets, so
+once the module was built a strict run passed where a first one failed); `count`'s undefined tally
+says which walk it counts (`tally` in `--json`)."""
 from __future__ import annotations
 
 import json
@@ -86,4 +87,22 @@ def test_enumerate_strict_fails_with_the_module_built(tmp_path, capsys):
     path.write_text(MISSED_BY_THE_OPTIMIZED_PLAN)
     Space.load(str(path)).to_array("c")
     assert main(["enumerate", str(path), "--strict", "-o", str(tmp_path / "rows.csv")]) == 2
+    assert "undefined operation" in capsys.readouterr().err
+
+
+def test_sweep_strict_fails_with_the_module_built(tmp_path, capsys):
+    path = tmp_path / "space.py"
+    path.write_text(MISSED_BY_THE_OPTIMIZED_PLAN)
+    Space.load(str(path)).to_array("c")
+    Space.load(str(path), {"S": 1}).to_array("c")
+    assert main(["sweep", str(path), "--set", "S=1", "--strict"]) == 2
+    assert "undefined operation" in capsys.readouterr().err
+
+
+def test_dask_engine_strict_fails_with_the_module_built(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    path = tmp_path / "space.py"
+    path.write_text(MISSED_BY_THE_OPTIMIZED_PLAN)
+    Space.load(str(path)).to_array("c")
+    assert main(["count", str(path), "--engine", "dask", "--workers", "1", "--strict", "-q"]) == 2
     assert "undefined operation" in capsys.readouterr().err

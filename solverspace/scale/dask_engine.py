@@ -465,7 +465,9 @@ def engine_for(options: DaskOptions, space, with_derived=()) -> DaskEngine:
     if options.method != "exact":
         raise EngineError(f"--engine dask samples with the exact method, not {options.method}",
                           hint="drop --method, or run it without --engine dask")
+    # strict under auto is the literal plan's walk, as `Space.count(strict=True)`: C's literal plan
+    literal = options.literal or (options.strict and options.backend == "auto")
     job = Job.make(options.space, options.settings, max_closure_values=options.max_closure_values,
-                   with_derived=tuple(with_derived), literal=options.literal, disable=tuple(options.disable))
+                   with_derived=tuple(with_derived), literal=literal, disable=tuple(options.disable))
     return DaskEngine(space, job, scheduler=options.scheduler, workers=options.workers, threads=options.threads,
                       partitions=options.partitions, strict=options.strict, progress=options.progress)
