@@ -13,8 +13,7 @@ Ways:
 - `model+prior`: the same with another device's cache as a rank prior (`--prior-device`, A100 by
   default; not run on that device itself);
 - `random`: `solverspace.strategies.Uniform` (exact uniform without replacement);
-- `tpe-valid`, `tpe-penalty`: Optuna's TPE through `SolverspaceSampler`, and TPE asked over the
-  Cartesian domain with a penalty for invalid configurations (`bench/optuna.py`'s `run`, its replay
+- `tpe-valid`: Optuna's TPE through `SolverspaceSampler` (`bench/optuna.py`'s `run`, its replay
   code `cache_problem` too);
 - `kt-<strategy>`, `optuna-tpe-penalty`, `optuna-tpe-penalty/trial`: the peers, as their users run
   them (Kernel Tuner's own `tune_kernel` in simulation mode on the cache; Optuna's TPE over the
@@ -170,11 +169,11 @@ def run_way(way: str, problem, args, replay, prior_cache: Path, device: str):
     if way == "random":
         return [_done(run_strategy(problem, lambda s=s: Uniform(space, s), args.budget), problem)
                 for s in seeds(args)]
-    if way in ("tpe-valid", "tpe-penalty"):
+    if way == "tpe-valid":
         out = []
         for s in seeds(args):
             start = time.process_time()
-            r = replay.run(problem, "penalty" if way == "tpe-penalty" else "solverspace", s, args.budget)
+            r = replay.run(problem, "solverspace", s, args.budget)
             out.append({"fractions": {b: (1 / f if f else math.inf) for b, f in r["fraction"].items()},
                         "cpu": [(time.process_time() - start) / args.budget]})
         return out
