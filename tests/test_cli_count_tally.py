@@ -97,6 +97,11 @@ def test_sweep_strict_fails_with_the_module_built(tmp_path, capsys):
     Space.load(str(path), {"S": 1}).to_array("c")
     assert main(["sweep", str(path), "--set", "S=1", "--strict"]) == 2
     assert "undefined operation" in capsys.readouterr().err
+    for backend, walk in (("c", "optimized plan"), ("reference", "literal plan")):
+        assert main(["sweep", str(path), "--set", "S=1,2", "--backend", backend, "--json"]) == 0
+        points = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [p["tally"] for p in points] == [walk, walk]
+        assert [p["undefined"] for p in points] == ([0, 0] if backend == "c" else [2, 2])
 
 
 def test_dask_engine_strict_fails_with_the_module_built(tmp_path, capsys):

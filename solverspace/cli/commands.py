@@ -153,6 +153,14 @@ def backend_for(args, capability: str):
     return get_backend(args.backend, capability, **backend_options(args, args.backend), **exact)
 
 
+def tally_walk(args, answered_by: str) -> str:
+    """Which walk an undefined-operation tally counts: "literal plan" (the reference, CP-SAT, C with
+    --literal, and strict mode under auto, which walks it) or "optimized plan" (C's: it visits
+    fewer candidates, so its tally may differ, never its count)."""
+    literal = bool(getattr(args, "literal", False)) or (getattr(args, "strict", False) and args.backend == "auto")
+    return "optimized plan" if answered_by == "c" and not literal else "literal plan"
+
+
 def answered(backend) -> str:
     """Which backend answered, for messages: `auto` names its choice."""
     chosen = getattr(backend, "answered_by", None)

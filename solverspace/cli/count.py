@@ -7,7 +7,7 @@ import time
 
 from solverspace.cli import commands
 from solverspace.cli.commands import (
-    Command, Progress, add_common, add_engine, add_running, answered, backend_for, dask_options)
+    Command, Progress, add_common, add_engine, add_running, answered, backend_for, dask_options, tally_walk)
 from solverspace.core.errors import SolverspaceError
 from solverspace.core.options import POSITIVE_FLOAT, PROBABILITY, SEED
 from solverspace.registry.backends import backends_with
@@ -65,12 +65,8 @@ class Count(Command):
 
 
 def _tally_walk(args, backend) -> str:
-    """Which walk the undefined-operation tally counts: the literal plan's (the reference, CP-SAT,
-    C with --literal, auto's exact tally) or C's optimized plan (C and the Dask engine's C
-    programs without --literal: fewer candidates, so its tally may differ, never its count)."""
-    chosen = "c" if backend is None else getattr(backend, "answered_by", None) or backend.name
-    literal = bool(args.literal) or getattr(backend, "exact_tally", False)
-    return "optimized plan" if chosen == "c" and not literal else "literal plan"
+    """`tally_walk` of whoever counted (the Dask engine: C's programs)."""
+    return tally_walk(args, "c" if backend is None else getattr(backend, "answered_by", None) or backend.name)
 
 
 def _approximate_count(space, args) -> int:

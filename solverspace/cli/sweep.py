@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from solverspace.cli.commands import Command, add_running, backend_options
+from solverspace.cli.commands import Command, add_running, backend_options, tally_walk
 from solverspace.core.errors import SolverspaceError
 from solverspace.core.options import POSITIVE
 from solverspace.registry.backends import backends_with
@@ -25,7 +25,8 @@ class Sweep(Command):
         add_running(p, backends_with("count"))
         p.add_argument("--json", action="store_true",
                        help="one JSON object per line, one line per combination: {\"settings\", \"count\", \"undefined\", "
-                            "\"exact\", \"seconds\", \"backend\", \"method\"}")
+                            "\"tally\", \"exact\", \"seconds\", \"backend\", \"method\"} (\"tally\": the walk that "
+                            "\"undefined\" counts, \"literal plan\" or \"optimized plan\")")
         p.add_argument("--per-point", action="store_true",
                        help="count every combination on its own (by default the C backend counts combinations that "
                             "differ only in constants in one walk)")
@@ -46,6 +47,7 @@ class Sweep(Command):
             methods[point.method] = methods.get(point.method, 0) + 1
             if args.json:
                 print(json.dumps({"settings": point.settings, "count": point.count, "undefined": point.undefined,
+                                  "tally": tally_walk(args, point.backend),
                                   "exact": point.exact, "seconds": round(point.seconds, 6), "backend": point.backend,
                                   "method": point.method, **({"note": point.note} if point.note else {})}))
             else:
