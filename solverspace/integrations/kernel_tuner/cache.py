@@ -109,7 +109,7 @@ def read_cache_bytes(path) -> bytes:
         if not inflate.eof:
             raise OutputError(f"{CACHE} {str(path)!r} is gzip-compressed but cut short (the stream does not end)",
                               hint="give the cache again, complete (or decompressed)")
-        rest = inflate.unused_data
+        rest = inflate.unused_data.lstrip(b"\0")   # zero padding after a member, as gzip.open skips it
     return plain
 
 
