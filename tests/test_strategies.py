@@ -256,7 +256,7 @@ def test_model_steps_use_one_blas_thread():
 def test_categorical_features_put_two_values_at_distance_one():
     s = space(SMALL)
     rows = list(s.rows("reference"))
-    features = Listed(s, rows, categorical=True).features
+    features = Listed(s, rows, categorical=True, dyadic=False).features
     columns = features.groups()
     x = features.encode(features.indices(rows))
     assert x.shape == (len(rows), len(columns))
@@ -269,6 +269,27 @@ def test_categorical_features_put_two_values_at_distance_one():
                 assert math.isclose(float(((x[rows.index(a), ordinal:] - x[rows.index(b), ordinal:]) ** 2).sum()), 1.0)
                 return
     raise AssertionError("no two configurations differ in bx alone")
+
+
+def test_dyadic_exponent_of_positive_integers_only():
+    from solverspace.strategies.base import dyadic_exponent
+    assert [dyadic_exponent(v) for v in (1, 2, 16, 48, 64, 96, 2**70 * 3)] == [0, 1, 4, 4, 6, 5, 70]
+    assert all(math.isnan(dyadic_exponent(v)) for v in (0, -4, True, 3.0, "a", None))
+
+
+def test_dyadic_columns_for_lists_of_positive_integers():
+    s = space(SMALL + "    mode = iterator(['a', 'b', 'c'])\n    z = range(0, 3)\n")
+    rows = list(s.rows("reference"))
+    features = Listed(s, rows).features
+    with_columns = sorted(s.parameters[p] for p, *_ in features.dyadic)
+    assert with_columns == ["bx", "by", "tx"]   # ty: two values; shmem: two; mode: strings; z: holds 0
+    x = features.encode(features.indices(rows))
+    assert x.shape == (len(rows), len(features.groups())) and x.min() >= 0.0 and x.max() <= 1.0
+    bx = s.parameters.index("bx")
+    column = len(features.kept) + [p for p, *_ in features.dyadic].index(bx)
+    by_value = {row[bx]: x[i, column] for i, row in enumerate(rows)}
+    assert by_value == {16: 0.0, 32: 1 / 3, 64: 2 / 3, 128: 1.0}
+    assert not Listed(s, rows, dyadic=False).features.dyadic
 
 
 def test_grouped_length_scales_have_the_exact_gradient():
@@ -285,7 +306,7 @@ def test_grouped_length_scales_have_the_exact_gradient():
 
 @pytest.mark.needs_cc
 @pytest.mark.parametrize("options", [{"categorical": True}, {"target": "rank"}, {"spread": 2},
-                                     {"fit_limit": 12, "list_limit": 0}])
+                                     {"fit_limit": 12, "list_limit": 0}, {"dyadic": False}])
 def test_model_variants_propose_valid_new_configurations_by_seed(options):
     s = space(SMALL)
     a = drive(ModelBased(s, seed=5, **options), s, 30)

@@ -7,7 +7,9 @@ configurations only.
    device's measurements of the same space), the start-up is instead the prior's best
    configurations, spread out: the best, then greedily the next best far enough (in features)
    from those chosen (`prior_startup` of them, the rest of the `n_startup` a Latin hypercube).
-2. **Then**: a Gaussian process (`surrogate.GaussianProcess`) on the log times of everything
+2. **Then**: a Gaussian process (`surrogate.GaussianProcess`) over the configurations' features
+   (`base.Features`: value ranks, and the dyadic columns of integer parameters unless
+   `dyadic=False`) on the log times of everything
    measured (failed configurations as the worst time measured plus one standard deviation), with
    a prior's normalised rank as one more feature when there is one; the next configuration is the
    untried candidate (`base.Listed` or `base.Pooled`) of largest expected improvement. The GP's
@@ -55,7 +57,7 @@ class ModelBased(Strategy):
                  list_limit: int = LIST_LIMIT, xi: float = 0.0, kappa: float | None = None, local_every: int = 0,
                  local_changes: int = 1, max_train: int = 300, global_every: int = 4, anchors: int = 3,
                  categorical: bool = False, target: str = "log", prior_startup: int = 10, fit_limit: int = 100,
-                 spread: int = 0):
+                 spread: int = 0, dyadic: bool = True):
         super().__init__(space, seed)
         if target not in TARGETS:
             raise OptionError(f"target={target!r}: expected one of {', '.join(TARGETS)}",
@@ -65,7 +67,7 @@ class ModelBased(Strategy):
         self.global_every, self.anchors = global_every, anchors
         self.max_train = max_train
         self.n_startup, self.refit, self.prior, self.xi, self.kappa = n_startup, refit, prior, xi, kappa
-        self.candidates = candidates_for(space, seed, list_limit, categorical=categorical)
+        self.candidates = candidates_for(space, seed, list_limit, categorical=categorical, dyadic=dyadic)
         groups = self.candidates.features.groups()
         if prior is not None:
             groups = groups + [max(groups, default=-1) + 1]
