@@ -10,6 +10,7 @@ optimum after 25, 50, 100 and 200 measurements, and the CPU seconds each proposa
 Ways:
 
 - `model`: `solverspace.strategies.ModelBased` (Bayesian optimisation over the valid set);
+- `model-dyadic`: the same without the dyadic feature columns (`dyadic=False`: the features before them);
 - `model+prior`: the same with another device's cache as a rank prior (`--prior-device`, A100 by
   default; not run on that device itself);
 - `random`: `solverspace.strategies.Uniform` (exact uniform without replacement);
@@ -159,6 +160,9 @@ def run_way(way: str, problem, args, replay, prior_cache: Path, device: str):
     space = problem.space
     if way == "model":
         return [_done(run_strategy(problem, lambda s=s: ModelBased(space, s), args.budget), problem)
+                for s in seeds(args)]
+    if way == "model-dyadic":
+        return [_done(run_strategy(problem, lambda s=s: ModelBased(space, s, dyadic=False), args.budget), problem)
                 for s in seeds(args)]
     if way == "model+prior":
         if device == args.prior_device:
