@@ -66,6 +66,24 @@ def test_branch_and_bound_equals_exhaustive_evaluation(source, top, maximize):
     assert bnb.search.evaluated <= exhaustive.search.evaluated
 
 
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(spaces(cost=1.0, huge=1.0, max_candidates=1500), st.booleans())
+def test_values_past_cpsat_domains_in_a_model_are_refused_or_ranked_alike(source, maximize):
+    """A performance model over values past 2**60 (`spaces(huge=...)`): CP-SAT refuses by name
+    (a `SolverspaceError`) or ranks as the exhaustive search does; never another exception."""
+    pytest.importorskip("ortools")
+    if (drawn := generated_with_cost(source)) is None:
+        return
+    space = Space.from_source(source)
+    text = drawn[2]
+    exhaustive = space.best(text, maximize=maximize, top=3, backend="exhaustive")
+    try:
+        answer = space.best(text, maximize=maximize, top=3, backend="cpsat")
+    except SolverspaceError:
+        return
+    assert ranked(answer) == ranked(exhaustive)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(spaces(cost=1.0, orders=0.5, max_candidates=1500), st.integers(1, 5))
 def test_branch_and_bound_equals_exhaustive_with_orders(source, top):

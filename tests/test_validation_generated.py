@@ -28,7 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solverspace import Space
-from solverspace.validation.census import EVERY, constructs
+from solverspace.validation.census import EVERY, PAST_CPSAT_DOMAINS, constructs
 from solverspace.validation.generate import spaces
 from solverspace.validation.minimize import signature
 from solverspace.validation.validate import validate_source
@@ -167,6 +167,27 @@ def test_generated_spaces_agree(builder):
     if run.tally["spaces"] >= 300:
         missing = [c for c in EVERY if run.census[c] < 3]
         assert not missing, f"the generator no longer produces: {missing}; {run.summary()}"
+
+
+HUGE_EXAMPLES = 40
+
+
+def test_generated_spaces_with_values_past_cpsat_domains_agree(builder):
+    """Spaces ending in a derived value and a constraint past 2**60 (`spaces(huge=1)`): the
+    reference answers with exact integers; CP-SAT, and C past its 64-bit types, refuse by name
+    (declined), or answer as the reference does; never a crash (once a `min` of such a product
+    crashed OR-Tools)."""
+    run = Run(builder)
+
+    @settings(max_examples=HUGE_EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=HEALTH)
+    @given(source=spaces(c_compatible=True, huge=1.0), with_c=st.integers(0, 99).map(lambda v: v < C_PERCENT))
+    def check(source, with_c):
+        run(source, ALL if with_c else WITHOUT_C)
+
+    _drive(run, check)
+    assert run.census[PAST_CPSAT_DOMAINS] >= HUGE_EXAMPLES // 2, run.summary()
+    assert run.tally["cpsat declined"] >= HUGE_EXAMPLES // 4, run.summary()
 
 
 @pytest.mark.slow

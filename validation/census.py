@@ -28,6 +28,8 @@ STRING_VS_INT = "== / != between a string and an integer"
 COUNT_PAST_64_BITS = "count past 2**64"
 MEMBERSHIP = "`in` / `not in`"
 HELPER = "helper function"
+PAST_CPSAT_DOMAINS = "a value past 2**60"   # past CP-SAT's domains: a refusal by name, not a crash
+CPSAT_LIMIT = 2 ** 60
 
 EVERY = (CLOSURE_OVER_CATEGORICAL, CLOSURE_OVER_STRING_CLOSURE, CLOSURE_OVER_SPARSE, STRING_VS_INT,
          COUNT_PAST_64_BITS, MEMBERSHIP, HELPER)
@@ -40,6 +42,9 @@ def constructs(model: Model, source: str = "", count: int | None = None) -> set[
     nodes = [d.expr for d in model.derived] + [c.expr for c in model.constraints] + [p.domain for p in model.parameters]
     if any(isinstance(n, ir.Compare) and model.kinds.decided(n) is not None for e in nodes for n in ir.walk(e)):
         found.add(STRING_VS_INT)
+    if any(isinstance(n, ir.Const) and type(n.value) is int and abs(n.value) > CPSAT_LIMIT
+           for e in nodes for n in ir.walk(e)):
+        found.add(PAST_CPSAT_DOMAINS)
     if count is not None and count > PAST_64_BITS:
         found.add(COUNT_PAST_64_BITS)
     tree = ast.parse(source)

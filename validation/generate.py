@@ -78,6 +78,8 @@ NUL_CATEGORY = "nul\0byte"   # refused wherever a value is read (`nul_spaces`)
 SPELLINGS = {"p": ("\uff50", "\U0001d45d"), "q": ("\uff51",), "0": ("\uff10", "\U0001d7ce"),
              "1": ("\uff11",), "2": ("\uff12",), "3": ("\uff13",), "4": ("\uff14",), "5": ("\uff15",)}
 _CMP = ("<", "<=", ">", ">=", "==", "!=")
+#: factors whose products pass CP-SAT's 2**60 (the first two fit C's 64-bit types, the others do not)
+HUGE = (2 ** 61 + 1, 3 * 2 ** 61, 10 ** 19, 2 ** 70 - 3)
 _MAX_CAP = 8          # largest domain size of one parameter
 
 
@@ -847,6 +849,23 @@ class _Gen:
         if static:
             self.s.static.add(name)
 
+    def add_huge(self) -> None:
+        """A derived value and a constraint whose values pass 2**60 (`HUGE`): the reference
+        computes with exact Python integers; CP-SAT (past 2**60) and C (past its 64-bit types)
+        must refuse the expression by name, never overflow or approximate (a `min` over such a
+        value in a performance model once crashed OR-Tools; a `cost` drawn after may read it).
+        No parameter is added: the candidates stay as they were."""
+        x = self.name_leaf()
+        if x is None:
+            return
+        big, e = self.pick(HUGE), self.int_expr(1)
+        name = f"h{self.s.derived_count}"
+        self.s.derived_count += 1
+        self.s.blocks.append(_Block(f"{name} = min({x.paren()} * {big}, {e.paren()} + {big})"))
+        self.s.blocks.append(_Block(f"require({name} {self.pick(_CMP)} {x.paren()} * {big} - {self.small()})"))
+        products = sorted((x.lo * big, x.hi * big))
+        self.s.ints[name] = (min(products[0], e.lo + big), min(products[1], e.hi + big))   # a cost may read it
+
     # ---------------------------------------------------------------- wide block
     def cost_expr(self, depth: int = 3) -> str:
         """A performance model for `cost(...)`: integer expressions with every
@@ -1063,7 +1082,7 @@ class _Gen:
 def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constraints: int = 3,
            max_candidates: int = 3000, c_compatible: bool = False, wide: float = 0.0,
            orders: float = 0.0, cost: float = 0.0, swept: bool = False, odd: float = 0.0,
-           names: float = 0.0, products: float = 0.0, switches: float = 0.0) -> str:
+           names: float = 0.0, products: float = 0.0, switches: float = 0.0, huge: float = 0.0) -> str:
     """A random space file (source text), small enough for the reference enumerator unless it
     ends in a wide block (probability `wide`; 0 by default, since a caller that lists or counts
     with the reference cannot take one: `validate` can, and the generated-space test asks for it).
@@ -1083,7 +1102,9 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
     module-level `if`s on `T` or `S` around rules, derived values and parameters
     (`_Gen.add_switched`): settings that add or remove rules and parameters, for sweeps over
     `S` and `T` in every engine (`tests/test_sweep_switched.py`). 0 by default, so the spaces
-    drawn for other tests stay as they were (the draws come after theirs)."""
+    drawn for other tests stay as they were (the draws come after theirs).
+    `huge`: the probability that the space ends in a derived value and a constraint whose values
+    pass 2**60 (`_Gen.add_huge`); 0 by default (nothing drawn: other tests' spaces stay as they were)."""
     state = _State()
     gen = _Gen(draw, state, max_candidates, c_compatible)
     if odd and draw(st.integers(0, 99)) < odd * 100:
@@ -1124,6 +1145,8 @@ def spaces(draw, *, max_parameters: int = 4, max_derived: int = 3, max_constrain
         state.settings["T"] = value
         for _ in range(draw(st.integers(1, 2))):
             params += gen.add_switched(params, "T")
+    if huge and draw(st.integers(0, 99)) < huge * 100:
+        gen.add_huge()
     if state.settings and draw(st.integers(0, 9)) == 0:  # a constraint decided at load time
         state.blocks.append(_Block(f"require(S {draw(st.sampled_from(['>', '!=']))} {draw(st.integers(-4, -2))})"))
     if wide and draw(st.integers(0, 99)) < wide * 100:
