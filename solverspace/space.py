@@ -79,11 +79,11 @@ def _backend(backend, capability: str, **options):
     return get_backend(backend, capability, **options)
 
 
-def _exact_tally(backend, options: dict, wanted: bool) -> dict:
-    """`options` with `exact_tally=True` for the `auto` backend where the answer depends on the
-    undefined-operation tally or on strict mode (`AutoBackend`: the literal plan's walk wherever an
-    operation may be undefined), unless the caller said otherwise."""
-    if wanted and isinstance(backend, str) and backend == "auto" and "exact_tally" not in options:
+def _exact_tally(backend, options: dict) -> dict:
+    """`options` with `exact_tally=True` for the `auto` backend, whose `stats()` answer is the
+    undefined-operation tally (`AutoBackend`: the literal plan's walk wherever an operation may be
+    undefined; its strict mode walks it always), unless the caller said otherwise."""
+    if isinstance(backend, str) and backend == "auto" and "exact_tally" not in options:
         return {**options, "exact_tally": True}
     return options
 
@@ -331,7 +331,7 @@ class Space:
             >>> stats.count, stats.undefined, stats.undefined_by   # y == 2 divides by zero
             (7, 4, {'require_line3': 4})
         """
-        options = _exact_tally(backend, options, True)
+        options = _exact_tally(backend, options)
         return _backend(backend, "count", **options).count(self.plan, strict=strict, progress=progress)
 
     def count(self, backend="auto", *, strict: bool = False, **options) -> int:
@@ -358,7 +358,6 @@ class Space:
             >>> space.count("reference") == space.count("c") == 6
             True
         """
-        options = _exact_tally(backend, options, strict)
         return _backend(backend, "count", **options).count(self.plan, strict=strict).count
 
     def rows(self, backend="auto", *, strict: bool = False, with_derived=(),
@@ -382,7 +381,6 @@ class Space:
             >>> list(Space.from_source("x = range(1, 3)\\nd = x * 10").rows(with_derived=("d",)))
             [(1, 10), (2, 20)]
         """
-        options = _exact_tally(backend, options, strict)
         return _backend(backend, "list", **options).rows(self.plan, strict=strict,
                                                             with_derived=self._check_derived(with_derived),
                                                             progress=progress)
@@ -406,7 +404,6 @@ class Space:
             >>> array["y"].tolist(), array.dtype["y"].name
             ([1, 2, 2], 'int8')
         """
-        options = _exact_tally(backend, options, strict)
         return _backend(backend, "list", **options).array(self.plan, strict=strict,
                                                              with_derived=self._check_derived(with_derived),
                                                              progress=progress)
@@ -867,7 +864,7 @@ class Space:
                                        hint=f"formats: {', '.join(sorted(set(FORMATS.values())))}")
         check_stream_format(path, fmt)
         check_separator(sep)
-        chosen = _backend(backend, "write", **_exact_tally(backend, options, strict))
+        chosen = _backend(backend, "write", **options)
         return chosen.write(self.plan, path, fmt, strict=strict, with_derived=self._check_derived(with_derived),
                             progress=progress, sep=sep)
 

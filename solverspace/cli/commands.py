@@ -146,11 +146,8 @@ def backend_options(args, backend: str) -> dict:
 
 
 def backend_for(args, capability: str):
-    """The backend object a command runs, with the options given for it. `--strict` under auto
-    walks the literal plan wherever an operation may be undefined, as the API's strict mode: the
-    first error is the literal plan's whoever answers (C's optimized plan may never meet it)."""
-    exact = {"exact_tally": True} if getattr(args, "strict", False) and args.backend == "auto" else {}
-    return get_backend(args.backend, capability, **backend_options(args, args.backend), **exact)
+    """The backend object a command runs, with the options given for it."""
+    return get_backend(args.backend, capability, **backend_options(args, args.backend))
 
 
 def tally_walk(args, answered_by: str) -> str:

@@ -311,10 +311,10 @@ class AutoBackend:
     an estimate that says nothing, or builds behind turned off: the optimized module, as
     `--backend c` builds it.
 
-    Exact tallies (`exact_tally=True`, what `Space.stats()` asks for): the count is the same
-    whoever answers, but the undefined-operation tally (`Stats.undefined`, `undefined_by`,
-    `first_undefined`) and strict mode's first error follow the plan a backend walks (C's
-    optimized plan visits fewer candidates, and C does not attribute per rule). Where
+    Exact tallies (`exact_tally=True`, what `Space.stats()` asks for) and strict mode (always):
+    the count is the same whoever answers, but the undefined-operation tally (`Stats.undefined`,
+    `undefined_by`, `first_undefined`) and strict mode's first error follow the plan a backend
+    walks (C's optimized plan visits fewer candidates, and C does not attribute per rule). Where
     `may_be_undefined(plan)` proves no operation can be undefined, every tally is empty and the
     choice above stands; otherwise the literal plan's walk answers: the reference within `budget`
     (and up to `limit` where the walk so far says the whole fits), past it C with every
@@ -343,15 +343,17 @@ class AutoBackend:
         self.quick = False
         self.scheduled = 0
 
-    def _answer(self, plan, with_derived, by_reference, by_c, by_cpsat=None):
+    def _answer(self, plan, with_derived, by_reference, by_c, by_cpsat=None, strict=False):
         """`by_reference(enumerator)` within the budget when nothing is compiled, else `by_c(backend)`
         (the quick build of a small space, see the class); `by_cpsat(backend)` where C refuses a
-        space with a domain larger than the budget (`_beyond_budget`)."""
+        space with a domain larger than the budget (`_beyond_budget`). Strict mode, as an exact
+        tally, is the literal plan's walk wherever an operation may be undefined: its first error
+        is the literal plan's, whoever answers (C's optimized plan may never meet it)."""
         compiled = c_backend(**self.c_options)
         self.quick = False
         self.stopped = None
         self.reason = self.costs = None
-        if self.exact_tally and may_be_undefined(plan):
+        if (self.exact_tally or strict) and may_be_undefined(plan):
             return self._literal_walk(plan, by_reference, by_c)
         if self.by_cost and sum(len(p.domain.items) for p in plan.model.parameters
                                 if isinstance(p.domain, ir.Values)) > WARM_CHECK_VALUES:
@@ -616,14 +618,14 @@ class AutoBackend:
             enumerator.count()
             return enumerator.stats
         return self._answer(plan, (), by_reference, lambda c: c.count(plan, strict=strict, progress=progress),
-                            lambda cpsat: cpsat.count(plan, strict=strict, progress=progress))
+                            lambda cpsat: cpsat.count(plan, strict=strict, progress=progress), strict=strict)
 
     def rows(self, plan, *, strict=False, with_derived=(), progress=None):
         def by_reference(enumerator):
             enumerator.strict = strict
             return list(enumerator.rows(with_derived))   # whole within the budget, then handed out
         return iter(self._answer(plan, with_derived, by_reference, lambda c: self._refused_lazily(
-            c.rows(plan, strict=strict, with_derived=with_derived, progress=progress))))
+            c.rows(plan, strict=strict, with_derived=with_derived, progress=progress)), strict=strict))
 
     def array(self, plan, *, strict=False, with_derived=(), progress=None):
         def by_reference(enumerator):
@@ -631,7 +633,8 @@ class AutoBackend:
             rows = list(enumerator.rows(with_derived))
             return listing_array(rows, plan, plan.model.parameter_names + tuple(with_derived))
         return self._answer(plan, with_derived, by_reference,
-                            lambda c: c.array(plan, strict=strict, with_derived=with_derived, progress=progress))
+                            lambda c: c.array(plan, strict=strict, with_derived=with_derived, progress=progress),
+                            strict=strict)
 
     def write(self, plan, path, fmt="csv", *, strict=False, with_derived=(), progress=None, sep=",") -> int:
         def by_reference(enumerator):
@@ -643,7 +646,7 @@ class AutoBackend:
             return write_rows(path, columns, enumerator.rows(with_derived), fmt, sep)  # no file if stopped
         return self._answer(plan, with_derived, by_reference,
                             lambda c: c.write(plan, path, fmt, strict=strict, with_derived=with_derived,
-                                              progress=progress, sep=sep))
+                                              progress=progress, sep=sep), strict=strict)
 
 
 def auto_backend(*, threads: int | None = None, optimizations=None, literal: bool = False, disable=(),

@@ -71,8 +71,6 @@ def sweep(load: Callable[[dict], object], grid: dict[str, list], backend: str = 
     `one_pass`: share walks between points where the C backend can (see the module); False
     counts every point on its own."""
     names = list(grid)
-    if strict and backend == "auto":   # strict mode is the literal plan's walk, as `Space.count(strict=True)`
-        options = {"exact_tally": True, **options}
     chosen = get_backend(backend, "count", **options)
     combos = [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
     compiled = _compiled(chosen) if one_pass and not strict and len(combos) > 1 else None
